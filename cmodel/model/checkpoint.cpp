@@ -1,0 +1,179 @@
+#include "kvcim/cmodel/checkpoint.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::cmodel {
+
+namespace {
+
+constexpr int64_t kHeaderBytes = 7 * 4;
+
+Config parse_header(const std::string& path, std::ifstream& in, int64_t file_bytes) {
+  if (file_bytes < kHeaderBytes)
+    fail(path, "header", std::to_string(file_bytes) + " bytes",
+         "truncated: a checkpoint starts with 7 int32 fields (28 bytes)");
+  int32_t h[7];
+  in.read(reinterpret_cast<char*>(h), sizeof h);
+  Config c;
+  c.dim = h[0];
+  c.hidden_dim = h[1];
+  c.n_layers = h[2];
+  c.n_heads = h[3];
+  c.n_kv_heads = h[4];
+  c.shared_classifier = h[5] > 0;
+  c.vocab_size = h[5] == INT32_MIN ? 0 : (h[5] < 0 ? -h[5] : h[5]);
+  c.seq_len = h[6];
+  c.validate(path);
+  const int64_t expected = kHeaderBytes + c.checkpoint_floats() * 4;
+  if (expected != file_bytes)
+    fail(path, "file length", std::to_string(file_bytes) + " bytes",
+         "the header's sizes need " + std::to_string(expected) + " bytes" +
+             (file_bytes < expected ? " (truncated file?)" : " (trailing data?)"));
+  return c;
+}
+
+int64_t file_size(const std::string& path) {
+  std::error_code ec;
+  auto size = std::filesystem::file_size(path, ec);
+  if (ec) fail(path, "file", "unreadable", ec.message());
+  return static_cast<int64_t>(size);
+}
+
+void read_into(std::ifstream& in, float* dst, int64_t count, const std::string& path,
+               const char* what) {
+  in.read(reinterpret_cast<char*>(dst), count * 4);
+  if (!in) fail(path, what, "short read", "the file ended early");
+}
+
+void read_layers(std::ifstream& in, const Config& c, std::vector<LayerWeights>& layers,
+                 Matrix LayerWeights::*member, int rows, int cols, const std::string& path,
+                 const char* what) {
+  for (auto& l : layers) {
+    (l.*member).resize(rows, cols);
+    read_into(in, (l.*member).data(), int64_t(rows) * cols, path, what);
+  }
+  (void)c;
+}
+
+void read_layer_vectors(std::ifstream& in, std::vector<LayerWeights>& layers,
+                        Vector LayerWeights::*member, int size, const std::string& path,
+                        const char* what) {
+  for (auto& l : layers) {
+    (l.*member).resize(size);
+    read_into(in, (l.*member).data(), size, path, what);
+  }
+}
+
+}  // namespace
+
+Config read_checkpoint_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "file", "unreadable", "cannot open the checkpoint");
+  return parse_header(path, in, file_size(path));
+}
+
+Checkpoint read_checkpoint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "file", "unreadable", "cannot open the checkpoint");
+  Checkpoint ck;
+  ck.path = path;
+  const Config c = ck.config = parse_header(path, in, file_size(path));
+  Weights& w = ck.weights;
+  const int d = c.dim, hd = c.head_dim(), kv = c.kv_dim(), h = c.hidden_dim;
+  w.token_embedding.resize(c.vocab_size, d);
+  read_into(in, w.token_embedding.data(), int64_t(c.vocab_size) * d, path, "token_embedding");
+  w.layers.resize(c.n_layers);
+  read_layer_vectors(in, w.layers, &LayerWeights::rms_att, d, path, "rms_att_weight");
+  read_layers(in, c, w.layers, &LayerWeights::wq, c.n_heads * hd, d, path, "wq");
+  read_layers(in, c, w.layers, &LayerWeights::wk, kv, d, path, "wk");
+  read_layers(in, c, w.layers, &LayerWeights::wv, kv, d, path, "wv");
+  read_layers(in, c, w.layers, &LayerWeights::wo, d, c.n_heads * hd, path, "wo");
+  read_layer_vectors(in, w.layers, &LayerWeights::rms_ffn, d, path, "rms_ffn_weight");
+  read_layers(in, c, w.layers, &LayerWeights::w1, h, d, path, "w1");
+  read_layers(in, c, w.layers, &LayerWeights::w2, d, h, path, "w2");
+  read_layers(in, c, w.layers, &LayerWeights::w3, h, d, path, "w3");
+  w.rms_final.resize(d);
+  read_into(in, w.rms_final.data(), d, path, "rms_final_weight");
+  in.seekg(int64_t(c.seq_len) * hd * 4, std::ios::cur);  // legacy freq_cis_real, freq_cis_imag
+  if (!c.shared_classifier) {
+    w.wcls.resize(c.vocab_size, d);
+    read_into(in, w.wcls.data(), int64_t(c.vocab_size) * d, path, "wcls");
+  }
+  return ck;
+}
+
+Weights random_weights(const Config& c, uint64_t seed) {
+  c.validate("random_weights");
+  std::mt19937_64 rng(seed);
+  auto fill = [&](Matrix& m, int rows, int cols) {
+    m.resize(rows, cols);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const float scale = 1.0f / std::sqrt(static_cast<float>(cols));
+    for (int64_t i = 0; i < m.size(); ++i) m.data()[i] = u(rng) * scale;
+  };
+  auto norm = [&](Vector& v, int size) {
+    v.resize(size);
+    std::uniform_real_distribution<float> u(0.8f, 1.2f);
+    for (int i = 0; i < size; ++i) v[i] = u(rng);
+  };
+  Weights w;
+  const int d = c.dim, hd = c.head_dim(), kv = c.kv_dim(), h = c.hidden_dim;
+  fill(w.token_embedding, c.vocab_size, d);
+  w.token_embedding *= std::sqrt(static_cast<float>(d));  // embeddings of unit-ish RMS
+  w.layers.resize(c.n_layers);
+  for (auto& l : w.layers) {
+    norm(l.rms_att, d);
+    fill(l.wq, c.n_heads * hd, d);
+    fill(l.wk, kv, d);
+    fill(l.wv, kv, d);
+    fill(l.wo, d, c.n_heads * hd);
+    norm(l.rms_ffn, d);
+    fill(l.w1, h, d);
+    fill(l.w2, d, h);
+    fill(l.w3, h, d);
+  }
+  norm(w.rms_final, d);
+  if (!c.shared_classifier) fill(w.wcls, c.vocab_size, d);
+  return w;
+}
+
+void write_checkpoint(const std::string& path, const Config& c, const Weights& w) {
+  c.validate("write_checkpoint");
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(path, "file", "unwritable", "cannot create the checkpoint");
+    const int32_t header[7] = {c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
+                               c.shared_classifier ? c.vocab_size : -c.vocab_size, c.seq_len};
+    out.write(reinterpret_cast<const char*>(header), sizeof header);
+    auto put = [&](const float* p, int64_t n) {
+      out.write(reinterpret_cast<const char*>(p), n * 4);
+    };
+    put(w.token_embedding.data(), w.token_embedding.size());
+    for (auto& l : w.layers) put(l.rms_att.data(), l.rms_att.size());
+    for (auto& l : w.layers) put(l.wq.data(), l.wq.size());
+    for (auto& l : w.layers) put(l.wk.data(), l.wk.size());
+    for (auto& l : w.layers) put(l.wv.data(), l.wv.size());
+    for (auto& l : w.layers) put(l.wo.data(), l.wo.size());
+    for (auto& l : w.layers) put(l.rms_ffn.data(), l.rms_ffn.size());
+    for (auto& l : w.layers) put(l.w1.data(), l.w1.size());
+    for (auto& l : w.layers) put(l.w2.data(), l.w2.size());
+    for (auto& l : w.layers) put(l.w3.data(), l.w3.size());
+    put(w.rms_final.data(), w.rms_final.size());
+    std::vector<float> freq(size_t(c.seq_len) * c.head_dim(), 0.0f);  // legacy, unused
+    put(freq.data(), int64_t(freq.size()));
+    if (!c.shared_classifier) put(w.wcls.data(), w.wcls.size());
+    if (!out) fail(path, "file", "write error", "could not write the checkpoint");
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+std::string default_model_path() { return std::string(KVCIM_SOURCE_DIR) + "/models/stories260K.bin"; }
+std::string default_tokenizer_path() { return std::string(KVCIM_SOURCE_DIR) + "/models/tok512.bin"; }
+
+}  // namespace kvcim::cmodel

@@ -1,0 +1,46 @@
+#include "kvcim/cmodel/kv_cache.hpp"
+
+#include <string>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::cmodel {
+
+KvCache::KvCache(const Config& config) : config_(config) {
+  const int slots = config.n_layers * config.n_kv_heads;
+  keys_.assign(slots, Matrix(config.seq_len, config.head_dim()));
+  values_.assign(slots, Matrix(config.seq_len, config.head_dim()));
+  lengths_.assign(config.n_layers, 0);
+}
+
+void KvCache::write(int layer, int pos, const float* k, const float* v) {
+  if (pos != lengths_.at(layer))
+    throw Error("KvCache: layer " + std::to_string(layer) + ": position " + std::to_string(pos) +
+                " written out of order (next position is " + std::to_string(lengths_[layer]) + ")");
+  if (pos >= config_.seq_len)
+    throw Error("KvCache: position " + std::to_string(pos) + " is beyond the context of " +
+                std::to_string(config_.seq_len) + " tokens");
+  const int hd = config_.head_dim();
+  for (int h = 0; h < config_.n_kv_heads; ++h) {
+    const int slot = layer * config_.n_kv_heads + h;
+    std::copy(k + h * hd, k + (h + 1) * hd, keys_[slot].row(pos).data());
+    std::copy(v + h * hd, v + (h + 1) * hd, values_[slot].row(pos).data());
+  }
+  ++lengths_[layer];
+}
+
+const float* KvCache::key(int layer, int kv_head, int pos) const {
+  return keys_[layer * config_.n_kv_heads + kv_head].row(pos).data();
+}
+
+const float* KvCache::value(int layer, int kv_head, int pos) const {
+  return values_[layer * config_.n_kv_heads + kv_head].row(pos).data();
+}
+
+void KvCache::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
+
+long long KvCache::bytes_per_token(const Config& c, int bytes_per_element) {
+  return 2LL * c.n_layers * c.kv_dim() * bytes_per_element;
+}
+
+}  // namespace kvcim::cmodel

@@ -1,0 +1,160 @@
+#include "kvcim/cmodel/transformer.hpp"
+
+#include <cmath>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::cmodel {
+
+// ---- building blocks -----------------------------------------------------------------------
+
+void rmsnorm(float* out, const float* x, const float* weight, int size) {
+  float ss = 0.0f;
+  for (int j = 0; j < size; ++j) ss += x[j] * x[j];
+  ss = 1.0f / std::sqrt(ss / size + kRmsNormEps);
+  for (int j = 0; j < size; ++j) out[j] = weight[j] * (ss * x[j]);
+}
+
+// Rotates adjacent pairs (x[i], x[i+1]) of each head by pos * theta^(-(i mod head)/head).
+void rope(float* q, float* k, int pos, const Config& c) {
+  const int hd = c.head_dim(), kv_dim = c.kv_dim();
+  for (int i = 0; i < c.dim; i += 2) {
+    const int head_i = i % hd;
+    const float freq = 1.0f / std::pow(kRopeTheta, head_i / static_cast<float>(hd));
+    const float angle = pos * freq;
+    const float fcr = std::cos(angle), fci = std::sin(angle);
+    const int rotations = i < kv_dim ? 2 : 1;  // q always, k only within kv_dim
+    for (int r = 0; r < rotations; ++r) {
+      float* vec = r == 0 ? q : k;
+      const float v0 = vec[i], v1 = vec[i + 1];
+      vec[i] = v0 * fcr - v1 * fci;
+      vec[i + 1] = v0 * fci + v1 * fcr;
+    }
+  }
+}
+
+void softmax(float* x, int size) {
+  float max_val = x[0];
+  for (int i = 1; i < size; ++i) max_val = std::max(max_val, x[i]);
+  float sum = 0.0f;
+  for (int i = 0; i < size; ++i) sum += (x[i] = std::exp(x[i] - max_val));
+  for (int i = 0; i < size; ++i) x[i] /= sum;
+}
+
+RunState::RunState(const Config& c)
+    : x(c.dim), xb(c.dim), xb2(c.dim), hb(c.hidden_dim), hb2(c.hidden_dim), q(c.dim),
+      k(c.kv_dim()), v(c.kv_dim()), logits(c.vocab_size) {}
+
+// ---- the forward pass ----------------------------------------------------------------------
+
+const Vector& forward(const Config& c, const Weights& w, RunState& s, Backend& be, int token,
+                      int pos) {
+  if (token < 0 || token >= c.vocab_size)
+    throw Error("forward: token = " + std::to_string(token) + ": outside the vocabulary of " +
+                std::to_string(c.vocab_size));
+  if (pos < 0 || pos >= c.seq_len)
+    throw Error("forward: position = " + std::to_string(pos) + ": outside the context of " +
+                std::to_string(c.seq_len) + " tokens");
+  const int dim = c.dim, hd = c.head_dim();
+
+  // the token's embedding enters the residual stream
+  s.x = w.token_embedding.row(token);
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    // attention RMSNorm
+    rmsnorm(s.xb.data(), s.x.data(), lw.rms_att.data(), dim);
+    // q, k, v projections
+    be.linear(l, MatrixKind::wq, s.xb.data(), s.q.data());
+    be.linear(l, MatrixKind::wk, s.xb.data(), s.k.data());
+    be.linear(l, MatrixKind::wv, s.xb.data(), s.v.data());
+    // rotary position embedding of q and k
+    rope(s.q.data(), s.k.data(), pos, c);
+    // this position's K and V enter the cache, once
+    be.write_kv(l, pos, s.k.data(), s.v.data());
+    // each query head attends over positions 0..pos of its KV head
+    for (int h = 0; h < c.n_heads; ++h) be.attend(l, h, pos, s.q.data() + h * hd, s.xb.data() + h * hd);
+    // output projection and residual
+    be.linear(l, MatrixKind::wo, s.xb.data(), s.xb2.data());
+    s.x += s.xb2;
+    // FFN RMSNorm
+    rmsnorm(s.xb.data(), s.x.data(), lw.rms_ffn.data(), dim);
+    // SwiGLU: w2(silu(w1 x) * w3 x)
+    be.linear(l, MatrixKind::w1, s.xb.data(), s.hb.data());
+    be.linear(l, MatrixKind::w3, s.xb.data(), s.hb2.data());
+    for (int i = 0; i < c.hidden_dim; ++i) {
+      const float g = s.hb[i];
+      s.hb[i] = g * (1.0f / (1.0f + std::exp(-g))) * s.hb2[i];
+    }
+    be.linear(l, MatrixKind::w2, s.hb.data(), s.xb.data());
+    s.x += s.xb;
+  }
+  // final RMSNorm and classifier
+  rmsnorm(s.x.data(), s.x.data(), w.rms_final.data(), dim);
+  be.linear(0, MatrixKind::classifier, s.x.data(), s.logits.data());
+  return s.logits;
+}
+
+// ---- the float reference backend -----------------------------------------------------------
+
+ReferenceBackend::ReferenceBackend(const Config& config, const Weights& weights)
+    : config_(config), weights_(weights), cache_(config) {}
+
+void ReferenceBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
+  const Matrix& W = weights_.matrix(layer, kind);
+  Eigen::Map<Vector>(y, W.rows()).noalias() = W * Eigen::Map<const Vector>(x, W.cols());
+}
+
+void ReferenceBackend::write_kv(int layer, int pos, const float* k, const float* v) {
+  cache_.write(layer, pos, k, v);
+}
+
+void ReferenceBackend::attend(int layer, int head, int pos, const float* q, float* out) {
+  const int hd = config_.head_dim();
+  const int kv_head = head / config_.kv_group();  // query heads of a group share one KV head
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  attention_.resize(pos + 1);
+  // scores q . k_t / sqrt(head_dim)
+  for (int t = 0; t <= pos; ++t) {
+    const float* k = cache_.key(layer, kv_head, t);
+    float score = 0.0f;
+    for (int i = 0; i < hd; ++i) score += q[i] * k[i];
+    attention_[t] = score * scale;
+  }
+  softmax(attention_.data(), pos + 1);
+  // weighted sum of values
+  std::fill(out, out + hd, 0.0f);
+  for (int t = 0; t <= pos; ++t) {
+    const float* v = cache_.value(layer, kv_head, t);
+    const float a = attention_[t];
+    for (int i = 0; i < hd; ++i) out[i] += a * v[i];
+  }
+}
+
+// ---- the golden model ----------------------------------------------------------------------
+
+std::shared_ptr<Model> Model::load(const std::string& path) {
+  return std::make_shared<Model>(read_checkpoint(path));
+}
+
+Model::Model(Checkpoint checkpoint)
+    : checkpoint_(std::move(checkpoint)),
+      backend_(checkpoint_.config, checkpoint_.weights),
+      state_(checkpoint_.config) {}
+
+const Vector& Model::forward(int token, int pos) {
+  if (pos == 0) backend_.cache().reset();
+  return cmodel::forward(config(), weights(), state_, backend_, token, pos);
+}
+
+Matrix Model::logits(const std::vector<int>& tokens) {
+  if (tokens.empty()) throw Error("logits: tokens: empty: expected at least one token");
+  if (static_cast<int>(tokens.size()) > config().seq_len)
+    throw Error("logits: tokens: " + std::to_string(tokens.size()) +
+                " tokens: longer than the model's context of " + std::to_string(config().seq_len));
+  Matrix out(tokens.size(), config().vocab_size);
+  for (size_t i = 0; i < tokens.size(); ++i) out.row(i) = forward(tokens[i], static_cast<int>(i));
+  return out;
+}
+
+}  // namespace kvcim::cmodel

@@ -1,0 +1,32 @@
+// The float KV cache of the reference model: K and V per layer and KV head, one row per position.
+// Append-only: position p of a layer is written exactly once, after positions 0..p-1, and never
+// recomputed; reset() starts a new sequence.
+#pragma once
+#include <vector>
+
+#include "kvcim/cmodel/weights.hpp"
+
+namespace kvcim::cmodel {
+
+class KvCache {
+ public:
+  explicit KvCache(const Config& config);
+
+  // Stores one position's K and V for every KV head of `layer` (k, v: [kv_dim]).
+  void write(int layer, int pos, const float* k, const float* v);
+  // Row of position `pos` for one layer and KV head: [head_dim] floats.
+  const float* key(int layer, int kv_head, int pos) const;
+  const float* value(int layer, int kv_head, int pos) const;
+  // Positions written so far in `layer`.
+  int length(int layer) const { return lengths_[layer]; }
+  void reset();
+  // Bytes of K and V held for `tokens` positions at float32 (what a conventional engine reads).
+  static long long bytes_per_token(const Config& config, int bytes_per_element);
+
+ private:
+  Config config_;
+  std::vector<Matrix> keys_, values_;  // [layer * n_kv_heads + head] -> [seq_len, head_dim]
+  std::vector<int> lengths_;
+};
+
+}  // namespace kvcim::cmodel

@@ -1,0 +1,93 @@
+// The Llama-family decoder forward pass in float32, as llama2.c's run.c computes it: RMSNorm
+// (eps 1e-5), RoPE on adjacent pairs (theta 10000), grouped-query attention, SwiGLU, classifier
+// shared with the embedding unless the checkpoint stores its own.
+//
+// Every matrix-vector product and every attention step goes through a Backend, so the same
+// forward pass runs on the float reference, on the CIM C models or on the Verilated tile.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/kv_cache.hpp"
+
+namespace kvcim::cmodel {
+
+inline constexpr float kRmsNormEps = 1e-5f;
+inline constexpr float kRopeTheta = 10000.0f;
+
+// Where each operation of the forward pass runs.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  // y = W x for matrix `kind` of `layer` (y: rows of W, x: columns of W).
+  virtual void linear(int layer, MatrixKind kind, const float* x, float* y) = 0;
+  // Stores position `pos`'s K and V of `layer` (all KV heads, [kv_dim] each, after RoPE).
+  virtual void write_kv(int layer, int pos, const float* k, const float* v) = 0;
+  // Attention of query head `head` at position `pos` over positions 0..pos: out [head_dim].
+  virtual void attend(int layer, int head, int pos, const float* q, float* out) = 0;
+};
+
+// The float32 reference: Eigen matrix-vector products and softmax attention over a KvCache.
+class ReferenceBackend : public Backend {
+ public:
+  ReferenceBackend(const Config& config, const Weights& weights);
+  void linear(int layer, MatrixKind kind, const float* x, float* y) override;
+  void write_kv(int layer, int pos, const float* k, const float* v) override;
+  void attend(int layer, int head, int pos, const float* q, float* out) override;
+
+  KvCache& cache() { return cache_; }
+  // Softmax weights of the last attend() call: [pos + 1].
+  const std::vector<float>& last_attention() const { return attention_; }
+
+ private:
+  const Config& config_;
+  const Weights& weights_;
+  KvCache cache_;
+  std::vector<float> attention_;
+};
+
+// Activations of one decoder step (llama2.c's RunState).
+struct RunState {
+  Vector x;       // residual stream [dim]
+  Vector xb;      // normalised input / attention output [dim]
+  Vector xb2;     // projection output [dim]
+  Vector hb, hb2; // FFN [hidden]
+  Vector q, k, v; // [dim], [kv_dim], [kv_dim]
+  Vector logits;  // [vocab]
+  explicit RunState(const Config& config);
+};
+
+// Building blocks, shared with every path that needs the same arithmetic.
+void rmsnorm(float* out, const float* x, const float* weight, int size);
+void rope(float* q, float* k, int pos, const Config& config);
+void softmax(float* x, int size);
+
+// One decoder step: feeds `token` at position `pos` and returns the logits.
+const Vector& forward(const Config& config, const Weights& weights, RunState& state,
+                      Backend& backend, int token, int pos);
+
+// A checkpoint with its reference backend and run state: the golden model.
+class Model {
+ public:
+  static std::shared_ptr<Model> load(const std::string& path);
+  explicit Model(Checkpoint checkpoint);
+
+  const Config& config() const { return checkpoint_.config; }
+  const Weights& weights() const { return checkpoint_.weights; }
+  const std::string& path() const { return checkpoint_.path; }
+
+  // Feeds token at pos (pos must be the next position of the current sequence; 0 starts anew).
+  const Vector& forward(int token, int pos);
+  // Teacher-forced logits: row i = logits after feeding tokens[0..i]. Shape [n, vocab].
+  Matrix logits(const std::vector<int>& tokens);
+  ReferenceBackend& backend() { return backend_; }
+
+ private:
+  Checkpoint checkpoint_;
+  ReferenceBackend backend_;
+  RunState state_;
+};
+
+}  // namespace kvcim::cmodel

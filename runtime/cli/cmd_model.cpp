@@ -1,0 +1,124 @@
+// generate, logits, tokenize: the reference model from the command line.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "kvcim/cmodel/sampler.hpp"
+#include "kvcim/cmodel/tokenizer.hpp"
+#include "kvcim/cmodel/transformer.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/io.hpp"
+
+namespace kvcim::cli {
+
+using namespace kvcim::cmodel;
+
+std::vector<int> parse_ids(const std::string& option, const std::string& text) {
+  std::vector<int> ids;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    size_t used = 0;
+    long value = -1;
+    try {
+      value = std::stol(item, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (item.empty() || used != item.size() || value < 0 || value > (1L << 30))
+      fail(option, "token id", "'" + item + "'", "expected non-negative integers separated by commas");
+    ids.push_back(static_cast<int>(value));
+    start = end + 1;
+  }
+  return ids;
+}
+
+void add_generate(CLI::App& app) {
+  struct Opts {
+    std::string model = default_model_path(), tokenizer = default_tokenizer_path(), prompt;
+    int steps = 256;
+    float temperature = 1.0f, topp = 0.9f;
+    uint64_t seed = 42;
+    bool ids = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("generate", "Generate text with the float reference model, as llama2.c's run.c");
+  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--prompt", o->prompt, "prompt text")->required();
+  cmd->add_option("--steps", o->steps, "forward passes (positions 0..steps-1)")->capture_default_str();
+  cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
+  cmd->add_option("--topp", o->topp, "nucleus sampling threshold")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "sampler seed")->capture_default_str();
+  cmd->add_flag("--ids", o->ids, "print only the token ids fed at positions 0..steps-1");
+  cmd->callback([o] {
+    auto model = Model::load(o->model);
+    const Config& c = model->config();
+    Tokenizer tok = Tokenizer::load(o->tokenizer, c.vocab_size);
+    Sampler sampler(o->temperature, o->topp, o->seed);
+    if (o->steps <= 0) fail("--steps", "steps", std::to_string(o->steps), "expected a positive number");
+    if (o->steps > c.seq_len)
+      fail("--steps", "steps", std::to_string(o->steps),
+           "exceeds the model's context of " + std::to_string(c.seq_len) + " positions");
+    std::vector<int> prompt = tok.encode(o->prompt, true, false);
+    if (static_cast<int>(prompt.size()) > o->steps)
+      fail("--prompt", "prompt tokens", std::to_string(prompt.size()),
+           "longer than --steps " + std::to_string(o->steps));
+    std::vector<int> fed{prompt[0]};
+    int token = prompt[0];
+    for (int pos = 0; pos < o->steps; ++pos) {
+      const Vector& logits = model->forward(token, pos);
+      const int next = pos + 1 < static_cast<int>(prompt.size()) ? prompt[pos + 1] : sampler.sample(logits);
+      if (next == kBos) break;  // run.c stops when BOS is sampled
+      if (!o->ids) std::cout << tok.printable(token, next) << std::flush;
+      token = next;
+      if (pos + 1 < o->steps) fed.push_back(next);
+    }
+    if (o->ids) {
+      for (size_t i = 0; i < fed.size(); ++i) std::cout << (i ? "," : "") << fed[i];
+    }
+    std::cout << "\n";
+  });
+}
+
+void add_logits(CLI::App& app) {
+  struct Opts {
+    std::string model = default_model_path(), tokens, out;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("logits", "Teacher-forced float32 logits [tokens, vocab] as .npy");
+  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
+  cmd->add_option("--tokens", o->tokens, "token ids, comma separated")->required();
+  cmd->add_option("--out", o->out, "output .npy file")->required();
+  cmd->callback([o] {
+    const std::vector<int> ids = parse_ids("--tokens", o->tokens);
+    auto model = Model::load(o->model);
+    for (int id : ids)
+      if (id >= model->config().vocab_size)
+        fail("--tokens", "token id", std::to_string(id),
+             "outside the vocabulary of " + std::to_string(model->config().vocab_size));
+    const Matrix logits = model->logits(ids);
+    write_file_atomic(o->out, npy_bytes(logits.data(), {static_cast<long>(logits.rows()),
+                                                         static_cast<long>(logits.cols())}));
+  });
+}
+
+void add_tokenize(CLI::App& app) {
+  struct Opts {
+    std::string tokenizer = default_tokenizer_path(), text;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("tokenize", "Print the token ids of a text (BOS first)");
+  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--text", o->text, "text to encode")->required();
+  cmd->callback([o] {
+    Tokenizer tok = Tokenizer::load(o->tokenizer);
+    const std::vector<int> ids = tok.encode(o->text, true, false);
+    for (size_t i = 0; i < ids.size(); ++i) std::cout << (i ? "," : "") << ids[i];
+    std::cout << "\n";
+  });
+}
+
+}  // namespace kvcim::cli

@@ -1,0 +1,34 @@
+# Test suites: every folder testbench/tests/<suite>/ becomes one GoogleTest executable
+# test_<suite>, its cases registered with CTest. The rtl suite needs the Verilated tile.
+file(GLOB KVCIM_TEST_SUITES LIST_DIRECTORIES true ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/*)
+foreach(dir ${KVCIM_TEST_SUITES})
+  if(NOT IS_DIRECTORY ${dir})
+    continue()
+  endif()
+  get_filename_component(suite ${dir} NAME)
+  if(suite STREQUAL "rtl" AND NOT KVCIM_WITH_RTL)
+    continue()
+  endif()
+  file(GLOB suite_sources CONFIGURE_DEPENDS ${dir}/*.cpp)
+  if(NOT suite_sources)
+    continue()
+  endif()
+  add_executable(test_${suite} ${suite_sources})
+  target_include_directories(test_${suite} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests)
+  target_link_libraries(test_${suite} PRIVATE kvcim_runtime GTest::gtest_main)
+  if(KVCIM_WITH_RTL)
+    target_link_libraries(test_${suite} PRIVATE kvcim_rtl_harness)
+    target_compile_definitions(test_${suite} PRIVATE KVCIM_HAVE_RTL=1)
+  endif()
+  target_compile_definitions(test_${suite} PRIVATE
+    KVCIM_KVCIM_EXE="$<TARGET_FILE:kvcim>")
+  gtest_discover_tests(test_${suite} TEST_PREFIX "${suite}." DISCOVERY_TIMEOUT 60
+                       PROPERTIES TIMEOUT 600)
+endforeach()
+
+# CLI contract tests drive the installed-to-build kvcim command through a shell.
+file(GLOB KVCIM_CLI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/testbench/cli/*.sh)
+foreach(script ${KVCIM_CLI_TESTS})
+  get_filename_component(name ${script} NAME_WE)
+  add_test(NAME cli.${name} COMMAND bash ${script} $<TARGET_FILE:kvcim> ${CMAKE_CURRENT_SOURCE_DIR})
+endforeach()
