@@ -1,0 +1,99 @@
+// Bit-accurate C model of one CIM macro: `rows` wordlines x `cols` bitlines of cells holding
+// `cell_bits` each. A signed weight of `weight_bits` is stored bit-sliced across
+// ceil(weight_bits / cell_bits) adjacent columns (its column group). Inputs enter
+// `input_bits_per_cycle` bits at a time (bit-serial by default); `rows_per_cycle` rows are summed
+// per conversion; each column's partial sum is read by an exact adder tree (digital CIM) or an
+// ADC (analog CIM); shift-and-add recombines slices and input bits.
+//
+// This header is the interface; macro.cpp documents and implements the circuit behaviour.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace kvcim::cmodel::cim {
+
+enum class MacroKind { digital, analog };
+// twos_complement: slices of the two's-complement code, the most significant slice weighted
+//   negatively. offset: w + 2^(weight_bits-1) stored unsigned, the offset removed digitally
+//   (input sum x offset). differential: |w| split across a positive and a negative column group.
+enum class WeightEncoding { twos_complement, offset, differential };
+// full_scale: the ADC spans the largest possible column partial sum. calibrated: a clipped range
+//   (adc_clip x full scale, rounded to a power of two), values above it saturate.
+enum class AdcRange { full_scale, calibrated };
+
+struct MacroSpec {
+  MacroKind kind = MacroKind::digital;
+  int rows = 64;
+  int cols = 64;
+  int cell_bits = 1;             // SRAM 1; ReRAM 1..4
+  int weight_bits = 8;           // stored weight width (signed)
+  int input_bits = 8;            // input width
+  bool input_signed = true;      // two's complement inputs (false: unsigned, e.g. probabilities)
+  int input_bits_per_cycle = 1;  // DAC resolution; 1 = bit-serial
+  int rows_per_cycle = 64;       // rows summed per conversion
+  int adc_bits = 8;              // analog only
+  int adc_share = 1;             // columns per ADC, time-multiplexed
+  AdcRange adc_range = AdcRange::full_scale;
+  double adc_clip = 1.0;         // calibrated range as a fraction of full scale
+  WeightEncoding encoding = WeightEncoding::twos_complement;
+  double cell_noise_sigma = 0.0; // Gaussian, in cell levels, drawn once per cell when written
+  double read_noise_sigma = 0.0; // Gaussian, in cell levels, added to each column read
+  uint64_t seed = 1;             // the generator of both noises
+
+  // Throws kvcim::Error naming `where`, the field and the value.
+  void validate(const std::string& where) const;
+  int slices_per_weight() const;   // columns of one weight (x2 for differential)
+  int weights_per_row() const;     // cols / slices_per_weight()
+  int input_cycles() const;        // ceil(input_bits / input_bits_per_cycle)
+  int row_groups(int used_rows) const;  // ceil(used_rows / rows_per_cycle)
+};
+
+// What one macro did. Energy and latency come from these counts times a technology table.
+struct MacroEvents {
+  int64_t row_activations = 0;  // wordline/DAC drives: (row, input cycle) pairs driven
+  int64_t column_reads = 0;     // bitline reads: (column, input cycle, row group) triples
+  int64_t adc_conversions = 0;  // analog: one per column read
+  int64_t adder_ops = 0;        // digital: adder-tree additions; both: partial-sum accumulation adds
+  int64_t shift_add_ops = 0;    // shift-and-add steps recombining slices and input bits
+  int64_t cell_writes = 0;      // bits written into cells
+  int64_t cycles = 0;           // macro clock cycles (ADC time-multiplexing included)
+  MacroEvents& operator+=(const MacroEvents& o);
+  bool operator==(const MacroEvents& o) const = default;
+};
+
+// The events of one compute() call on n_rows x n_out, and of writing n_rows x n_out weights,
+// derived analytically. The simulation must count exactly these (tested); the mapper and the
+// energy model use them to count events without simulating.
+MacroEvents compute_events(const MacroSpec& spec, int n_rows, int n_out);
+MacroEvents write_events(const MacroSpec& spec, int n_rows, int n_out);
+
+class Macro {
+ public:
+  explicit Macro(const MacroSpec& spec);
+  const MacroSpec& spec() const { return spec_; }
+
+  // Writes one signed weight W[row][out] (|w| < 2^(weight_bits-1) + 1); counts cell writes.
+  void write(int row, int out, int32_t w);
+  // A whole block: W[r][o] = w[r * n_out + o] for r < n_rows, o < n_out, at the origin.
+  void write_block(const int8_t* w, int n_rows, int n_out);
+  // One row (e.g. a V token) and one column group (e.g. a K token).
+  void write_row(int row, const int8_t* w, int n_out);
+  void write_column_group(int out, const int8_t* w, int n_rows);
+
+  // y[o] = sum_{r < n_rows} x[r] * W[r][o] for o < n_out, as the circuit computes it: exact in
+  // digital mode (and in analog mode when the ADC is lossless and there is no noise).
+  void compute(const int32_t* x, int n_rows, int64_t* y, int n_out);
+
+  const MacroEvents& events() const { return events_; }
+  void reset_events() { events_ = MacroEvents{}; }
+
+ private:
+  MacroSpec spec_;
+  MacroEvents events_;
+  std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels
+  std::vector<float> cell_noise_;   // [rows, cols] programmed deviation (analog, noisy only)
+  uint64_t rng_state_;
+};
+
+}  // namespace kvcim::cmodel::cim

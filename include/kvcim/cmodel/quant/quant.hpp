@@ -1,0 +1,53 @@
+// The integer formats of the quantised (CIM) path and their rounding rules, defined once.
+// Every C model uses these functions; none re-types a rounding or clipping rule.
+//
+// Rounding rule: round half away from zero (std::lround), then saturate symmetrically to
+// [-qmax, qmax] with qmax = 2^(bits-1) - 1 (the code -2^(bits-1) is never produced, so negation
+// never overflows and a zero point is never needed).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kvcim/cmodel/weights.hpp"
+
+namespace kvcim::cmodel::quant {
+
+inline constexpr int kMinBits = 2;
+inline constexpr int kMaxBits = 8;
+
+// 2^(bits-1) - 1. Throws kvcim::Error for bits outside [kMinBits, kMaxBits].
+int qmax(int bits);
+// round half away from zero, then saturate to [-qmax(bits), qmax(bits)]
+int32_t quantize_value(float x, float scale, int bits);
+
+// Weights: per-output-channel (per-row) symmetric scales, scale[r] = max|W[r,:]| / qmax.
+struct QuantizedMatrix {
+  int rows = 0, cols = 0, bits = 8;
+  std::vector<int8_t> q;     // [rows, cols] row-major
+  std::vector<float> scale;  // [rows]; W[r][c] ~= q[r*cols+c] * scale[r]
+};
+QuantizedMatrix quantize_weights(const Matrix& w, int bits);
+
+// Activations: one dynamic scale per token (per vector), scale = max|x| / qmax.
+struct QuantizedVector {
+  int bits = 8;
+  std::vector<int8_t> q;
+  float scale = 1.0f;  // x[i] ~= q[i] * scale
+};
+QuantizedVector quantize_activation(const float* x, int n, int bits);
+
+// K and V as written to the cache: per token and KV head, a power-of-two scale 2^exponent (a
+// shared exponent, as in block floating point / MX formats) so that the attention tile aligns
+// tokens with shifts instead of multipliers. exponent = smallest e with max|x| <= qmax * 2^e.
+struct Pow2Vector {
+  int bits = 8;
+  std::vector<int8_t> q;
+  int exponent = 0;  // x[i] ~= q[i] * 2^exponent
+};
+Pow2Vector quantize_pow2(const float* x, int n, int bits);
+
+// Integer helpers shared by the C models and mirrored by the RTL:
+// arithmetic right shift by `shift` >= 0 with rounding half up: (x + 2^(shift-1)) >> shift.
+int64_t shift_round(int64_t x, int shift);
+
+}  // namespace kvcim::cmodel::quant
