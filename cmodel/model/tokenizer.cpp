@@ -92,8 +92,6 @@ std::vector<int> Tokenizer::encode(const std::string& text, bool bos, bool eos) 
   }
   // merge the adjacent pair whose merged piece scores highest, until none merges
   std::string merged;
-  const size_t first = bos ? 1 : 0;
-  (void)first;
   while (true) {
     float best_score = -1e10f;
     int best_id = -1;

@@ -1,0 +1,57 @@
+#include "kvcim/npy.hpp"
+
+#include <filesystem>
+#include <fstream>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim {
+
+NpyArray read_npy(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "file", "unreadable", "cannot open the .npy file");
+  char magic[8];
+  if (!in.read(magic, 8) || std::string(magic, 6) != "\x93NUMPY")
+    fail(path, "magic", "missing", "not a .npy file");
+  uint32_t header_len = 0;
+  if (magic[6] == 1) {
+    uint16_t len16 = 0;
+    in.read(reinterpret_cast<char*>(&len16), 2);
+    header_len = len16;
+  } else {
+    in.read(reinterpret_cast<char*>(&header_len), 4);
+  }
+  if (!in || header_len > (1u << 20)) fail(path, "header length", std::to_string(header_len), "too large");
+  std::string header(header_len, '\0');
+  if (!in.read(header.data(), header_len)) fail(path, "header", "truncated", "the file ended early");
+  if (header.find("'<f4'") == std::string::npos)
+    fail(path, "descr", header.substr(0, 60), "expected little-endian float32 '<f4'");
+  if (header.find("'fortran_order': False") == std::string::npos)
+    fail(path, "fortran_order", "True", "expected C order");
+  const auto open = header.find("'shape': (");
+  const auto close = header.find(')', open);
+  if (open == std::string::npos || close == std::string::npos) fail(path, "shape", "missing", "a shape tuple");
+  NpyArray a;
+  long count = 1;
+  std::string dims = header.substr(open + 10, close - open - 10);
+  size_t pos = 0;
+  while (pos < dims.size()) {
+    size_t end = dims.find(',', pos);
+    if (end == std::string::npos) end = dims.size();
+    std::string item = dims.substr(pos, end - pos);
+    if (item.find_first_not_of(' ') != std::string::npos) {
+      long v = std::stol(item);
+      if (v < 0 || v > (1L << 31)) fail(path, "shape", item, "a dimension in 0..2^31");
+      a.shape.push_back(v);
+      count *= v;
+      if (count > (1L << 31)) fail(path, "shape", dims, "at most 2^31 elements");
+    }
+    pos = end + 1;
+  }
+  a.data.resize(count);
+  if (!in.read(reinterpret_cast<char*>(a.data.data()), count * 4))
+    fail(path, "data", "truncated", std::to_string(count) + " float32 values expected");
+  return a;
+}
+
+}  // namespace kvcim

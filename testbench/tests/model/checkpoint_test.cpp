@@ -1,0 +1,102 @@
+// The checkpoint reader validates before trusting, and the writer round-trips any shape.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/error.hpp"
+#include "test_paths.hpp"
+
+using namespace kvcim;
+using namespace kvcim::cmodel;
+
+namespace {
+
+std::string write_header(const std::string& name, std::vector<int32_t> header, int64_t extra_floats) {
+  const std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(header.data()), header.size() * 4);
+  std::vector<float> zeros(extra_floats, 0.0f);
+  out.write(reinterpret_cast<const char*>(zeros.data()), extra_floats * 4);
+  return path;
+}
+
+// Expects read_checkpoint to throw with a message that names `field`.
+void expect_error_naming(const std::string& path, const std::string& field) {
+  try {
+    read_checkpoint(path);
+    FAIL() << "expected an error naming " << field;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path), std::string::npos) << msg;
+    EXPECT_NE(msg.find(field), std::string::npos) << msg;
+  }
+}
+
+Config small(int dim, int hidden, int layers, int heads, int kv, int vocab, int seq, bool shared) {
+  Config c;
+  c.dim = dim, c.hidden_dim = hidden, c.n_layers = layers, c.n_heads = heads, c.n_kv_heads = kv;
+  c.vocab_size = vocab, c.seq_len = seq, c.shared_classifier = shared;
+  return c;
+}
+
+}  // namespace
+
+TEST(Checkpoint, EmbeddedModelHeader) {
+  Config c = read_checkpoint_config(test::model_path());
+  EXPECT_EQ(c.dim, 64);
+  EXPECT_EQ(c.hidden_dim, 172);
+  EXPECT_EQ(c.n_layers, 5);
+  EXPECT_EQ(c.n_heads, 8);
+  EXPECT_EQ(c.n_kv_heads, 4);
+  EXPECT_EQ(c.vocab_size, 512);
+  EXPECT_EQ(c.seq_len, 512);
+  EXPECT_TRUE(c.shared_classifier);
+}
+
+TEST(Checkpoint, RejectsTruncatedFile) {
+  expect_error_naming(write_header("short.bin", {64, 172}, 0), "header");
+  // a valid header with half the tensors
+  Config c = small(8, 16, 1, 2, 2, 300, 4, true);
+  expect_error_naming(write_header("half.bin", {8, 16, 1, 2, 2, 300, 4}, c.checkpoint_floats() / 2),
+                      "file length");
+}
+
+TEST(Checkpoint, RejectsTrailingData) {
+  Config c = small(8, 16, 1, 2, 2, 300, 4, true);
+  expect_error_naming(write_header("long.bin", {8, 16, 1, 2, 2, 300, 4}, c.checkpoint_floats() + 3),
+                      "file length");
+}
+
+TEST(Checkpoint, RejectsZeroOrNegativeSizes) {
+  expect_error_naming(write_header("zero_dim.bin", {0, 16, 1, 2, 2, 300, 4}, 10), "dim");
+  expect_error_naming(write_header("neg_layers.bin", {8, 16, -1, 2, 2, 300, 4}, 10), "n_layers");
+  expect_error_naming(write_header("zero_seq.bin", {8, 16, 1, 2, 2, 300, 0}, 10), "seq_len");
+  expect_error_naming(write_header("huge.bin", {8, 16, 1, 2, 2, 300, 2000000000}, 10), "seq_len");
+}
+
+TEST(Checkpoint, RejectsIndivisibleHeads) {
+  expect_error_naming(write_header("heads.bin", {10, 16, 1, 3, 3, 300, 4}, 10), "n_heads");
+  expect_error_naming(write_header("kvheads.bin", {12, 16, 1, 6, 4, 300, 4}, 10), "n_kv_heads");
+}
+
+TEST(Checkpoint, WriterRoundTripsSeparateClassifierAndOddSizes) {
+  for (bool shared : {true, false}) {
+    Config c = small(12, 37, 3, 6, 2, 301, 7, shared);  // odd hidden and vocab, GQA 3:1
+    Weights w = random_weights(c, 7);
+    const std::string path = ::testing::TempDir() + "/rt.bin";
+    write_checkpoint(path, c, w);
+    Checkpoint back = read_checkpoint(path);
+    EXPECT_EQ(back.config.shared_classifier, shared);
+    EXPECT_EQ(back.config.hidden_dim, 37);
+    EXPECT_TRUE(back.weights.layers[2].w2.isApprox(w.layers[2].w2, 0.0f));
+    EXPECT_TRUE(back.weights.classifier().isApprox(w.classifier(), 0.0f));
+    EXPECT_EQ(back.weights.wcls.size() == 0, shared);
+  }
+}
+
+TEST(Checkpoint, RandomWeightsDependOnSeed) {
+  Config c = small(8, 16, 1, 2, 1, 300, 4, true);
+  EXPECT_TRUE(random_weights(c, 1).layers[0].wq.isApprox(random_weights(c, 1).layers[0].wq, 0.0f));
+  EXPECT_FALSE(random_weights(c, 1).layers[0].wq.isApprox(random_weights(c, 2).layers[0].wq));
+}
