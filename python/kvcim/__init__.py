@@ -1,0 +1,28 @@
+"""kvcim: compute-in-memory co-design for Transformer inference, from Python.
+
+The compiled core (``kvcim._core``, pybind11) exposes the C++ library with the C++ names; this
+package re-exports it and adds sweeps (``kvcim.sweep``) and plots (``kvcim.plot``).
+See docs/python.md.
+"""
+from . import _core
+from ._core import (  # noqa: F401  (re-exported API)
+    BOS,
+    EOS,
+    Config,
+    Error,
+    Model,
+    Tokenizer,
+    default_model_path,
+    default_tokenizer_path,
+    read_checkpoint_config,
+)
+
+__version__ = _core.__version__
+HAVE_RTL = _core.HAVE_RTL
+
+# Parts of the C++ library that are bound only once they exist in the build; re-exported when
+# present so that `kvcim.map`, `kvcim.run`, ... appear without changing this file.
+for _name in ("HardwareSpec", "Placement", "map", "Report", "run", "cosim", "CosimReport"):
+    if hasattr(_core, _name):
+        globals()[_name] = getattr(_core, _name)
+del _name

@@ -1,0 +1,206 @@
+// Config, Model and Tokenizer: the golden float model from Python. Field and method names are the
+// C++ ones; logits come back as float32 numpy arrays; loading and the forward passes release the GIL.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include "bindings.hpp"
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/tokenizer.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::python {
+
+using namespace kvcim::cmodel;
+
+namespace {
+
+py::dict config_dict(const Config& c) {
+  py::dict d;
+  d["dim"] = c.dim;
+  d["hidden_dim"] = c.hidden_dim;
+  d["n_layers"] = c.n_layers;
+  d["n_heads"] = c.n_heads;
+  d["n_kv_heads"] = c.n_kv_heads;
+  d["vocab_size"] = c.vocab_size;
+  d["seq_len"] = c.seq_len;
+  d["shared_classifier"] = c.shared_classifier;
+  return d;
+}
+
+// Unknown keys are errors: a misspelt field must not silently keep its default.
+Config config_from_dict(const py::dict& d) {
+  Config c;
+  for (auto item : d) {
+    const std::string key = py::str(item.first);
+    auto get_int = [&](int& field) {
+      if (!py::isinstance<py::int_>(item.second) || py::isinstance<py::bool_>(item.second))
+        fail("Config.from_dict", key, py::str(py::repr(item.second)), "expected an integer");
+      field = item.second.cast<int>();
+    };
+    if (key == "dim") get_int(c.dim);
+    else if (key == "hidden_dim") get_int(c.hidden_dim);
+    else if (key == "n_layers") get_int(c.n_layers);
+    else if (key == "n_heads") get_int(c.n_heads);
+    else if (key == "n_kv_heads") get_int(c.n_kv_heads);
+    else if (key == "vocab_size") get_int(c.vocab_size);
+    else if (key == "seq_len") get_int(c.seq_len);
+    else if (key == "shared_classifier") c.shared_classifier = item.second.cast<bool>();
+    else
+      fail("Config.from_dict", key, py::str(py::repr(item.second)),
+           "unknown field (expected dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, "
+           "seq_len, shared_classifier)");
+  }
+  c.validate("Config.from_dict");
+  return c;
+}
+
+// Bytes of a piece exactly as stored (pieces may hold partial UTF-8 sequences).
+py::bytes as_bytes(const std::string& s) { return py::bytes(s); }
+
+}  // namespace
+
+void bind_model(py::module_& m) {
+  m.def("default_model_path", &default_model_path,
+        "Path of the embedded model (stories260K, MIT).");
+  m.def("default_tokenizer_path", &default_tokenizer_path,
+        "Path of the embedded tokenizer (tok512).");
+
+  py::class_<Config>(m, "Config", "Shape of a Llama-family decoder (kvcim::cmodel::Config).")
+      .def(py::init<>())
+      .def_static("from_dict", &config_from_dict, py::arg("d"))
+      .def_readwrite("dim", &Config::dim)
+      .def_readwrite("hidden_dim", &Config::hidden_dim)
+      .def_readwrite("n_layers", &Config::n_layers)
+      .def_readwrite("n_heads", &Config::n_heads)
+      .def_readwrite("n_kv_heads", &Config::n_kv_heads)
+      .def_readwrite("vocab_size", &Config::vocab_size)
+      .def_readwrite("seq_len", &Config::seq_len)
+      .def_readwrite("shared_classifier", &Config::shared_classifier)
+      .def("head_dim", &Config::head_dim)
+      .def("kv_dim", &Config::kv_dim)
+      .def("kv_group", &Config::kv_group)
+      .def("validate", &Config::validate, py::arg("where") = "Config")
+      .def("checkpoint_floats", &Config::checkpoint_floats)
+      .def("parameter_count", &Config::parameter_count)
+      .def("to_dict", &config_dict)
+      .def("__eq__", [](const Config& a, const Config& b) {
+        return config_dict(a).equal(config_dict(b));
+      })
+      .def("__repr__", [](const Config& c) {
+        return "Config(" + std::string(py::str(config_dict(c))) + ")";
+      })
+      .def(py::pickle([](const Config& c) { return config_dict(c); },
+                      [](const py::dict& d) { return config_from_dict(d); }));
+
+  m.def("read_checkpoint_config", &read_checkpoint_config, py::arg("path"),
+        py::call_guard<py::gil_scoped_release>(),
+        "The Config of a llama2.c checkpoint, reading only its header.");
+
+  py::class_<PyModel, std::shared_ptr<PyModel>>(
+      m, "Model", "The float32 golden decoder of a llama2.c checkpoint (kvcim::cmodel::Model).")
+      .def_static(
+          "load",
+          [](const std::optional<std::string>& path) {
+            std::shared_ptr<Model> model;
+            {
+              py::gil_scoped_release release;
+              model = Model::load(path.value_or(default_model_path()));
+            }
+            auto out = std::make_shared<PyModel>();
+            out->model = std::move(model);
+            return out;
+          },
+          py::arg("path") = py::none(),
+          "Loads a llama2.c checkpoint (default: the embedded model).")
+      .def_property_readonly("config", [](const PyModel& m) { return m.model->config(); })
+      .def_property_readonly("path", [](const PyModel& m) { return m.model->path(); })
+      .def(
+          "logits",
+          [](PyModel& m, const std::vector<int>& tokens) {
+            Matrix logits;
+            {
+              py::gil_scoped_release release;
+              std::lock_guard<std::mutex> hold(*m.lock);
+              logits = m.model->logits(tokens);
+            }
+            return numpy_matrix(logits.data(), logits.rows(), logits.cols());
+          },
+          py::arg("tokens"),
+          "Teacher-forced logits: row i after feeding tokens[0..i]; float32 [n, vocab].")
+      .def(
+          "forward",
+          [](PyModel& m, int token, int pos) {
+            Vector logits;
+            {
+              py::gil_scoped_release release;
+              std::lock_guard<std::mutex> hold(*m.lock);
+              logits = m.model->forward(token, pos);
+            }
+            return numpy_vector(logits.data(), logits.size());
+          },
+          py::arg("token"), py::arg("pos"),
+          "Feeds `token` at `pos` (the next position; 0 starts a new sequence); float32 [vocab].")
+      .def("__repr__", [](const PyModel& m) {
+        return "Model(path='" + m.model->path() + "', dim=" +
+               std::to_string(m.model->config().dim) +
+               ", n_layers=" + std::to_string(m.model->config().n_layers) + ")";
+      });
+
+  py::class_<Tokenizer>(m, "Tokenizer", "llama2.c's tokenizer (kvcim::cmodel::Tokenizer).")
+      .def_static(
+          "load",
+          [](const std::optional<std::string>& path, int vocab_size) {
+            return Tokenizer::load(path.value_or(default_tokenizer_path()), vocab_size);
+          },
+          py::arg("path") = py::none(), py::arg("vocab_size") = -1,
+          py::call_guard<py::gil_scoped_release>(),
+          "Loads a tokenizer file (default: the embedded tok512).")
+      .def("encode", &Tokenizer::encode, py::arg("text"), py::arg("bos") = true,
+           py::arg("eos") = false, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "decode",
+          [](const Tokenizer& t, int prev, int token) { return as_bytes(t.decode(prev, token)); },
+          py::arg("prev"), py::arg("token"),
+          "The bytes printed when `token` follows `prev` (a piece may be a lone UTF-8 byte).")
+      .def(
+          "printable",
+          [](const Tokenizer& t, int prev, int token) { return as_bytes(t.printable(prev, token)); },
+          py::arg("prev"), py::arg("token"))
+      .def(
+          "decode_all",
+          [](const Tokenizer& t, const std::vector<int>& ids) {
+            const std::string text = t.decode_all(ids);
+            // Lone bytes that are not UTF-8 become U+FFFD rather than an exception.
+            return py::reinterpret_steal<py::str>(
+                PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+          },
+          py::arg("ids"), "Text of a whole id sequence (as str; invalid UTF-8 replaced).")
+      .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
+      .def_property_readonly("path", &Tokenizer::path)
+      .def(
+          "piece",
+          [](const Tokenizer& t, int id) {
+            if (id < 0 || id >= t.vocab_size())
+              fail("Tokenizer.piece", "id", std::to_string(id),
+                   "outside the vocabulary of " + std::to_string(t.vocab_size()));
+            return as_bytes(t.piece(id));
+          },
+          py::arg("id"))
+      .def(
+          "score",
+          [](const Tokenizer& t, int id) {
+            if (id < 0 || id >= t.vocab_size())
+              fail("Tokenizer.score", "id", std::to_string(id),
+                   "outside the vocabulary of " + std::to_string(t.vocab_size()));
+            return t.score(id);
+          },
+          py::arg("id"))
+      .def("__repr__", [](const Tokenizer& t) {
+        return "Tokenizer(path='" + t.path() + "', vocab_size=" + std::to_string(t.vocab_size()) +
+               ")";
+      });
+  m.attr("BOS") = kBos;
+  m.attr("EOS") = kEos;
+}
+
+}  // namespace kvcim::python

@@ -1,0 +1,44 @@
+"""Shared fixtures of the kvcim Python tests: where the sources, golden data and interpreter are.
+
+CTest sets PYTHONPATH to <build>/python and KVCIM_SOURCE_DIR / KVCIM_PYTHON; run by hand with
+  PYTHONPATH=build/python /usr/bin/python3 -m pytest -q python/tests
+"""
+import os
+import pathlib
+import sys
+
+import pytest
+
+SOURCE_DIR = pathlib.Path(os.environ.get("KVCIM_SOURCE_DIR",
+                                         pathlib.Path(__file__).resolve().parents[2]))
+GOLDEN = SOURCE_DIR / "testdata" / "golden"
+TESTS_DIR = pathlib.Path(__file__).resolve().parent
+PYTHON = os.environ.get("KVCIM_PYTHON", sys.executable)
+
+
+def child_env():
+    """Environment for child processes (sweep CLI, Dask workers): kvcim and the test helpers
+    importable, plots headless."""
+    env = dict(os.environ)
+    import kvcim  # the build's package: its parent folder is what PYTHONPATH must hold
+    package_parent = str(pathlib.Path(kvcim.__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([package_parent, str(TESTS_DIR)])
+    env["MPLBACKEND"] = "Agg"
+    return env
+
+
+@pytest.fixture(scope="session")
+def golden():
+    return GOLDEN
+
+
+@pytest.fixture(scope="session")
+def model():
+    import kvcim
+    return kvcim.Model.load()
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    import kvcim
+    return kvcim.Tokenizer.load()
