@@ -1,0 +1,33 @@
+// Accuracy of a CIM run against the float reference fed the same tokens (the shadow), step by
+// step: top-1 agreement, KL(reference || cim) of the next-token distributions, max and mean
+// absolute logit error; and perplexity of a teacher-forced evaluation text.
+#pragma once
+#include <vector>
+
+#include "kvcim/cmodel/weights.hpp"
+
+namespace kvcim::runtime {
+
+struct StepAccuracy {
+  int pos = 0;
+  bool top1_agree = false;
+  double kl = 0.0;              // nats
+  double max_abs_error = 0.0;   // max_v |logit_ref - logit_cim|
+  double mean_abs_error = 0.0;  // mean_v |logit_ref - logit_cim|
+};
+
+StepAccuracy compare_logits(const cmodel::Vector& reference, const cmodel::Vector& test, int pos);
+
+// log softmax(logits)[token], in double.
+double log_prob(const cmodel::Vector& logits, int token);
+
+struct AccuracySummary {
+  int steps = 0;
+  double top1_agreement = 0.0;  // fraction of steps whose argmax agrees
+  double kl_mean = 0.0, kl_max = 0.0;
+  double max_abs_error = 0.0;   // over all steps
+  double mean_abs_error = 0.0;  // mean over steps of the per-step mean
+};
+AccuracySummary summarize(const std::vector<StepAccuracy>& steps);
+
+}  // namespace kvcim::runtime

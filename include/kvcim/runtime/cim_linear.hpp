@@ -1,0 +1,53 @@
+// A weight matrix held in CIM macros, as the mapper placed it: quantised per output channel,
+// cut into blocks (a range of input rows x a range of outputs, one block per macro), each block
+// computed by its macro on the per-token quantised input; the partial sums of a column of blocks
+// are added digitally and the result dequantised.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/cmodel/quant/quant.hpp"
+
+namespace kvcim::runtime {
+
+// One macro's share of a matrix: inputs [row0, row0 + rows) x outputs [out0, out0 + outs).
+struct Block {
+  int row0 = 0, rows = 0, out0 = 0, outs = 0;
+};
+
+// What one matrix-vector product cost besides the macros' own events.
+struct LinearEvents {
+  cmodel::cim::MacroEvents macro;
+  int64_t partial_sum_adds = 0;   // int32 adds joining the blocks of one output column
+  int64_t dequant_muls = 0;       // fp32 multiplies: y = acc * x_scale * w_scale[out]
+  int64_t quant_ops = 0;          // activation quantisation: one divide-round per input
+  LinearEvents& operator+=(const LinearEvents& o);
+};
+
+class CimLinear {
+ public:
+  // w: [outputs, inputs] float; blocks must cover every element exactly once.
+  CimLinear(const cmodel::Matrix& w, const cmodel::cim::MacroSpec& spec, std::vector<Block> blocks);
+  // y = W x as the macros compute it. Adds the events to `events`.
+  void apply(const float* x, float* y, LinearEvents& events);
+  // Events of writing the weights into the macros (once, at load).
+  const cmodel::cim::MacroEvents& load_events() const { return load_events_; }
+  int outputs() const { return q_.rows; }
+  int inputs() const { return q_.cols; }
+
+ private:
+  cmodel::quant::QuantizedMatrix q_;
+  cmodel::cim::MacroSpec spec_;
+  std::vector<Block> blocks_;
+  std::vector<std::unique_ptr<cmodel::cim::Macro>> macros_;
+  cmodel::cim::MacroEvents load_events_;
+  std::vector<int32_t> xq_;
+  std::vector<int64_t> acc_, part_;
+};
+
+// Row tiles over the inputs x column tiles over the outputs, one block per macro: the plain
+// tiling (the mapper's placement uses the same blocks).
+std::vector<Block> tile_blocks(int inputs, int outputs, const cmodel::cim::MacroSpec& spec);
+
+}  // namespace kvcim::runtime

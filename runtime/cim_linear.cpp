@@ -1,0 +1,79 @@
+#include "kvcim/runtime/cim_linear.hpp"
+
+#include <algorithm>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::runtime {
+
+using cmodel::cim::Macro;
+using cmodel::cim::MacroSpec;
+
+LinearEvents& LinearEvents::operator+=(const LinearEvents& o) {
+  macro += o.macro;
+  partial_sum_adds += o.partial_sum_adds;
+  dequant_muls += o.dequant_muls;
+  quant_ops += o.quant_ops;
+  return *this;
+}
+
+std::vector<Block> tile_blocks(int inputs, int outputs, const MacroSpec& spec) {
+  std::vector<Block> blocks;
+  const int per_row = spec.weights_per_row();
+  for (int r = 0; r < inputs; r += spec.rows)
+    for (int o = 0; o < outputs; o += per_row)
+      blocks.push_back({r, std::min(spec.rows, inputs - r), o, std::min(per_row, outputs - o)});
+  return blocks;
+}
+
+CimLinear::CimLinear(const cmodel::Matrix& w, const MacroSpec& spec, std::vector<Block> blocks)
+    : q_(cmodel::quant::quantize_weights(w, spec.weight_bits)), spec_(spec), blocks_(std::move(blocks)) {
+  std::vector<int8_t> tile;
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const Block& bl = blocks_[b];
+    if (bl.rows > spec.rows || bl.outs > spec.weights_per_row() || bl.row0 + bl.rows > q_.cols ||
+        bl.out0 + bl.outs > q_.rows)
+      throw Error("CimLinear: block " + std::to_string(b) + " does not fit its macro or matrix");
+    // the macro holds W^T: its rows are the inputs, its column groups the outputs
+    tile.assign(static_cast<size_t>(bl.rows) * bl.outs, 0);
+    for (int r = 0; r < bl.rows; ++r)
+      for (int o = 0; o < bl.outs; ++o)
+        tile[r * bl.outs + o] = q_.q[static_cast<size_t>(bl.out0 + o) * q_.cols + bl.row0 + r];
+    MacroSpec s = spec;
+    s.seed = spec.seed + b;  // each macro its own noise stream, reproducible from the spec seed
+    auto m = std::make_unique<Macro>(s);
+    m->write_block(tile.data(), bl.rows, bl.outs);
+    load_events_ += m->events();
+    m->reset_events();
+    macros_.push_back(std::move(m));
+  }
+  xq_.resize(q_.cols);
+  acc_.resize(q_.rows);
+  part_.resize(spec.weights_per_row());
+}
+
+void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
+  // per-token dynamic activation scale
+  const cmodel::quant::QuantizedVector xq =
+      cmodel::quant::quantize_activation(x, q_.cols, spec_.input_bits);
+  for (int i = 0; i < q_.cols; ++i) xq_[i] = xq.q[i];
+  ev.quant_ops += q_.cols;
+  std::vector<int> blocks_per_output(q_.rows, 0);
+  std::fill(acc_.begin(), acc_.end(), 0);
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const Block& bl = blocks_[b];
+    Macro& m = *macros_[b];
+    m.compute(xq_.data() + bl.row0, bl.rows, part_.data(), bl.outs);
+    for (int o = 0; o < bl.outs; ++o) {
+      acc_[bl.out0 + o] += part_[o];
+      ev.partial_sum_adds += blocks_per_output[bl.out0 + o]++ > 0;  // the first block needs no add
+    }
+    ev.macro += m.events();
+    m.reset_events();
+  }
+  // dequantise: y = acc * x_scale * w_scale[out]
+  for (int o = 0; o < q_.rows; ++o) y[o] = static_cast<float>(acc_[o]) * xq.scale * q_.scale[o];
+  ev.dequant_muls += q_.rows;
+}
+
+}  // namespace kvcim::runtime
