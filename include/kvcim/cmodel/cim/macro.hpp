@@ -1,11 +1,19 @@
 // Bit-accurate C model of one CIM macro: `rows` wordlines x `cols` bitlines of cells holding
 // `cell_bits` each. A signed weight of `weight_bits` is stored bit-sliced across
-// ceil(weight_bits / cell_bits) adjacent columns (its column group). Inputs enter
-// `input_bits_per_cycle` bits at a time (bit-serial by default); `rows_per_cycle` rows are summed
-// per conversion; each column's partial sum is read by an exact adder tree (digital CIM) or an
-// ADC (analog CIM); shift-and-add recombines slices and input bits.
+// slices_per_weight() adjacent columns (its column group). Inputs enter `input_bits_per_cycle`
+// bits at a time (bit-serial by default); `rows_per_cycle` rows are summed per conversion; each
+// column's partial sum is read by an exact adder tree (digital CIM) or an ADC (analog CIM);
+// shift-and-add recombines slices and input bits. docs/cim_macro.md states the circuit model,
+// the encodings, the ADC rules, the noise model and the event formulas.
 //
-// This header is the interface; macro.cpp documents and implements the circuit behaviour.
+// Signs, without negative cell levels or bipolar DACs: the sign bit of a two's-complement value
+// always travels alone, as a 1-bit slice (weights) or a 1-bit input cycle (inputs), weighted
+// negatively in the shift-and-add. The other W-1 (B-1) bits are cut into cell_bits
+// (input_bits_per_cycle) wide pieces from the least significant bit up. Hence
+//   slices_per_weight: twos_complement 1 + ceil((W-1)/c); offset ceil(W/c);
+//                      differential 2 * ceil((W-1)/c)
+//   input_cycles:      signed 1 + ceil((B-1)/d); unsigned ceil(B/d)
+// (with 1-bit cells and bit-serial inputs these are the familiar W and B).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -43,10 +51,25 @@ struct MacroSpec {
 
   // Throws kvcim::Error naming `where`, the field and the value.
   void validate(const std::string& where) const;
-  int slices_per_weight() const;   // columns of one weight (x2 for differential)
+  int slices_per_weight() const;   // columns of one weight (x2 for differential), see above
   int weights_per_row() const;     // cols / slices_per_weight()
-  int input_cycles() const;        // ceil(input_bits / input_bits_per_cycle)
+  int input_cycles() const;        // see above; ceil(input_bits / input_bits_per_cycle) if unsigned
   int row_groups(int used_rows) const;  // ceil(used_rows / rows_per_cycle)
+
+  // Range of one stored weight: [weight_min, weight_max] = [-2^(W-1), 2^(W-1)-1], except
+  // differential: [-(2^(W-1)-1), 2^(W-1)-1] (a magnitude of W-1 bits per column group).
+  int32_t weight_min() const;
+  int32_t weight_max() const;
+  // Range of one input: signed [-2^(B-1), 2^(B-1)-1], unsigned [0, 2^B-1].
+  int32_t input_min() const;
+  int32_t input_max() const;
+  // Analog ADC (ignored in digital mode). Full scale = the largest noise-free column partial
+  // sum: rows_per_cycle * (2^dmax - 1) * (2^cmax - 1), dmax/cmax the widest input piece / slice.
+  // The step is 2^adc_shift(): the smallest shift s >= 0 with (2^adc_bits - 1) * 2^s >= range,
+  // range = full scale (full_scale) or adc_clip * full scale (calibrated).
+  // code = clamp(floor(p / 2^s + 1/2), 0, 2^adc_bits - 1); reconstructed partial sum code << s.
+  int64_t adc_full_scale() const;
+  int adc_shift() const;
 };
 
 // What one macro did. Energy and latency come from these counts times a technology table.
@@ -73,7 +96,8 @@ class Macro {
   explicit Macro(const MacroSpec& spec);
   const MacroSpec& spec() const { return spec_; }
 
-  // Writes one signed weight W[row][out] (|w| < 2^(weight_bits-1) + 1); counts cell writes.
+  // Writes one signed weight W[row][out] in [spec.weight_min(), spec.weight_max()] (else throws);
+  // counts cell writes. Cells start holding weight 0 (not counted as writes, no cell noise).
   void write(int row, int out, int32_t w);
   // A whole block: W[r][o] = w[r * n_out + o] for r < n_rows, o < n_out, at the origin.
   void write_block(const int8_t* w, int n_rows, int n_out);
@@ -83,7 +107,17 @@ class Macro {
 
   // y[o] = sum_{r < n_rows} x[r] * W[r][o] for o < n_out, as the circuit computes it: exact in
   // digital mode (and in analog mode when the ADC is lossless and there is no noise).
+  // Inputs outside [spec.input_min(), spec.input_max()] or sizes beyond the macro throw.
+  // Fast path: digital = the exact integer product, events added by compute_events(); analog =
+  // popcounts over packed bit-planes (the bit-level reference when cells carry noise).
   void compute(const int32_t* x, int n_rows, int64_t* y, int n_out);
+  // The same function computed the slow, literal way: every (column, input cycle, row group)
+  // partial sum formed from the stored cell levels and input bits, read by the adder tree or the
+  // ADC, recombined by shift-and-add, each event counted as it happens. Tests prove that
+  // compute() == compute_reference() (results, events and the noise generator's state).
+  void compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_out);
+  // The weight that the cells of (row, out) encode (decoded from the stored levels).
+  int32_t read(int row, int out) const;
 
   const MacroEvents& events() const { return events_; }
   void reset_events() { events_ = MacroEvents{}; }
@@ -94,6 +128,17 @@ class Macro {
   std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels
   std::vector<float> cell_noise_;   // [rows, cols] programmed deviation (analog, noisy only)
   uint64_t rng_state_;
+  // Fast-path mirrors of cells_, kept in step by every write:
+  std::vector<int8_t> weights_;     // [rows, weights_per_row] decoded weights (digital fast path)
+  std::vector<uint64_t> planes_;    // [cell_bits][row words][cols] bit-planes (analog fast path)
+  int row_words_ = 0;               // ceil(rows / 64)
+
+  void check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_out,
+                     const char* where) const;
+  void store(int row, int out, int32_t w);  // cells + mirrors + cell noise, no event counting
+  double gaussian();                        // next N(0, 1) draw of the macro's generator
+  void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
+  void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
 };
 
 }  // namespace kvcim::cmodel::cim

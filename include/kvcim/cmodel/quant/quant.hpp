@@ -3,7 +3,10 @@
 //
 // Rounding rule: round half away from zero (std::lround), then saturate symmetrically to
 // [-qmax, qmax] with qmax = 2^(bits-1) - 1 (the code -2^(bits-1) is never produced, so negation
-// never overflows and a zero point is never needed).
+// never overflows and a zero point is never needed). The quotient x / scale is formed in float.
+// Scales: an all-zero row or vector gets scale 1 (codes all 0), so no consumer divides by zero.
+// Errors: bits outside [2, 8], a non-finite input value or a non-positive / non-finite scale
+// throw kvcim::Error naming the function, the field and the value.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -44,10 +47,18 @@ struct Pow2Vector {
   std::vector<int8_t> q;
   int exponent = 0;  // x[i] ~= q[i] * 2^exponent
 };
+// A zero vector gets exponent kPow2ZeroExponent (and all codes 0). Because max|x| <= qmax * 2^e,
+// quantize_pow2 never saturates; its only loss is the rounding of x * 2^-e (exact power-of-two
+// scaling) half away from zero.
+inline constexpr int kPow2ZeroExponent = 0;
 Pow2Vector quantize_pow2(const float* x, int n, int bits);
+// The exponent rule of quantize_pow2 alone: smallest e with max_abs <= qmax(bits) * 2^e.
+int pow2_exponent(float max_abs, int bits);
 
 // Integer helpers shared by the C models and mirrored by the RTL:
-// arithmetic right shift by `shift` >= 0 with rounding half up: (x + 2^(shift-1)) >> shift.
+// arithmetic right shift by `shift` >= 0 with rounding half up: (x + 2^(shift-1)) >> shift,
+// i.e. floor(x / 2^shift + 1/2) (ties go towards +infinity, also for negative x); never overflows.
+// shift = 0 returns x; shift outside [0, 62] throws kvcim::Error.
 int64_t shift_round(int64_t x, int shift);
 
 }  // namespace kvcim::cmodel::quant

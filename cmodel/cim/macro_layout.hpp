@@ -1,0 +1,61 @@
+// Internal to the macro C model: how a weight is cut into column slices and an input into
+// per-cycle pieces. Every path (bit-level reference, fast paths, event formulas, decoding) reads
+// the layout from here, so the encodings are defined in exactly one place.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+
+namespace kvcim::cmodel::cim::detail {
+
+// One slice (weights) or one input cycle (inputs): bits [offset, offset + width) of its source
+// value, weighted sign * 2^offset in the shift-and-add.
+struct Piece {
+  int offset = 0;
+  int width = 1;
+  int sign = 1;        // +1, or -1 for the sign bit / the negative differential group
+  bool negative_source = false;  // differential: the slice holds bits of max(-w, 0)
+};
+
+inline uint32_t low_mask(int width) { return width >= 32 ? ~0u : ((1u << width) - 1u); }
+
+// Slices of one weight, least significant first (column o*S + j holds slice j of output o).
+std::vector<Piece> weight_slices(const MacroSpec& spec);
+// Input pieces, in cycle order (cycle k applies piece k).
+std::vector<Piece> input_pieces(const MacroSpec& spec);
+
+// The unsigned value whose bits the slices hold: twos_complement: the W-bit two's-complement
+// code; offset: w + 2^(W-1); differential: max(w, 0) or max(-w, 0) per slice.
+inline uint32_t slice_level(const MacroSpec& spec, const Piece& p, int32_t w) {
+  uint32_t src;
+  switch (spec.encoding) {
+    case WeightEncoding::twos_complement:
+      src = static_cast<uint32_t>(w) & low_mask(spec.weight_bits);
+      break;
+    case WeightEncoding::offset:
+      src = static_cast<uint32_t>(w + (1 << (spec.weight_bits - 1)));
+      break;
+    default:
+      src = static_cast<uint32_t>(p.negative_source ? (w < 0 ? -w : 0) : (w > 0 ? w : 0));
+      break;
+  }
+  return (src >> p.offset) & low_mask(p.width);
+}
+
+// The level an input x drives in cycle piece p (its B-bit two's-complement or unsigned code).
+inline uint32_t input_level(const MacroSpec& spec, const Piece& p, int32_t x) {
+  const uint32_t code = static_cast<uint32_t>(x) & low_mask(spec.input_bits);
+  return (code >> p.offset) & low_mask(p.width);
+}
+
+// Gaussian noise source of a macro: splitmix64 uniforms and Box-Muller (one normal per two
+// uniforms, nothing cached), so the stream is identical on every platform and standard library.
+inline uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+}  // namespace kvcim::cmodel::cim::detail

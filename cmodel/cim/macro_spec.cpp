@@ -1,0 +1,187 @@
+// MacroSpec: validation, the derived geometry (slices, cycles, ADC step) and the analytic event
+// formulas of docs/cim_macro.md. The simulation counts events as they happen (reference path);
+// tests hold it equal to these formulas, which the fast paths, the mapper and the energy model use.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/error.hpp"
+#include "macro_layout.hpp"
+
+namespace kvcim::cmodel::cim {
+namespace {
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+void check_range(const std::string& where, const char* field, long long v, long long lo,
+                 long long hi, const std::string& why = "") {
+  if (v < lo || v > hi)
+    fail(where, field, std::to_string(v),
+         "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]" + why);
+}
+
+void check_sigma(const std::string& where, const char* field, double v) {
+  if (!std::isfinite(v) || v < 0.0) fail(where, field, std::to_string(v), "a finite number >= 0");
+}
+
+}  // namespace
+
+void MacroSpec::validate(const std::string& where) const {
+  if (kind != MacroKind::digital && kind != MacroKind::analog)
+    fail(where, "kind", std::to_string(static_cast<int>(kind)), "digital or analog");
+  if (encoding != WeightEncoding::twos_complement && encoding != WeightEncoding::offset &&
+      encoding != WeightEncoding::differential)
+    fail(where, "encoding", std::to_string(static_cast<int>(encoding)),
+         "twos_complement, offset or differential");
+  if (adc_range != AdcRange::full_scale && adc_range != AdcRange::calibrated)
+    fail(where, "adc_range", std::to_string(static_cast<int>(adc_range)),
+         "full_scale or calibrated");
+  // 65536 rows keep every column partial sum (and its reconstruction) inside 32 bits.
+  check_range(where, "rows", rows, 1, 65536);
+  check_range(where, "cols", cols, 1, 65536);
+  check_range(where, "cell_bits", cell_bits, 1, 4, " (SRAM 1, ReRAM up to 4)");
+  check_range(where, "weight_bits", weight_bits, 2, 8);
+  check_range(where, "input_bits", input_bits, input_signed ? 2 : 1, 16,
+              input_signed ? " (signed inputs need a sign bit and a magnitude bit)" : "");
+  check_range(where, "input_bits_per_cycle", input_bits_per_cycle, 1,
+              std::min(8, input_bits), " (at most input_bits)");
+  check_range(where, "rows_per_cycle", rows_per_cycle, 1, rows, " (at most rows)");
+  check_range(where, "adc_bits", adc_bits, 1, 16);
+  check_range(where, "adc_share", adc_share, 1, cols, " (at most cols)");
+  if (!(adc_clip > 0.0 && adc_clip <= 1.0))
+    fail(where, "adc_clip", std::to_string(adc_clip), "a fraction of full scale in (0, 1]");
+  check_sigma(where, "cell_noise_sigma", cell_noise_sigma);
+  check_sigma(where, "read_noise_sigma", read_noise_sigma);
+  if (kind == MacroKind::digital && cell_noise_sigma != 0.0)
+    fail(where, "cell_noise_sigma", std::to_string(cell_noise_sigma),
+         "0 for a digital macro (noise is an analog effect)");
+  if (kind == MacroKind::digital && read_noise_sigma != 0.0)
+    fail(where, "read_noise_sigma", std::to_string(read_noise_sigma),
+         "0 for a digital macro (noise is an analog effect)");
+  if (cols < slices_per_weight())
+    fail(where, "cols", std::to_string(cols),
+         "at least slices_per_weight() = " + std::to_string(slices_per_weight()) +
+             " columns to hold one weight");
+}
+
+int MacroSpec::slices_per_weight() const {
+  switch (encoding) {
+    case WeightEncoding::twos_complement: return 1 + ceil_div(weight_bits - 1, cell_bits);
+    case WeightEncoding::offset: return ceil_div(weight_bits, cell_bits);
+    default: return 2 * ceil_div(weight_bits - 1, cell_bits);
+  }
+}
+
+int MacroSpec::weights_per_row() const { return cols / slices_per_weight(); }
+
+int MacroSpec::input_cycles() const {
+  return input_signed ? 1 + ceil_div(input_bits - 1, input_bits_per_cycle)
+                      : ceil_div(input_bits, input_bits_per_cycle);
+}
+
+int MacroSpec::row_groups(int used_rows) const { return ceil_div(used_rows, rows_per_cycle); }
+
+int32_t MacroSpec::weight_min() const {
+  return encoding == WeightEncoding::differential ? -((1 << (weight_bits - 1)) - 1)
+                                                  : -(1 << (weight_bits - 1));
+}
+int32_t MacroSpec::weight_max() const { return (1 << (weight_bits - 1)) - 1; }
+int32_t MacroSpec::input_min() const { return input_signed ? -(1 << (input_bits - 1)) : 0; }
+int32_t MacroSpec::input_max() const {
+  return input_signed ? (1 << (input_bits - 1)) - 1 : (1 << input_bits) - 1;
+}
+
+int64_t MacroSpec::adc_full_scale() const {
+  int dmax = 0, cmax = 0;
+  for (const auto& p : detail::input_pieces(*this)) dmax = std::max(dmax, p.width);
+  for (const auto& p : detail::weight_slices(*this)) cmax = std::max(cmax, p.width);
+  return static_cast<int64_t>(rows_per_cycle) * ((1 << dmax) - 1) * ((1 << cmax) - 1);
+}
+
+int MacroSpec::adc_shift() const {
+  const double range = adc_range == AdcRange::full_scale
+                           ? static_cast<double>(adc_full_scale())
+                           : adc_clip * static_cast<double>(adc_full_scale());
+  const double top_code = static_cast<double>((int64_t{1} << adc_bits) - 1);
+  int s = 0;
+  while (std::ldexp(top_code, s) < range) ++s;
+  return s;
+}
+
+namespace detail {
+
+std::vector<Piece> weight_slices(const MacroSpec& spec) {
+  const int W = spec.weight_bits, c = spec.cell_bits;
+  std::vector<Piece> out;
+  // Magnitude (or offset-code) bits, least significant first, cell_bits at a time.
+  const int body = spec.encoding == WeightEncoding::offset ? W : W - 1;
+  for (int off = 0; off < body; off += c) out.push_back({off, std::min(c, body - off), +1, false});
+  if (spec.encoding == WeightEncoding::twos_complement) {
+    out.push_back({W - 1, 1, -1, false});  // the sign bit alone, weighted -2^(W-1)
+  } else if (spec.encoding == WeightEncoding::differential) {
+    const size_t n = out.size();
+    for (size_t j = 0; j < n; ++j) out.push_back({out[j].offset, out[j].width, -1, true});
+  }
+  return out;
+}
+
+std::vector<Piece> input_pieces(const MacroSpec& spec) {
+  const int B = spec.input_bits, d = spec.input_bits_per_cycle;
+  const int body = spec.input_signed ? B - 1 : B;
+  std::vector<Piece> out;
+  for (int off = 0; off < body; off += d) out.push_back({off, std::min(d, body - off), +1, false});
+  if (spec.input_signed) out.push_back({B - 1, 1, -1, false});  // sign bit, weighted -2^(B-1)
+  return out;
+}
+
+}  // namespace detail
+
+MacroEvents& MacroEvents::operator+=(const MacroEvents& o) {
+  row_activations += o.row_activations;
+  column_reads += o.column_reads;
+  adc_conversions += o.adc_conversions;
+  adder_ops += o.adder_ops;
+  shift_add_ops += o.shift_add_ops;
+  cell_writes += o.cell_writes;
+  cycles += o.cycles;
+  return *this;
+}
+
+namespace {
+void check_shape(const MacroSpec& spec, const char* where, int n_rows, int n_out) {
+  spec.validate(where);
+  check_range(where, "n_rows", n_rows, 0, spec.rows, " (the macro's rows)");
+  check_range(where, "n_out", n_out, 0, spec.weights_per_row(), " (weights_per_row())");
+}
+}  // namespace
+
+// Formulas (docs/cim_macro.md, "Events"): R rows, N outputs, S slices, T input cycles,
+// G = ceil(R / rows_per_cycle) row groups, C = N*S columns.
+MacroEvents compute_events(const MacroSpec& spec, int n_rows, int n_out) {
+  check_shape(spec, "cim::compute_events", n_rows, n_out);
+  MacroEvents e;
+  if (n_rows == 0 || n_out == 0) return e;
+  const int64_t R = n_rows, N = n_out, S = spec.slices_per_weight(), T = spec.input_cycles();
+  const int64_t G = spec.row_groups(n_rows), C = N * S;
+  const bool analog = spec.kind == MacroKind::analog;
+  const bool offset = spec.encoding == WeightEncoding::offset;
+  e.row_activations = R * T;
+  e.column_reads = C * T * G;
+  e.adc_conversions = analog ? C * T * G : 0;
+  e.adder_ops = (analog ? 0 : C * T * (R - G)) + C * T * (G - 1) + (offset ? R - 1 : 0);
+  e.shift_add_ops = N * (S * T - 1) + (offset ? N : 0);
+  e.cycles = T * G * (analog ? std::min<int64_t>(spec.adc_share, C) : 1);
+  return e;
+}
+
+MacroEvents write_events(const MacroSpec& spec, int n_rows, int n_out) {
+  check_shape(spec, "cim::write_events", n_rows, n_out);
+  MacroEvents e;
+  if (n_rows == 0 || n_out == 0) return e;
+  e.cell_writes = int64_t{n_rows} * n_out * spec.slices_per_weight() * spec.cell_bits;
+  e.cycles = n_rows;  // one wordline written per cycle, all its columns in parallel
+  return e;
+}
+
+}  // namespace kvcim::cmodel::cim

@@ -1,0 +1,130 @@
+// The one place where kvcim's integer formats round and saturate (see quant.hpp for the rules).
+#include "kvcim/cmodel/quant/quant.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::cmodel::quant {
+namespace {
+
+// The single rounding rule: round half away from zero, then saturate to [-qm, qm]. Values far
+// outside the range are clipped before rounding so that std::lround never sees an out-of-range
+// argument (its result would be unspecified).
+int32_t round_saturate(double v, int qm) {
+  if (v >= qm) return qm;
+  if (v <= -qm) return -qm;
+  return static_cast<int32_t>(std::lround(v));
+}
+
+void check_finite(float x, const char* where, long index) {
+  if (!std::isfinite(x))
+    fail(where, "x[" + std::to_string(index) + "]", std::to_string(x), "a finite number");
+}
+
+}  // namespace
+
+int qmax(int bits) {
+  if (bits < kMinBits || bits > kMaxBits)
+    fail("quant", "bits", std::to_string(bits),
+         "an integer in [" + std::to_string(kMinBits) + ", " + std::to_string(kMaxBits) + "]");
+  return (1 << (bits - 1)) - 1;
+}
+
+int32_t quantize_value(float x, float scale, int bits) {
+  const int qm = qmax(bits);
+  if (!(scale > 0.0f) || !std::isfinite(scale))
+    fail("quant::quantize_value", "scale", std::to_string(scale), "a positive finite number");
+  if (std::isnan(x)) fail("quant::quantize_value", "x", "nan", "a number");
+  // The quotient is formed in float, as the header states (x / scale), then rounded once.
+  const float v = x / scale;
+  return round_saturate(static_cast<double>(v), qm);
+}
+
+QuantizedMatrix quantize_weights(const Matrix& w, int bits) {
+  const int qm = qmax(bits);
+  QuantizedMatrix out;
+  out.rows = static_cast<int>(w.rows());
+  out.cols = static_cast<int>(w.cols());
+  out.bits = bits;
+  out.q.resize(static_cast<size_t>(out.rows) * out.cols);
+  out.scale.resize(out.rows);
+  for (int r = 0; r < out.rows; ++r) {
+    float m = 0.0f;
+    for (int c = 0; c < out.cols; ++c) {
+      check_finite(w(r, c), "quant::quantize_weights", static_cast<long>(r) * out.cols + c);
+      m = std::max(m, std::fabs(w(r, c)));
+    }
+    // An all-zero row keeps scale 1 so that no consumer ever divides by zero; its codes are 0.
+    const float s = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;
+    out.scale[r] = s;
+    for (int c = 0; c < out.cols; ++c)
+      out.q[static_cast<size_t>(r) * out.cols + c] =
+          static_cast<int8_t>(quantize_value(w(r, c), s, bits));
+  }
+  return out;
+}
+
+QuantizedVector quantize_activation(const float* x, int n, int bits) {
+  const int qm = qmax(bits);
+  if (n < 0) fail("quant::quantize_activation", "n", std::to_string(n), "n >= 0");
+  if (n > 0 && x == nullptr) fail("quant::quantize_activation", "x", "null", "n readable values");
+  QuantizedVector out;
+  out.bits = bits;
+  out.q.resize(n);
+  float m = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    check_finite(x[i], "quant::quantize_activation", i);
+    m = std::max(m, std::fabs(x[i]));
+  }
+  out.scale = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;  // zero vector: scale 1, codes 0
+  for (int i = 0; i < n; ++i) out.q[i] = static_cast<int8_t>(quantize_value(x[i], out.scale, bits));
+  return out;
+}
+
+int pow2_exponent(float max_abs, int bits) {
+  const int qm = qmax(bits);
+  if (!(max_abs >= 0.0f) || !std::isfinite(max_abs))
+    fail("quant::pow2_exponent", "max_abs", std::to_string(max_abs), "a finite number >= 0");
+  if (max_abs == 0.0f) return kPow2ZeroExponent;
+  // Start from the floating-point estimate, then settle exactly: qm * 2^e is exact in double.
+  int e = static_cast<int>(std::ceil(std::log2(static_cast<double>(max_abs) / qm)));
+  const double m = max_abs;
+  while (std::ldexp(static_cast<double>(qm), e) < m) ++e;
+  while (std::ldexp(static_cast<double>(qm), e - 1) >= m) --e;
+  return e;
+}
+
+Pow2Vector quantize_pow2(const float* x, int n, int bits) {
+  const int qm = qmax(bits);
+  if (n < 0) fail("quant::quantize_pow2", "n", std::to_string(n), "n >= 0");
+  if (n > 0 && x == nullptr) fail("quant::quantize_pow2", "x", "null", "n readable values");
+  Pow2Vector out;
+  out.bits = bits;
+  out.q.resize(n);
+  float m = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    check_finite(x[i], "quant::quantize_pow2", i);
+    m = std::max(m, std::fabs(x[i]));
+  }
+  out.exponent = pow2_exponent(m, bits);
+  // x * 2^-e is exact (a power-of-two scaling) unless it underflows, so the same rounding rule
+  // applies to the exact quotient; |x| <= qm * 2^e means no value ever saturates.
+  for (int i = 0; i < n; ++i)
+    out.q[i] = static_cast<int8_t>(
+        round_saturate(std::ldexp(static_cast<double>(x[i]), -out.exponent), qm));
+  return out;
+}
+
+int64_t shift_round(int64_t x, int shift) {
+  if (shift < 0 || shift > 62)
+    fail("quant::shift_round", "shift", std::to_string(shift), "an integer in [0, 62]");
+  if (shift == 0) return x;
+  // floor((x + 2^(shift-1)) / 2^shift) without forming x + 2^(shift-1), which could overflow:
+  // the quotient's floor plus the bit just below the cut (1 exactly when the remainder >= half).
+  return (x >> shift) + ((x >> (shift - 1)) & 1);
+}
+
+}  // namespace kvcim::cmodel::quant
