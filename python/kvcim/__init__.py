@@ -26,3 +26,12 @@ for _name in ("HardwareSpec", "Placement", "map", "Report", "run", "cosim", "Cos
     if hasattr(_core, _name):
         globals()[_name] = getattr(_core, _name)
 del _name
+
+
+def __getattr__(name):
+    # The pure-Python tools load on first use: `import kvcim` stays quick, and
+    # `python3 -m kvcim.sweep` does not find kvcim.sweep imported before it runs.
+    if name in ("sweep", "plot", "results", "grid", "evaluate", "experiment"):
+        import importlib
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'kvcim' has no attribute {name!r}")

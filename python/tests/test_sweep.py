@@ -1,0 +1,176 @@
+"""Sweeps: grid expansion and keys, spec validation, failing and crashing points, and a sweep killed
+mid-way and resumed with no point lost or repeated."""
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import kvcim
+from kvcim import grid, results
+from conftest import PYTHON, child_env
+
+SLOW = "sweep_helpers:slow_square"
+
+
+def keys_in(path):
+    return [r["key"] for r in results.read_records(path)]
+
+
+def test_grid_points_are_the_product_with_stable_keys(tmp_path):
+    hw = tmp_path / "hw.yaml"
+    hw.write_text("macro:\n  rows: 64\n  adc_bits: 8\nkv:\n  page_tokens: 16\n")
+    spec = {"evaluate": "perplexity", "hardware": str(hw),
+            "grid": {"macro.adc_bits": [4, 6, 8], "hardware.kv.page_tokens": [8, 16],
+                     "policy": ["a", "b"]},
+            "points": [{"macro.rows": 128}]}
+    points = grid.SweepSpec.from_dict(spec).points()
+    assert len(points) == 3 * 2 * 2 + 1
+    assert len({p.key for p in points}) == len(points)
+    # The grid's values are written into the point document, and nothing else changes.
+    p = points[5]  # adc 6, page 8, policy b (last path varies fastest)
+    assert p.overrides == {"hardware.macro.adc_bits": 6, "hardware.kv.page_tokens": 8,
+                           "policy": "b"}
+    assert p.document["hardware"] == {"macro": {"rows": 64, "adc_bits": 6},
+                                      "kv": {"page_tokens": 8}}
+    assert p.document["policy"] == "b"
+    assert points[-1].document["hardware"]["macro"] == {"rows": 128, "adc_bits": 8}
+    # Keys are a function of the point only: the same spec gives the same keys, and a changed
+    # base gives new keys (old results are not reused for a different machine), except for the
+    # extra point that sets the changed field itself: its document, hence its key, is the same.
+    assert [q.key for q in grid.SweepSpec.from_dict(spec).points()] == [q.key for q in points]
+    hw.write_text("macro:\n  rows: 32\n  adc_bits: 8\nkv:\n  page_tokens: 16\n")
+    changed = grid.SweepSpec.from_dict(spec).points()
+    assert not {q.key for q in changed[:-1]} & {q.key for q in points}
+    assert changed[-1].key == points[-1].key
+
+
+BAD_SPECS = [
+    ("- 1\n- 2\n", "spec"),
+    ("evaluate: map\ngrid: {}\n", "hardware"),
+    ("evaluate: perplexity\ngrid:\n  run.x: 3\n", "grid.run.x"),
+    ("evaluate: perplexity\ngrid:\n  run.x: []\n", "grid.run.x"),
+    ("evaluate: simulate\n", "evaluate"),
+    ("evaluate: perplexity\ngird:\n  run.x: [1]\n", "gird"),
+    ("evaluate: map\nhardware: nowhere.yaml\n", "hardware"),
+    ("evaluate: perplexity\ngrid: {run.x: [1, 2]\n", "yaml"),
+    ("evaluate: perplexity\nmax_attempts: 0\n", "max_attempts"),
+    ("evaluate: perplexity\ngrid:\n  macro.rows: [1]\n", "grid.macro.rows"),
+]
+
+
+@pytest.mark.parametrize("text,field", BAD_SPECS)
+def test_bad_spec_is_one_line_and_exit_code_2(tmp_path, text, field):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    out = tmp_path / "r.jsonl"
+    proc = subprocess.run([PYTHON, "-m", "kvcim.sweep", str(spec), "--out", str(out)],
+                          env=child_env(), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("kvcim.sweep: ") and str(spec) in lines[0]
+    assert field in lines[0], lines[0]
+    assert not out.exists() or out.read_text() == ""
+
+
+def test_failing_point_is_recorded_and_the_sweep_goes_on(tmp_path):
+    out = tmp_path / "r.jsonl"
+    spec = {"evaluate": SLOW, "run": {"fail_on": 2}, "grid": {"run.x": [0, 1, 2, 3, 4]}}
+    first = kvcim.sweep(spec, out, workers=2, progress=False)
+    assert (first.total, first.ok, first.errors, first.evaluated) == (5, 4, 1, 5)
+    by_x = {r["overrides"]["run.x"]: r for r in results.load(out)}
+    assert by_x[2]["status"] == "error" and by_x[2]["error_type"] == "ValueError"
+    assert "fails on purpose" in by_x[2]["error"]
+    assert all(by_x[x]["result"]["square"] == x * x for x in (0, 1, 3, 4))
+    # Running again evaluates nothing; retry_errors re-evaluates only the failed point.
+    again = kvcim.sweep(spec, out, workers=2, progress=False)
+    assert (again.skipped, again.evaluated) == (5, 0)
+    retried = kvcim.sweep(spec, out, workers=2, progress=False, retry_errors=True)
+    assert (retried.skipped, retried.evaluated, retried.errors) == (4, 1, 1)
+    assert len(keys_in(out)) == 6
+
+
+def test_a_point_that_kills_its_worker_is_recorded_and_the_others_complete(tmp_path):
+    out = tmp_path / "r.jsonl"
+    log = tmp_path / "starts.log"
+    spec = {"evaluate": SLOW, "run": {"crash_on": 3, "sleep_s": 0.05, "log": str(log)},
+            "grid": {"run.x": list(range(8))}}
+    r = kvcim.sweep(spec, out, workers=2, progress=False)
+    assert (r.total, r.ok, r.errors, r.missing) == (8, 7, 1, 0)
+    records = results.load(out)
+    assert len(keys_in(out)) == 8  # each point written exactly once
+    crashed = [rec for rec in records if rec["status"] == "error"]
+    assert crashed[0]["overrides"] == {"run.x": 3}
+    assert crashed[0]["error_type"] == "WorkerDied" and crashed[0]["attempts"] == 2
+
+
+def test_python_api_rejects_bad_arguments(tmp_path):
+    with pytest.raises(kvcim.Error, match="workers"):
+        kvcim.sweep({"evaluate": SLOW, "grid": {"run.x": [1]}}, tmp_path / "r.jsonl", workers=0)
+    with pytest.raises(kvcim.Error, match="evaluate"):
+        kvcim.sweep({"evaluate": 3}, tmp_path / "r.jsonl")
+
+
+def test_partial_last_line_is_cut_before_appending(tmp_path):
+    out = tmp_path / "r.jsonl"
+    spec = {"evaluate": SLOW, "grid": {"run.x": [0, 1, 2]}}
+    kvcim.sweep(spec, out, workers=1, progress=False)
+    whole = out.read_bytes()
+    # A machine crash in the middle of a write leaves a fragment of a line.
+    out.write_bytes(whole + b'{"key": "abc", "stat')
+    spec["grid"]["run.x"].append(3)
+    r = kvcim.sweep(spec, out, workers=1, progress=False)
+    assert (r.skipped, r.evaluated, r.ok) == (3, 1, 4)
+    lines = out.read_bytes().split(b"\n")
+    assert lines[-1] == b""
+    assert all(json.loads(line) for line in lines[:-1])  # every line whole JSON
+    assert out.read_bytes().startswith(whole)
+
+
+def test_two_sweeps_cannot_write_one_file(tmp_path):
+    out = tmp_path / "r.jsonl"
+    with results.ResultWriter(out):
+        with pytest.raises(kvcim.Error, match="another sweep"):
+            kvcim.sweep({"evaluate": SLOW, "grid": {"run.x": [1]}}, out, progress=False)
+
+
+def test_killed_sweep_resumes_with_no_point_lost_or_repeated(tmp_path):
+    n = 24
+    out = tmp_path / "r.jsonl"
+    log = tmp_path / "starts.log"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"evaluate: {SLOW}\nrun:\n  sleep_s: 0.25\n  log: {log}\n"
+                    f"grid:\n  run.x: {list(range(n))}\n")
+    cmd = [PYTHON, "-m", "kvcim.sweep", str(spec), "--out", str(out), "--workers", "2"]
+    # Own session, so that the kill takes the driver and its pool workers at once, like a
+    # killed job.
+    proc = subprocess.Popen(cmd, env=child_env(), start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(keys_in(out)) < 6 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=30)
+    before = keys_in(out)
+    assert 6 <= len(before) < n, "the sweep must be killed part-way"
+    assert len(set(before)) == len(before)
+
+    resumed = subprocess.run(cmd, env=child_env(), capture_output=True, text=True, timeout=120)
+    assert resumed.returncode == 0, resumed.stderr
+    assert f"{len(before)} done before" in resumed.stderr
+    assert f"{n}/{n} 100%" in resumed.stderr  # the progress bar reached the end
+    after = keys_in(out)
+    counts = collections.Counter(after)
+    assert len(counts) == n and max(counts.values()) == 1, "a point lost or repeated"
+    assert after[:len(before)] == before  # the first run's lines are kept as they were
+    assert sorted(r["result"]["x"] for r in results.load(out)) == list(range(n))
+    # The points recorded before the kill were not evaluated again.
+    starts = collections.Counter(int(line.split()[0]) for line in log.read_text().split("\n")
+                                 if line)
+    done_first = {r["result"]["x"] for r in results.read_records(out)[:len(before)]}
+    assert all(starts[x] == 1 for x in done_first)
