@@ -1,0 +1,214 @@
+#include "kvcim/cmodel/energy/tech.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <regex>
+#include <set>
+
+#include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::cmodel::energy {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The row IDs of ../shared/research/energy-numbers.md. A citation of anything else is a typo.
+const std::set<std::string>& known_ids() {
+  static const std::set<std::string> ids = {
+      "H1", "H2", "H3", "H4", "H5", "H6", "M1", "M3", "M4", "M5", "M6", "M7", "M8", "M10",
+      "M11", "C1", "C2", "C3", "C4", "C6", "C7", "C8", "C9", "C10", "C11", "C12", "A1",
+      "A2", "A3", "A4", "A5", "A7", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "T9",
+      "K1", "K2", "K3", "K4", "K5", "K6", "K7", "K8"};
+  return ids;
+}
+
+// Tables inherit through `base:`; a chain longer than this is a cycle.
+constexpr int kMaxBaseDepth = 8;
+
+// allow_unlimited: the value may be the word `unlimited` (returned as +infinity).
+TechValue read_value(const Section& parent, const std::string& key, Unit unit,
+                     bool allow_unlimited = false) {
+  const Section s = parent.child(key);
+  s.check_keys({"value", "source", "assumption"});
+  TechValue v;
+  v.defined_in = parent.file();
+  if (allow_unlimited && s.has("value") && s.node()["value"].IsScalar() &&
+      s.node()["value"].Scalar() == "unlimited")
+    v.value = HUGE_VAL;
+  else
+    v.value = s.get_quantity("value", unit);
+  const bool has_src = s.has("source"), has_asm = s.has("assumption");
+  if (has_src == has_asm)
+    s.error(has_src ? "assumption" : "value",
+            "give exactly one of source: (a row ID of energy-numbers.md, e.g. \"[H1] ...\") or "
+            "assumption: (the reasoning)");
+  if (has_src) {
+    v.provenance = s.get_string("source");
+    static const std::regex id_re(R"(\[([A-Z][0-9]+)\])");
+    std::smatch m;
+    bool any = false;
+    for (auto it = std::sregex_iterator(v.provenance.begin(), v.provenance.end(), id_re);
+         it != std::sregex_iterator(); ++it) {
+      any = true;
+      if (!is_known_source_id((*it)[1].str()))
+        s.error("source", "cites [" + (*it)[1].str() + "], which is not a row ID of "
+                          "energy-numbers.md");
+    }
+    if (!any)
+      s.error("source", "must cite a row ID of energy-numbers.md in brackets, e.g. \"[H1] ...\"");
+  } else {
+    v.assumption = true;
+    v.provenance = s.get_string("assumption");
+    // An assumption must say why; a word or two is not a reasoning.
+    if (v.provenance.size() < 16)
+      s.error("assumption", "state the reasoning (node scaling, write ~ read, ...) in a sentence");
+  }
+  return v;
+}
+
+struct Partial {
+  std::string name, description;
+  std::array<std::optional<EventCost>, kEventKinds> events;
+  std::optional<std::optional<TechValue>> endurance;  // outer: given here; inner: unlimited
+};
+
+void read_into(const std::string& path, Partial& out, int depth) {
+  if (depth > kMaxBaseDepth)
+    fail(path, "base", "(chain)", "more than " + std::to_string(kMaxBaseDepth) +
+                                      " levels of base: tables (a cycle?)");
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    fail(path, "file", "'" + path + "'", "cannot open the technology table");
+  } catch (const YAML::Exception& e) {
+    fail(path, "yaml", "(syntax)", e.what());
+  }
+  const Section top(root, path, "");
+  top.check_keys({"name", "description", "node_nm", "base", "events", "cell"});
+  if (top.has("node_nm")) top.get_number("node_nm", 1, 1000);
+  // The base is read first; this file's entries then override it.
+  if (top.has("base")) {
+    const fs::path base = fs::path(path).parent_path() / top.get_string("base");
+    if (!fs::exists(base)) top.error("base", "no such file: " + base.string());
+    read_into(base.string(), out, depth + 1);
+  }
+  out.name = top.get_string("name");
+  out.description = top.get_string("description", out.description);
+
+  std::vector<std::string> kinds;
+  for (auto k : all_event_kinds()) kinds.emplace_back(name(k));
+  if (top.has("events")) {
+    const Section ev = top.child("events");
+    ev.check_keys(kinds);
+    for (auto k : all_event_kinds()) {
+      const std::string kn(name(k));
+      if (!ev.has(kn)) continue;
+      const Section e = ev.child(kn);
+      std::vector<std::string> fields = {"energy_pj", "latency_ns"};
+      if (k == EventKind::adc_conversion) fields.push_back("energy_pj_by_adc_bits");
+      e.check_keys(fields);
+      EventCost c;
+      c.energy_pj = read_value(e, "energy_pj", Unit::pj);
+      c.latency_ns = read_value(e, "latency_ns", Unit::ns);
+      if (e.has("energy_pj_by_adc_bits")) {
+        const Section by = e.child("energy_pj_by_adc_bits");
+        for (const auto& key : by.keys()) {
+          int bits = 0;
+          try {
+            size_t used = 0;
+            bits = std::stoi(key, &used);
+            if (used != key.size()) bits = 0;
+          } catch (...) {
+            bits = 0;
+          }
+          if (bits < 1 || bits > 16)
+            by.error(key, "keys are ADC resolutions in bits, 1..16");
+          c.energy_pj_by_adc_bits[bits] = read_value(by, key, Unit::pj);
+        }
+      }
+      out.events[static_cast<int>(k)] = c;
+    }
+  }
+  if (top.has("cell")) {
+    const Section cell = top.child("cell");
+    cell.check_keys({"endurance_writes"});
+    if (cell.has("endurance_writes")) {
+      TechValue v = read_value(cell, "endurance_writes", Unit::count, true);
+      if (std::isinf(v.value)) {
+        out.endurance = std::optional<TechValue>();
+      } else {
+        if (v.value < 1)
+          cell.child("endurance_writes").error("value", "expected at least 1 write, or 'unlimited'");
+        out.endurance = v;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool is_known_source_id(const std::string& id) { return known_ids().count(id) > 0; }
+
+int64_t to_attojoules(double pj, const std::string& where) {
+  const double aj = std::round(pj * 1e6);
+  if (!(aj >= 0) || aj > 9.0e18) fail(where, "energy_pj", std::to_string(pj), "out of range");
+  if (pj > 0 && aj == 0)
+    fail(where, "energy_pj", std::to_string(pj), "below the 1e-6 pJ resolution of the ledger");
+  return static_cast<int64_t>(aj);
+}
+
+int64_t to_femtoseconds(double ns, const std::string& where) {
+  const double f = std::round(ns * 1e6);
+  if (!(f >= 0) || f > 9.0e18) fail(where, "latency_ns", std::to_string(ns), "out of range");
+  if (ns > 0 && f == 0)
+    fail(where, "latency_ns", std::to_string(ns), "below the 1e-6 ns resolution of the ledger");
+  return static_cast<int64_t>(f);
+}
+
+TechTable load_tech_table(const std::string& path) {
+  Partial p;
+  read_into(path, p, 0);
+  TechTable t;
+  t.name = p.name;
+  t.description = p.description;
+  t.path = path;
+  for (auto k : all_event_kinds()) {
+    const auto& e = p.events[static_cast<int>(k)];
+    if (!e)
+      fail(path, "events." + std::string(name(k)), "(missing)",
+           "every event kind needs energy_pj and latency_ns (here or in a base: table)");
+    t.events[static_cast<int>(k)] = *e;
+    to_attojoules(e->energy_pj.value, path);  // range checks now rather than at costing time
+    to_femtoseconds(e->latency_ns.value, path);
+  }
+  if (p.endurance) t.endurance_writes = *p.endurance;
+  return t;
+}
+
+Costs TechTable::costs(int adc_bits) const {
+  Costs c;
+  c.table = name;
+  for (auto k : all_event_kinds()) {
+    const EventCost& e = event(k);
+    double pj = e.energy_pj.value;
+    if (k == EventKind::adc_conversion && adc_bits > 0 && !e.energy_pj_by_adc_bits.empty()) {
+      auto it = e.energy_pj_by_adc_bits.find(adc_bits);
+      if (it == e.energy_pj_by_adc_bits.end()) {
+        std::string have;
+        for (const auto& [b, v] : e.energy_pj_by_adc_bits)
+          have += (have.empty() ? "" : ", ") + std::to_string(b);
+        fail(path, "events.adc_conversion.energy_pj_by_adc_bits", std::to_string(adc_bits),
+             "no energy for this ADC resolution; the table has " + have);
+      }
+      pj = it->second.value;
+    }
+    c.energy_aj[static_cast<int>(k)] = to_attojoules(pj, path);
+    c.latency_fs[static_cast<int>(k)] = to_femtoseconds(e.latency_ns.value, path);
+  }
+  return c;
+}
+
+}  // namespace kvcim::cmodel::energy

@@ -1,0 +1,53 @@
+// The conventional baseline: the same decoder step on a digital engine with int8 or fp16 MACs
+// that fetches weights and the KV cache from on-chip SRAM where they fit and from off-chip
+// DRAM/HBM otherwise. A pure function of (model shape, position, configuration) -> ledger; the
+// costs come from the same technology tables as CIM.
+//
+// SRAM placement ("where they fit"): the weight matrices in token order (layer 0 q,k,v,o,w1,w2,
+// w3, ..., classifier) each take what SRAM is left, bit-granular; then, layer by layer, the KV
+// cache takes whole tokens (K and V of a token together, oldest tokens first). The token
+// embedding row is read from off-chip memory.
+#pragma once
+#include <cstdint>
+
+#include "kvcim/cmodel/config.hpp"
+#include "kvcim/cmodel/energy/ledger.hpp"
+
+namespace kvcim::cmodel::energy {
+
+enum class MacType { int8, fp16 };
+enum class OffchipKind { dram, hbm };
+
+struct BaselineConfig {
+  MacType mac = MacType::int8;
+  OffchipKind offchip = OffchipKind::hbm;
+  int64_t sram_bytes = 0;   // on-chip SRAM for weights and KV; 0 = everything from off-chip
+  int64_t mac_units = 1024; // MACs per engine cycle (latency bound only)
+
+  int storage_bits() const { return mac == MacType::int8 ? 8 : 16; }  // weights, KV, inputs
+  EventKind mac_event() const {
+    return mac == MacType::int8 ? EventKind::int8_mac : EventKind::fp16_mac;
+  }
+  EventKind offchip_event() const {
+    return offchip == OffchipKind::hbm ? EventKind::hbm_bit : EventKind::dram_bit;
+  }
+  void validate(const std::string& where) const;
+};
+
+// Probabilities handed to the weighted sum are fp16 on the conventional engine.
+inline constexpr int kBaselineProbBits = 16;
+
+// Events of generating the token at `position` (attending over position + 1 tokens).
+// Throws kvcim::Error on an invalid shape, position < 0 or invalid config.
+Ledger baseline_ledger(const Config& shape, int64_t position, const BaselineConfig& cfg);
+
+// Roofline-style bound for one token: the engine overlaps memory and compute, so the token
+// takes as long as the slowest of off-chip traffic, on-chip memory traffic and compute
+// (digital events / mac_units).
+struct LatencyBound {
+  double offchip_ns = 0, onchip_ns = 0, compute_ns = 0;
+  double bound_ns() const;
+};
+LatencyBound baseline_latency(const Ledger& ledger, const Costs& costs, const BaselineConfig& cfg);
+
+}  // namespace kvcim::cmodel::energy

@@ -1,0 +1,72 @@
+// The vocabulary of the energy model: what happened (EventKind), which part of the chip it
+// belongs to (Component) and which operation of the decoder caused it (Op).
+//
+// Each event kind belongs to exactly one component, so a ledger only needs (layer, op, kind) and
+// the breakdown by component is derived; nobody can charge an ADC conversion to the DAC.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+
+namespace kvcim::cmodel::energy {
+
+enum class EventKind : int {
+  // CIM macro events: the fields of cim::MacroEvents, one to one.
+  row_activation,  // wordline/DAC drive of one row for one input cycle
+  column_read,     // bitline read of one column for one input cycle and row group
+  adc_conversion,  // analog CIM: one conversion
+  adder_op,        // adder-tree / partial-sum addition inside a macro
+  shift_add_op,    // shift-and-add step recombining slices and input bits
+  cell_write,      // one bit written into a cell (weights at load, K and V every token)
+  macro_cycle,     // one macro clock cycle (carries the macro's cycle time)
+  // Memory traffic, per bit moved.
+  buffer_bit,  // small on-chip buffer (activations, scores, probabilities)
+  sram_bit,    // large on-chip SRAM holding weights or KV (conventional engine)
+  dram_bit,    // off-chip DRAM (DDR/LPDDR)
+  hbm_bit,     // off-chip HBM
+  // Digital units.
+  int8_mac,
+  fp16_mac,
+  int32_add,
+  fp32_add,
+  fp32_mul,
+  exp_op,  // one exponent (softmax, SiLU)
+};
+inline constexpr int kEventKinds = 18;
+
+enum class Component : int { array, adc, dac, cell_write, buffer, offchip, digital };
+inline constexpr int kComponents = 7;
+
+// Operations of one decoder step. `other` covers RMSNorm, RoPE, SwiGLU's elementwise part,
+// residual adds and the embedding lookup.
+enum class Op : int {
+  q_proj, k_proj, v_proj, o_proj, ffn_w1, ffn_w2, ffn_w3, classifier,
+  attn_scores, softmax, attn_weighted_sum, kv_write, other,
+};
+inline constexpr int kOps = 13;
+
+Component component_of(EventKind kind);
+std::string_view name(EventKind kind);
+std::string_view name(Component component);
+std::string_view name(Op op);
+
+// All values of each enum, in order (for loops and for parsers).
+const std::array<EventKind, kEventKinds>& all_event_kinds();
+const std::array<Component, kComponents>& all_components();
+const std::array<Op, kOps>& all_ops();
+
+// Name -> value. Throw kvcim::Error naming `where` and suggesting the closest name.
+EventKind parse_event_kind(const std::string& where, const std::string& text);
+Op parse_op(const std::string& where, const std::string& text);
+
+// The (kind, count) pairs of one macro's events, in EventKind order.
+std::array<int64_t, 7> macro_event_counts(const cim::MacroEvents& e);
+inline constexpr std::array<EventKind, 7> kMacroEventKinds = {
+    EventKind::row_activation, EventKind::column_read, EventKind::adc_conversion,
+    EventKind::adder_op,       EventKind::shift_add_op, EventKind::cell_write,
+    EventKind::macro_cycle};
+
+}  // namespace kvcim::cmodel::energy
