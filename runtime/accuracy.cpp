@@ -24,7 +24,12 @@ StepAccuracy compare_logits(const cmodel::Vector& ref, const cmodel::Vector& tes
   StepAccuracy s;
   s.pos = pos;
   const int n = static_cast<int>(ref.size());
-  s.top1_agree = cmodel::argmax(ref.data(), n) == cmodel::argmax(test.data(), n);
+  const int top = cmodel::argmax(ref.data(), n);
+  s.top1_agree = top == cmodel::argmax(test.data(), n);
+  double runner_up = -INFINITY;
+  for (int i = 0; i < n; ++i)
+    if (i != top) runner_up = std::max(runner_up, double(ref[i]));
+  s.reference_margin = n > 1 ? double(ref[top]) - runner_up : INFINITY;
   const double lz_ref = log_partition(ref), lz_test = log_partition(test);
   double kl = 0.0, sum_abs = 0.0;
   for (int i = 0; i < n; ++i) {

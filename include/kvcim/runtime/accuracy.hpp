@@ -14,6 +14,7 @@ struct StepAccuracy {
   double kl = 0.0;              // nats
   double max_abs_error = 0.0;   // max_v |logit_ref - logit_cim|
   double mean_abs_error = 0.0;  // mean_v |logit_ref - logit_cim|
+  double reference_margin = 0.0;  // reference top-1 logit minus its runner-up: how near a tie
 };
 
 StepAccuracy compare_logits(const cmodel::Vector& reference, const cmodel::Vector& test, int pos);

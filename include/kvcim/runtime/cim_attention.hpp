@@ -1,0 +1,48 @@
+// The KV cache as CIM attention tiles: per layer and KV head, a list of tiles (each holding up to
+// tokens_per_tile tokens) filled as the sequence grows. K and V are quantised per token and KV head
+// with power-of-two scales when written; the query is quantised per query with a dynamic scale;
+// every query head of a GQA group queries the same tiles (one copy of K and V serves the group).
+// More tokens than one tile holds: each tile answers, combine_tiles() joins them.
+#pragma once
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/cmodel/config.hpp"
+
+namespace kvcim::runtime {
+
+using TileFactory = std::function<std::unique_ptr<cmodel::cim::AttentionTile>()>;
+
+// Events of one attention step, split by operation.
+struct AttentionEvents {
+  cmodel::cim::TileEvents write;   // appends (K column group + V row cell writes)
+  cmodel::cim::TileEvents query;   // queries (scores in the K macro, softmax, V macro)
+  int64_t q_quant_ops = 0;         // query quantisation, one per element
+  int64_t kv_quant_ops = 0;        // K/V quantisation, one per element written
+  int64_t combine_ops = 0;         // float multiply-adds joining tiles (0 for one tile)
+  AttentionEvents& operator+=(const AttentionEvents& o);
+};
+
+class CimAttention {
+ public:
+  CimAttention(const cmodel::Config& config, TileFactory factory);
+  // Stores position `pos` of `layer` (k, v: [kv_dim] floats after RoPE).
+  void append(int layer, int pos, const float* k, const float* v, AttentionEvents& ev);
+  // Attention of query head `head` over every position stored for `layer`: out [head_dim].
+  void attend(int layer, int head, const float* q, float* out, AttentionEvents& ev);
+  void reset();
+  int tiles_in_use() const;
+  const cmodel::cim::TileParams& params() const { return params_; }
+
+ private:
+  cmodel::Config config_;
+  TileFactory factory_;
+  cmodel::cim::TileParams params_;
+  // [layer * n_kv_heads + kv_head] -> tiles in order of position
+  std::vector<std::vector<std::unique_ptr<cmodel::cim::AttentionTile>>> tiles_;
+  std::vector<std::unique_ptr<cmodel::cim::AttentionTile>> spare_;  // emptied tiles for reuse
+};
+
+}  // namespace kvcim::runtime

@@ -1,0 +1,55 @@
+// A whole generation on a chosen backend per operation class, with the float reference in
+// lock-step as a shadow: the CIM run samples its own tokens; the shadow is fed the same tokens, so
+// accuracy is measured at every step; a free-running reference generation gives the reference
+// text. Optional perplexity of both on a teacher-forced evaluation text.
+#pragma once
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/tokenizer.hpp"
+#include "kvcim/runtime/accuracy.hpp"
+#include "kvcim/runtime/session_backend.hpp"
+
+namespace kvcim::runtime {
+
+struct SessionOptions {
+  std::string prompt = "Once upon a time";
+  int steps = 64;                // forward passes (positions 0..steps-1), prompt included
+  BackendChoice backends;
+  float temperature = 0.0f;      // 0 = greedy
+  float topp = 0.9f;
+  uint64_t seed = 42;            // sampler seed
+  std::string eval_text;         // the evaluation text itself (empty: no perplexity)
+  // Called after every forward pass of the generation: (positions done, positions in all).
+  std::function<void(int, int)> progress;
+};
+
+struct Perplexity {
+  int tokens = 0;  // predicted tokens (the text's tokens after BOS)
+  double reference = 0.0, cim = 0.0;
+};
+
+struct GenerationResult {
+  std::vector<int> tokens;            // ids the CIM run fed, prompt included
+  std::vector<int> reference_tokens;  // ids the free-running reference fed
+  std::string text, reference_text;   // as run.c would print them
+  int prompt_tokens = 0;
+  std::vector<StepAccuracy> steps;    // one per forward pass
+  AccuracySummary accuracy;
+  Perplexity perplexity;
+  cmodel::energy::Ledger ledger;       // events of the operations that ran on CIM
+  cmodel::energy::Ledger load_ledger;  // writing the weights into macros, once
+  int tiles_used = 0;
+  double seconds = 0.0;
+};
+
+// Runs the session. `blocks` says where each matrix lives (the placement); `tiles` builds
+// attention tiles (C model or RTL) when the attention backend is not the reference.
+GenerationResult run_generation(const cmodel::Checkpoint& checkpoint,
+                                const cmodel::Tokenizer& tokenizer, const SessionOptions& options,
+                                const cmodel::cim::MacroSpec& macro, const BlockSource& blocks,
+                                const TileFactory& tiles);
+
+}  // namespace kvcim::runtime

@@ -1,0 +1,123 @@
+#include "kvcim/runtime/cim_attention.hpp"
+
+#include "kvcim/cmodel/quant/quant.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::runtime {
+
+using namespace kvcim::cmodel;
+using cim::TileEvents;
+
+AttentionEvents& AttentionEvents::operator+=(const AttentionEvents& o) {
+  write += o.write;
+  query += o.query;
+  q_quant_ops += o.q_quant_ops;
+  kv_quant_ops += o.kv_quant_ops;
+  combine_ops += o.combine_ops;
+  return *this;
+}
+
+namespace {
+// Events of `tile` since `before`, as a TileEvents difference.
+TileEvents delta(const cim::AttentionTile& tile, const TileEvents& before) {
+  TileEvents now = tile.events(), d;
+  auto sub_macro = [](cim::MacroEvents a, const cim::MacroEvents& b) {
+    a.row_activations -= b.row_activations;
+    a.column_reads -= b.column_reads;
+    a.adc_conversions -= b.adc_conversions;
+    a.adder_ops -= b.adder_ops;
+    a.shift_add_ops -= b.shift_add_ops;
+    a.cell_writes -= b.cell_writes;
+    a.cycles -= b.cycles;
+    return a;
+  };
+  d.k_macro = sub_macro(now.k_macro, before.k_macro);
+  d.v_macro = sub_macro(now.v_macro, before.v_macro);
+  d.softmax.multiplies = now.softmax.multiplies - before.softmax.multiplies;
+  d.softmax.shifts = now.softmax.shifts - before.softmax.shifts;
+  d.softmax.adds = now.softmax.adds - before.softmax.adds;
+  d.softmax.comparisons = now.softmax.comparisons - before.softmax.comparisons;
+  d.softmax.exp_lookups = now.softmax.exp_lookups - before.softmax.exp_lookups;
+  d.softmax.divisions = now.softmax.divisions - before.softmax.divisions;
+  d.softmax.cycles = now.softmax.cycles - before.softmax.cycles;
+  d.cycles = now.cycles - before.cycles;
+  d.appends = now.appends - before.appends;
+  d.queries = now.queries - before.queries;
+  return d;
+}
+}  // namespace
+
+CimAttention::CimAttention(const Config& config, TileFactory factory)
+    : config_(config), factory_(std::move(factory)) {
+  auto probe = factory_();
+  params_ = probe->params();
+  if (params_.head_dim != config.head_dim())
+    throw Error("attention tile: head_dim = " + std::to_string(params_.head_dim) +
+                ": the model's heads have " + std::to_string(config.head_dim()) + " dimensions");
+  spare_.push_back(std::move(probe));
+  tiles_.resize(static_cast<size_t>(config.n_layers) * config.n_kv_heads);
+}
+
+void CimAttention::append(int layer, int pos, const float* k, const float* v, AttentionEvents& ev) {
+  const int hd = config_.head_dim();
+  for (int h = 0; h < config_.n_kv_heads; ++h) {
+    auto& tiles = tiles_[layer * config_.n_kv_heads + h];
+    if (pos != static_cast<int>(tiles.size() - (tiles.empty() ? 0 : 1)) * params_.tokens +
+                   (tiles.empty() ? 0 : tiles.back()->tokens()))
+      throw Error("CimAttention: layer " + std::to_string(layer) + ": position " +
+                  std::to_string(pos) + " written out of order");
+    if (tiles.empty() || tiles.back()->tokens() == params_.tokens) {
+      if (!spare_.empty()) {
+        tiles.push_back(std::move(spare_.back()));
+        spare_.pop_back();
+      } else {
+        tiles.push_back(factory_());
+      }
+      tiles.back()->reset();
+    }
+    // per token and KV head, power-of-two scales
+    const quant::Pow2Vector kq = quant::quantize_pow2(k + h * hd, hd, params_.kv_bits);
+    const quant::Pow2Vector vq = quant::quantize_pow2(v + h * hd, hd, params_.kv_bits);
+    ev.kv_quant_ops += 2 * hd;
+    cim::AttentionTile& tile = *tiles.back();
+    const TileEvents before = tile.events();
+    tile.append(kq.q, vq.q, kq.exponent, vq.exponent);
+    ev.write += delta(tile, before);
+  }
+}
+
+void CimAttention::attend(int layer, int head, const float* q, float* out, AttentionEvents& ev) {
+  const int hd = config_.head_dim();
+  const int kv_head = head / config_.kv_group();  // the GQA group's shared KV head
+  auto& tiles = tiles_[layer * config_.n_kv_heads + kv_head];
+  if (tiles.empty()) throw Error("CimAttention: attend before any K/V was written");
+  // per query, a dynamic scale, turned into the tile's (qmul, qexp) code once
+  const quant::QuantizedVector qq = quant::quantize_activation(q, hd, params_.kv_bits);
+  ev.q_quant_ops += hd;
+  const cim::QueryScale scale = cim::query_scale(qq.scale, hd);
+  std::vector<cim::TileResult> parts;
+  parts.reserve(tiles.size());
+  for (auto& tile : tiles) {
+    const TileEvents before = tile->events();
+    parts.push_back(tile->query(qq.q, scale));
+    ev.query += delta(*tile, before);
+  }
+  const std::vector<double> o = cim::combine_tiles(parts, params_);
+  if (parts.size() > 1) ev.combine_ops += static_cast<int64_t>(parts.size()) * (hd + 2);
+  for (int i = 0; i < hd; ++i) out[i] = static_cast<float>(o[i]);
+}
+
+void CimAttention::reset() {
+  for (auto& list : tiles_) {
+    for (auto& t : list) spare_.push_back(std::move(t));
+    list.clear();
+  }
+}
+
+int CimAttention::tiles_in_use() const {
+  int n = 0;
+  for (const auto& list : tiles_) n += static_cast<int>(list.size());
+  return n;
+}
+
+}  // namespace kvcim::runtime

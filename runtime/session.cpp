@@ -1,0 +1,110 @@
+#include "kvcim/runtime/session.hpp"
+
+#include <chrono>
+#include <cmath>
+
+#include "kvcim/cmodel/sampler.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::runtime {
+
+using namespace kvcim::cmodel;
+
+namespace {
+
+void check_options(const Config& c, const SessionOptions& o, int prompt_tokens) {
+  if (o.steps <= 0) fail("--steps", "steps", std::to_string(o.steps), "expected a positive number");
+  if (o.steps > c.seq_len)
+    fail("--steps", "steps", std::to_string(o.steps),
+         "exceeds the model's context of " + std::to_string(c.seq_len) + " positions");
+  if (prompt_tokens > o.steps)
+    fail("--prompt", "prompt tokens", std::to_string(prompt_tokens),
+         "longer than --steps " + std::to_string(o.steps) + " (the prompt must fit the run)");
+}
+
+// Teacher-forced mean negative log-likelihood of ids[1..] -> perplexity.
+double perplexity(const Config& c, const Weights& w, Backend& backend, const std::vector<int>& ids) {
+  RunState s(c);
+  double nll = 0.0;
+  for (size_t pos = 0; pos + 1 < ids.size(); ++pos) {
+    const Vector& logits = forward(c, w, s, backend, ids[pos], static_cast<int>(pos));
+    nll -= log_prob(logits, ids[pos + 1]);
+  }
+  return std::exp(nll / static_cast<double>(ids.size() - 1));
+}
+
+}  // namespace
+
+GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, const SessionOptions& o,
+                                const cim::MacroSpec& macro, const BlockSource& blocks,
+                                const TileFactory& tiles) {
+  const Config& c = ck.config;
+  const Weights& w = ck.weights;
+  if (tok.vocab_size() != c.vocab_size)
+    fail(tok.path(), "vocabulary", std::to_string(tok.vocab_size()) + " entries",
+         "the model has vocab_size " + std::to_string(c.vocab_size));
+  const std::vector<int> prompt = tok.encode(o.prompt, true, false);
+  check_options(c, o, static_cast<int>(prompt.size()));
+  const auto start = std::chrono::steady_clock::now();
+
+  GenerationResult r;
+  r.prompt_tokens = static_cast<int>(prompt.size());
+  SessionBackend cim(c, w, o.backends, macro, blocks, tiles);
+
+  // perplexity first, on fresh caches; its events are not part of the generation's ledger
+  if (!o.eval_text.empty()) {
+    const std::vector<int> ids = tok.encode(o.eval_text, true, false);
+    if (ids.size() < 2) fail("--eval-text", "tokens", std::to_string(ids.size()), "expected some text");
+    if (static_cast<int>(ids.size()) > c.seq_len)
+      fail("--eval-text", "tokens", std::to_string(ids.size()),
+           "longer than the model's context of " + std::to_string(c.seq_len));
+    ReferenceBackend ref(c, w);
+    r.perplexity.tokens = static_cast<int>(ids.size()) - 1;
+    r.perplexity.reference = perplexity(c, w, ref, ids);
+    r.perplexity.cim = perplexity(c, w, cim, ids);
+    cim.reset();
+    cim.ledger() = energy::Ledger(c.n_layers);
+  }
+
+  // the CIM run, its shadow fed the same tokens, and a free-running reference
+  ReferenceBackend shadow(c, w), free_ref(c, w);
+  RunState s_cim(c), s_shadow(c), s_free(c);
+  Sampler sample_cim(o.temperature, o.topp, o.seed), sample_ref(o.temperature, o.topp, o.seed);
+  int token = prompt[0], ref_token = prompt[0];
+  bool ref_done = false;
+  r.tokens.push_back(token);
+  r.reference_tokens.push_back(ref_token);
+  std::vector<int> printed{token}, ref_printed{ref_token};
+  for (int pos = 0; pos < o.steps; ++pos) {
+    const bool in_prompt = pos + 1 < static_cast<int>(prompt.size());
+    const Vector& lc = forward(c, w, s_cim, cim, token, pos);
+    const Vector& ls = forward(c, w, s_shadow, shadow, token, pos);
+    r.steps.push_back(compare_logits(ls, lc, pos));
+    const int next = in_prompt ? prompt[pos + 1] : sample_cim.sample(lc);
+    if (!ref_done) {
+      const Vector& lf = forward(c, w, s_free, free_ref, ref_token, pos);
+      const int ref_next = in_prompt ? prompt[pos + 1] : sample_ref.sample(lf);
+      if (ref_next == kBos) {
+        ref_done = true;
+      } else {
+        ref_printed.push_back(ref_next);
+        ref_token = ref_next;
+        if (pos + 1 < o.steps) r.reference_tokens.push_back(ref_next);
+      }
+    }
+    if (o.progress) o.progress(pos + 1, o.steps);
+    if (next == kBos) break;  // as run.c: BOS ends the story
+    printed.push_back(next);
+    token = next;
+    if (pos + 1 < o.steps) r.tokens.push_back(next);
+  }
+  r.text = tok.decode_all(printed);
+  r.reference_text = tok.decode_all(ref_printed);
+  r.accuracy = summarize(r.steps);
+  r.ledger = cim.ledger();
+  r.load_ledger = cim.load_ledger();
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace kvcim::runtime

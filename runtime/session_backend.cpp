@@ -1,0 +1,122 @@
+#include "kvcim/runtime/session_backend.hpp"
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::runtime {
+
+using namespace kvcim::cmodel;
+using energy::EventKind;
+using energy::Op;
+
+const char* name(BackendKind kind) {
+  switch (kind) {
+    case BackendKind::reference: return "reference";
+    case BackendKind::cim: return "cim";
+    case BackendKind::rtl: return "rtl";
+  }
+  return "?";
+}
+
+BackendKind parse_backend(const std::string& option, const std::string& text) {
+  if (text == "reference") return BackendKind::reference;
+  if (text == "cim") return BackendKind::cim;
+  if (text == "rtl") return BackendKind::rtl;
+  fail(option, "backend", "'" + text + "'", "expected reference, cim or rtl");
+}
+
+Op op_of(MatrixKind kind) {
+  switch (kind) {
+    case MatrixKind::wq: return Op::q_proj;
+    case MatrixKind::wk: return Op::k_proj;
+    case MatrixKind::wv: return Op::v_proj;
+    case MatrixKind::wo: return Op::o_proj;
+    case MatrixKind::w1: return Op::ffn_w1;
+    case MatrixKind::w2: return Op::ffn_w2;
+    case MatrixKind::w3: return Op::ffn_w3;
+    case MatrixKind::classifier: return Op::classifier;
+  }
+  return Op::other;
+}
+
+namespace {
+
+int ledger_layer(MatrixKind kind, int layer) {
+  return kind == MatrixKind::classifier ? energy::kModelLevel : layer;
+}
+
+// How a CIM linear layer's events enter the ledger. Besides the macros' own events: activations
+// moved from the buffer into the macros' row drivers (input bits per block row) and partial sums
+// moved out (32 bits per block output), the digital adds joining blocks, the dequantising and
+// quantising multiplies.
+void charge_linear(energy::Ledger& l, int layer, Op op, const LinearEvents& e) {
+  l.add_macro(layer, op, e.macro);
+  l.add(layer, op, EventKind::int32_add, e.partial_sum_adds);
+  l.add(layer, op, EventKind::fp32_mul, e.dequant_muls + e.quant_ops);
+}
+
+// Softmax-unit and query events of the tile. Integer multiplies and divisions are costed as fp32
+// multiplies and table reads as buffer bits (an assumption, stated in docs/energy.md).
+void charge_softmax(energy::Ledger& l, int layer, const cim::SoftmaxEvents& s) {
+  l.add(layer, Op::softmax, EventKind::fp32_mul, s.multiplies + s.divisions);
+  l.add(layer, Op::softmax, EventKind::int32_add, s.shifts + s.adds + s.comparisons);
+  l.add(layer, Op::softmax, EventKind::buffer_bit, s.exp_lookups * (cim::kExpOneBits + 1));
+}
+
+}  // namespace
+
+SessionBackend::SessionBackend(const Config& config, const Weights& weights, BackendChoice choice,
+                               const cim::MacroSpec& macro, const BlockSource& blocks,
+                               TileFactory tiles)
+    : config_(config), choice_(choice), reference_(config, weights),
+      ledger_(config.n_layers), load_ledger_(config.n_layers) {
+  if (choice.linear == BackendKind::rtl)
+    fail("--linear-backend", "backend", "rtl", "the RTL implements attention only: use reference or cim");
+  if (choice.linear == BackendKind::cim) {
+    for (int l = 0; l < config.n_layers; ++l)
+      for (MatrixKind k : kAllMatrixKinds) {
+        if (k == MatrixKind::classifier && l > 0) continue;
+        auto lin = std::make_unique<CimLinear>(weights.matrix(l, k), macro, blocks(l, k));
+        load_ledger_.add_macro(ledger_layer(k, l), op_of(k), lin->load_events());
+        linears_[{k == MatrixKind::classifier ? 0 : l, k}] = std::move(lin);
+      }
+  }
+  if (choice.attention != BackendKind::reference) {
+    if (!tiles) fail("--attention-backend", "backend", name(choice.attention), "no attention tile is available");
+    attention_ = std::make_unique<CimAttention>(config, std::move(tiles));
+  }
+}
+
+void SessionBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
+  if (choice_.linear == BackendKind::reference) return reference_.linear(layer, kind, x, y);
+  LinearEvents e;
+  linears_.at({kind == MatrixKind::classifier ? 0 : layer, kind})->apply(x, y, e);
+  charge_linear(ledger_, ledger_layer(kind, layer), op_of(kind), e);
+}
+
+void SessionBackend::write_kv(int layer, int pos, const float* k, const float* v) {
+  if (!attention_) return reference_.write_kv(layer, pos, k, v);
+  AttentionEvents e;
+  attention_->append(layer, pos, k, v, e);
+  ledger_.add_macro(layer, Op::kv_write, e.write.k_macro);
+  ledger_.add_macro(layer, Op::kv_write, e.write.v_macro);
+  ledger_.add(layer, Op::kv_write, EventKind::fp32_mul, e.kv_quant_ops);
+}
+
+void SessionBackend::attend(int layer, int head, int pos, const float* q, float* out) {
+  if (!attention_) return reference_.attend(layer, head, pos, q, out);
+  AttentionEvents e;
+  attention_->attend(layer, head, q, out, e);
+  ledger_.add_macro(layer, Op::attn_scores, e.query.k_macro);
+  ledger_.add_macro(layer, Op::attn_weighted_sum, e.query.v_macro);
+  charge_softmax(ledger_, layer, e.query.softmax);
+  ledger_.add(layer, Op::attn_scores, EventKind::fp32_mul, e.q_quant_ops);
+  ledger_.add(layer, Op::attn_weighted_sum, EventKind::fp32_mul, e.combine_ops);
+  (void)pos;
+}
+
+void SessionBackend::reset() {
+  reference_.cache().reset();
+  if (attention_) attention_->reset();
+}
+
+}  // namespace kvcim::runtime
