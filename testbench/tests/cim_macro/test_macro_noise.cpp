@@ -1,0 +1,126 @@
+// Seeded noise: reproducible for a seed, different across seeds, drawn once per cell when written
+// (cell noise) and once per conversion (read noise), of the documented size.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "macro_test_util.hpp"
+
+using namespace macro_test;
+
+namespace {
+
+MacroSpec noisy(double cell, double read, uint64_t seed) {
+  MacroSpec s;
+  s.kind = MacroKind::analog;
+  s.rows = 64;
+  s.cols = 64;
+  s.adc_bits = 12;  // fine step (1): the noise shows in the result
+  s.cell_noise_sigma = cell;
+  s.read_noise_sigma = read;
+  s.seed = seed;
+  return s;
+}
+
+std::vector<int64_t> run(const MacroSpec& s, int computes, bool reference = false) {
+  Macro m(s);
+  std::mt19937_64 g(1234);  // the data are fixed; only the macro's seed varies
+  std::vector<int8_t> w(64 * 8);
+  for (auto& v : w) v = static_cast<int8_t>(random_value(g, -128, 127));
+  m.write_block(w.data(), 64, 8);
+  std::vector<int32_t> x(64);
+  for (auto& v : x) v = random_value(g, -128, 127);
+  std::vector<int64_t> all, y(8);
+  for (int i = 0; i < computes; ++i) {
+    if (reference)
+      m.compute_reference(x.data(), 64, y.data(), 8);
+    else
+      m.compute(x.data(), 64, y.data(), 8);
+    all.insert(all.end(), y.begin(), y.end());
+  }
+  return all;
+}
+
+}  // namespace
+
+TEST(MacroNoise, ReproducibleForASeedDifferentAcrossSeeds) {
+  for (auto [cell, read] : {std::pair{0.3, 0.0}, std::pair{0.0, 0.7}, std::pair{0.2, 0.5}}) {
+    EXPECT_EQ(run(noisy(cell, read, 7), 3), run(noisy(cell, read, 7), 3));
+    EXPECT_NE(run(noisy(cell, read, 7), 3), run(noisy(cell, read, 8), 3));
+  }
+}
+
+TEST(MacroNoise, CellNoiseIsDrawnOnceReadNoiseOnEveryRead) {
+  // Cell noise only: the programmed deviation is fixed, so repeated computes agree.
+  const auto c = run(noisy(0.3, 0.0, 3), 2);
+  EXPECT_TRUE(std::equal(c.begin(), c.begin() + 8, c.begin() + 8));
+  // Read noise: each compute draws anew.
+  const auto r = run(noisy(0.0, 0.7, 3), 2);
+  EXPECT_FALSE(std::equal(r.begin(), r.begin() + 8, r.begin() + 8));
+}
+
+TEST(MacroNoise, FastPathDrawsReadNoiseInTheReferenceOrder) {
+  EXPECT_EQ(run(noisy(0.0, 0.7, 11), 3, false), run(noisy(0.0, 0.7, 11), 3, true));
+  EXPECT_EQ(run(noisy(0.25, 0.4, 11), 2, false), run(noisy(0.25, 0.4, 11), 2, true));
+}
+
+TEST(MacroNoise, ZeroSigmaIsExactAndNoiseHasTheDocumentedSize) {
+  const auto clean = run(noisy(0.0, 0.0, 1), 1);
+  // Weight -1 in 2-bit two's complement: level 1 in both its columns (bit 0, weight +1; sign bit,
+  // weight -2). Unsigned 1-bit inputs all 1: each column reads p = 64 + N(0, sigma), step 1, far
+  // from the ADC's ends. y = (64 + n0 + e0) - 2 (64 + n1 + e1) with e the rounding (uniform,
+  // variance 1/12): mean -64, spread sqrt(5 (sigma^2 + 1/12)).
+  MacroSpec s = noisy(0.0, 2.0, 5);
+  s.input_signed = false;
+  s.input_bits = 1;
+  s.weight_bits = 2;
+  s.adc_bits = 8;
+  Macro m(s);
+  std::vector<int8_t> w(64, -1);
+  m.write_column_group(0, w.data(), 64);
+  std::vector<int32_t> x(64, 1);
+  double sum = 0, sum2 = 0;
+  const int n = 4000;
+  for (int i = 0; i < n; ++i) {
+    int64_t y;
+    m.compute(x.data(), 64, &y, 1);
+    const double e = static_cast<double>(y + 64);
+    sum += e;
+    sum2 += e * e;
+  }
+  const double mean = sum / n, sd = std::sqrt(sum2 / n - mean * mean);
+  EXPECT_NEAR(mean, 0.0, 0.3);
+  EXPECT_NEAR(sd, std::sqrt(5 * (4.0 + 1.0 / 12)), 0.25);
+  // ... while the clean run is the exact product.
+  MacroSpec q = noisy(0.0, 0.0, 1);
+  q.kind = MacroKind::digital;
+  EXPECT_EQ(clean, run(q, 1));
+}
+
+TEST(MacroNoise, CellNoiseScalesWithTheInputLevel) {
+  // Weight 1: a level-1 cell (deviation d0) and a level-0 sign cell (deviation d1). Input 0 reads
+  // 0 exactly (no current flows), so zero inputs see no cell noise; input 1 reads
+  // round(1 + d0) - 2 clamp(round(d1), 0, 3), which is 1 only when both deviations are small.
+  MacroSpec s = noisy(0.4, 0.0, 21);
+  s.input_signed = false;
+  s.input_bits = 1;
+  s.weight_bits = 2;
+  s.rows = 1;
+  s.rows_per_cycle = 1;
+  s.adc_bits = 2;
+  int nonzero = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    s.seed = seed;
+    Macro m(s);
+    m.write(0, 0, 1);
+    const int32_t zero = 0, one = 1;
+    int64_t y;
+    m.compute(&zero, 1, &y, 1);
+    EXPECT_EQ(y, 0);
+    m.compute(&one, 1, &y, 1);
+    EXPECT_GE(y, -6);
+    EXPECT_LE(y, 3);
+    nonzero += y != 1;
+  }
+  EXPECT_GT(nonzero, 3);  // P(|N(0, .4)| >= .5) ~ 0.21 per seed
+}
