@@ -267,7 +267,7 @@ def _run_dask(tasks, scheduler, function, record, bar):
             future = client.submit(_evaluate.evaluate_task, task, function, pure=False,
                                    key=f"kvcim-point-{task['key']}-{nonce}")
             futures[future] = task
-        for future in as_completed(list(futures)):
+        for future in as_completed(list(futures), loop=client.loop):
             task = futures.pop(future)
             try:
                 rec = future.result()
