@@ -1,0 +1,42 @@
+// The tile's parameters and exponent table. Kept free of other kvcim objects on purpose: the RTL
+// package generator (rtl/gen_tile_pkg.cpp) compiles this file at configure time, so the SV table
+// and the C model's table come from this one function.
+#include <cmath>
+#include <string>
+
+#include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::cmodel::cim {
+
+namespace {
+void check_range(const std::string& where, const char* field, int value, int lo, int hi) {
+  if (value < lo || value > hi)
+    fail(where, field, std::to_string(value),
+         "expected " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+}  // namespace
+
+void TileParams::validate(const std::string& where) const {
+  check_range(where, "head_dim", head_dim, 1, 256);
+  check_range(where, "tokens", tokens, 1, 4096);
+  check_range(where, "kv_bits", kv_bits, 2, 8);
+  check_range(where, "exp_frac", exp_frac, 0, 12);
+  // p_t (2^P - 1) products and sums stay far inside int64; 16 keeps p' in a uint16 input.
+  check_range(where, "prob_bits", prob_bits, 1, 16);
+}
+
+std::vector<uint32_t> exp_lut(int exp_frac) {
+  if (exp_frac < 0 || exp_frac > 12)
+    fail("exp_lut", "exp_frac", std::to_string(exp_frac), "expected 0..12");
+  const int size = 1 << exp_frac;
+  std::vector<uint32_t> lut(size);
+  for (int f = 0; f < size; ++f) {
+    // 2^16 * 2^(-f/2^F) is irrational for f > 0, so no entry sits on a rounding tie.
+    const double x = std::ldexp(std::exp2(-static_cast<double>(f) / size), kExpOneBits);
+    lut[f] = static_cast<uint32_t>(std::llround(x));
+  }
+  return lut;
+}
+
+}  // namespace kvcim::cmodel::cim

@@ -1,0 +1,180 @@
+// The CIM attention tile: integer attention of one query head over the tokens one tile holds (one
+// KV head, up to `tokens` tokens), built from two CIM macros and a fixed-point softmax unit.
+//
+//   K macro: rows = head_dim, one token per column group (kv_bits 1-bit slices); q enters on the
+//            rows, signed and bit-serial, and every column group returns s_t = q . k_t.
+//   V macro: rows = tokens, one token per row; the probabilities enter on the rows, unsigned and
+//            bit-serial, and every column group returns o_i = sum_t p'_t v_{t,i}.
+//
+// This header is the single source of the tile's parameters and exponent table: the RTL package
+// (rtl/, kvcim_tile_pkg) is generated from it by rtl/gen_tile_pkg.cpp. The numeric contract, step
+// by step, is in docs/attention_tile.md; softmax_fixed.cpp implements it, the RTL mirrors it bit for
+// bit, and the co-simulation suites hold the two together.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+
+namespace kvcim::cmodel::cim {
+
+// ---- the shared parameters (defaults = what the RTL is built at) ---------------------------------
+inline constexpr int kTileHeadDim = 8;    // the embedded model's head size
+inline constexpr int kTileTokens = 64;    // tokens per tile
+inline constexpr int kTileKvBits = 8;     // q, k, v are signed kv_bits integers
+inline constexpr int kTileExpFrac = 6;    // F: fractional bits of the base-2 logits; table of 2^F
+inline constexpr int kTileProbBits = 12;  // P: unsigned probability width
+// Fixed by the contract (not varied by tests):
+inline constexpr int kScaleExpBits = 8;     // ek, ev, qexp are signed 8-bit exponents
+inline constexpr int kQmulBits = 16;        // qmul in [2^15, 2^16)
+inline constexpr int kExpOneBits = 16;      // LUT[0] = 2^16, entries are 17-bit unsigned
+inline constexpr int kExpZeroShift = 17;    // n >= 17 integer octaves below the max: e = 0
+inline constexpr int kScaleMaxShift = 62;   // rescale shift clamp
+inline constexpr int kFoldMaxShift = 31;    // V-exponent fold shift clamp
+
+struct TileParams {
+  int head_dim = kTileHeadDim;
+  int tokens = kTileTokens;
+  int kv_bits = kTileKvBits;
+  int exp_frac = kTileExpFrac;
+  int prob_bits = kTileProbBits;
+  // Throws kvcim::Error naming `where`, the field and the value.
+  void validate(const std::string& where) const;
+  bool operator==(const TileParams&) const = default;
+};
+
+// LUT[f] = round(2^16 * 2^(-f / 2^exp_frac)), f < 2^exp_frac. LUT[0] = 65536.
+std::vector<uint32_t> exp_lut(int exp_frac);
+
+// ---- the query scale code -----------------------------------------------------------------------
+// qmul * 2^qexp = q_scale * log2(e) / sqrt(head_dim), qmul in [2^15, 2^16), qexp in [-128, 127].
+// The runtime calls this once per query; nobody re-derives it.
+struct QueryScale {
+  uint16_t qmul = 1u << 15;
+  int qexp = 0;
+  bool operator==(const QueryScale&) const = default;
+};
+QueryScale query_scale(double q_scale, int head_dim);
+
+// ---- events -------------------------------------------------------------------------------------
+// What the softmax unit did; one unit operation per valid token and pass (see docs).
+struct SoftmaxEvents {
+  int64_t multiplies = 0;   // s_t x qmul
+  int64_t shifts = 0;       // barrel shifts: logit rescale, exponent octave, V-exponent fold
+  int64_t adds = 0;         // rescale rounding, max subtraction, sum accumulation, fold rounding
+  int64_t comparisons = 0;  // running maxima of Y_t and of ev_t
+  int64_t exp_lookups = 0;  // exponent table reads
+  int64_t divisions = 0;    // normalisations e_t (2^P - 1) / sum
+  int64_t cycles = 0;       // softmax unit busy cycles
+  SoftmaxEvents& operator+=(const SoftmaxEvents& o);
+  bool operator==(const SoftmaxEvents&) const = default;
+};
+
+struct TileEvents {
+  MacroEvents k_macro;      // score macro: compute per query, one column group written per append
+  MacroEvents v_macro;      // value macro: compute per query, one row written per append
+  SoftmaxEvents softmax;
+  int64_t cycles = 0;       // tile clock cycles doing work (cycles stalled on a handshake excluded)
+  int64_t appends = 0;
+  int64_t queries = 0;
+  TileEvents& operator+=(const TileEvents& o);
+  bool operator==(const TileEvents&) const = default;
+};
+
+// The RTL's documented schedule, in tile clock cycles (cim_attention_tile.sv), when nothing
+// stalls: an append takes head_dim cycles (the K column group is written one wordline per cycle,
+// the V row in the first of them); a query over n tokens takes kv_bits + prob_bits + 3n + 4 cycles
+// from the query handshake to the result handshake, both included.
+int64_t append_cycles(const TileParams& p);
+int64_t query_cycles(const TileParams& p, int n_tokens);
+
+// ---- results ------------------------------------------------------------------------------------
+struct TileResult {
+  std::vector<int32_t> o;  // [head_dim]: o_i = sum_t p'_t v_{t,i}
+  int evmax = 0;           // max_t ev_t: real o_i ~= o_i 2^evmax / (2^P - 1)
+  int64_t ymax = 0;        // max_t Y_t (base-2 logit, F fractional bits)
+  int64_t sum = 0;         // sum_t e_t
+  bool operator==(const TileResult&) const = default;
+};
+
+// Real output of one tile: o_i * 2^evmax / (2^P - 1).
+std::vector<double> dequantize(const TileResult& r, const TileParams& p);
+// Attention over more tokens than one tile holds: each tile j is weighted by
+// w_j = sum_j 2^((ymax_j - ymax) / 2^F), ymax = max_j ymax_j, and o = sum_j w_j o_j / sum_j w_j
+// with o_j the dequantised tile outputs (a running max with rescaling; float, in the runtime).
+// All tiles must have answered the same query (same qmul, qexp). Throws on an empty list.
+std::vector<double> combine_tiles(std::span<const TileResult> parts, const TileParams& p);
+
+// ---- the softmax unit as a pure function (steps 2-5 of the contract) ------------------------------
+// Y_t = round_half_up(s_t qmul 2^(qexp + ek_t + F)), shift clamped to [0, 62].
+int64_t scale_score(int64_t s, uint16_t qmul, int qexp, int ek, int exp_frac);
+// e = n >= 17 ? 0 : LUT[d mod 2^F] >> n, n = d >> F, for d = Ymax - Y_t >= 0.
+uint32_t exp_fixed(int64_t d, int exp_frac, std::span<const uint32_t> lut);
+
+struct SoftmaxOutput {
+  std::vector<uint32_t> prob;  // p'_t, the V-exponent-folded probabilities fed to the V macro
+  std::vector<uint32_t> raw;   // p_t before folding (for tests)
+  std::vector<uint32_t> e;     // e_t
+  int evmax = 0;
+  int64_t ymax = 0;
+  int64_t sum = 0;
+};
+// scores, ek and ev have one entry per valid token (at least one). Adds its events to `events`.
+SoftmaxOutput softmax_fixed(const TileParams& p, std::span<const int64_t> scores,
+                            std::span<const int> ek, std::span<const int> ev, QueryScale qs,
+                            std::span<const uint32_t> lut, SoftmaxEvents& events);
+
+// ---- the tile interface, implemented by the C model and by the Verilated RTL harness --------------
+class AttentionTile {
+ public:
+  virtual ~AttentionTile() = default;
+  virtual const TileParams& params() const = 0;
+  // Empties the tile (tokens() = 0). Events are kept; reset_events() zeroes them.
+  virtual void reset() = 0;
+  // Appends one token: writes k into the K macro's next column group and v into the V macro's
+  // next row. k and v have head_dim entries in the signed kv_bits range; ek, ev in [-128, 127].
+  // Throws kvcim::Error when the tile is full or an argument is out of range.
+  virtual void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) = 0;
+  // One query over the tokens held (at least one). q has head_dim entries in the kv_bits range.
+  virtual TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) = 0;
+  TileResult query(std::span<const int8_t> q, QueryScale s) { return query(q, s.qmul, s.qexp); }
+  virtual int tokens() const = 0;
+  virtual TileEvents events() const = 0;
+  virtual void reset_events() = 0;
+};
+
+// Shared argument checks of every implementation (so both throw the same errors).
+void check_append(const TileParams& p, int tokens_held, std::span<const int8_t> k,
+                  std::span<const int8_t> v, int ek, int ev, const std::string& where);
+void check_query(const TileParams& p, int tokens_held, std::span<const int8_t> q, uint16_t qmul,
+                 int qexp, const std::string& where);
+
+// The macro geometries of a tile (the mapper and energy model may use them too).
+MacroSpec k_macro_spec(const TileParams& p);
+MacroSpec v_macro_spec(const TileParams& p);
+
+// The bit-accurate C model: two Macro instances and softmax_fixed.
+class CModelTile final : public AttentionTile {
+ public:
+  explicit CModelTile(const TileParams& p = TileParams{});
+  const TileParams& params() const override { return p_; }
+  void reset() override { n_ = 0; }
+  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
+  using AttentionTile::query;
+  TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) override;
+  int tokens() const override { return n_; }
+  TileEvents events() const override;
+  void reset_events() override;
+
+ private:
+  TileParams p_;
+  Macro k_, v_;
+  std::vector<uint32_t> lut_;
+  std::vector<int> ek_, ev_;
+  int n_ = 0;
+  TileEvents own_;  // softmax, cycles, appends, queries (the macros keep their own)
+};
+
+}  // namespace kvcim::cmodel::cim
