@@ -29,14 +29,16 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), rng_state_(spec.seed) {
   cells_.assign(n, 0);
   if (spec_.kind == MacroKind::analog && spec_.cell_noise_sigma > 0.0) cell_noise_.assign(n, 0.f);
   row_words_ = (spec_.rows + 63) / 64;
+  slices_ = detail::weight_slices(spec_);
   planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);
   weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
   // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
   const double sigma = spec_.cell_noise_sigma;
   spec_.cell_noise_sigma = 0.0;
+  const int wpr = spec_.weights_per_row();
   for (int r = 0; r < spec_.rows; ++r)
-    for (int o = 0; o < spec_.weights_per_row(); ++o) store(r, o, 0);
+    for (int o = 0; o < wpr; ++o) store(r, o, 0);
   spec_.cell_noise_sigma = sigma;
 }
 
@@ -48,11 +50,10 @@ double Macro::gaussian() {
 }
 
 void Macro::store(int row, int out, int32_t w) {
-  const auto slices = detail::weight_slices(spec_);
-  const int S = static_cast<int>(slices.size());
+  const int S = static_cast<int>(slices_.size());
   for (int j = 0; j < S; ++j) {
     const int col = out * S + j;
-    const uint32_t level = detail::slice_level(spec_, slices[j], w);
+    const uint32_t level = detail::slice_level(spec_, slices_[j], w);
     const size_t idx = static_cast<size_t>(row) * spec_.cols + col;
     cells_[idx] = static_cast<uint8_t>(level);
     for (int b = 0; b < spec_.cell_bits; ++b) {
@@ -64,13 +65,13 @@ void Macro::store(int row, int out, int32_t w) {
     if (!cell_noise_.empty() && spec_.cell_noise_sigma > 0.0)
       cell_noise_[idx] = static_cast<float>(spec_.cell_noise_sigma * gaussian());
   }
-  weights_[static_cast<size_t>(row) * spec_.weights_per_row() + out] = static_cast<int8_t>(w);
+  weights_[static_cast<size_t>(row) * (spec_.cols / S) + out] = static_cast<int8_t>(w);
 }
 
 int32_t Macro::read(int row, int out) const {
   check_index("row", row, spec_.rows);
   check_index("out", out, spec_.weights_per_row());
-  const auto slices = detail::weight_slices(spec_);
+  const auto& slices = slices_;
   const int S = static_cast<int>(slices.size());
   int64_t w = 0;
   for (int j = 0; j < S; ++j)

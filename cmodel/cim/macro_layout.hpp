@@ -9,18 +9,21 @@
 
 namespace kvcim::cmodel::cim::detail {
 
-// One slice (weights) or one input cycle (inputs): bits [offset, offset + width) of its source
-// value, weighted sign * 2^offset in the shift-and-add.
-struct Piece {
-  int offset = 0;
-  int width = 1;
-  int sign = 1;        // +1, or -1 for the sign bit / the negative differential group
-  bool negative_source = false;  // differential: the slice holds bits of max(-w, 0)
-};
-
 inline uint32_t low_mask(int width) { return width >= 32 ? ~0u : ((1u << width) - 1u); }
 
-// Slices of one weight, least significant first (column o*S + j holds slice j of output o).
+// Slice j of a weight (j < spec.slices_per_weight()), by arithmetic: writes call it per cell.
+// Magnitude (offset: code) bits first, least significant first, cell_bits at a time; then the
+// sign bit alone (twos_complement) or the same slices again for max(-w, 0) (differential).
+inline Piece weight_slice(const MacroSpec& spec, int j) {
+  const int W = spec.weight_bits, c = spec.cell_bits;
+  const int body = spec.encoding == WeightEncoding::offset ? W : W - 1;
+  const int nb = (body + c - 1) / c;
+  if (j < nb) return {j * c, body - j * c < c ? body - j * c : c, +1, false};
+  if (spec.encoding == WeightEncoding::twos_complement) return {W - 1, 1, -1, false};
+  const int i = j - nb;  // differential: the negative column group
+  return {i * c, body - i * c < c ? body - i * c : c, -1, true};
+}
+// All slices of one weight (column o*S + j holds slice j of output o).
 std::vector<Piece> weight_slices(const MacroSpec& spec);
 // Input pieces, in cycle order (cycle k applies piece k).
 std::vector<Piece> input_pieces(const MacroSpec& spec);

@@ -112,17 +112,8 @@ int MacroSpec::adc_shift() const {
 namespace detail {
 
 std::vector<Piece> weight_slices(const MacroSpec& spec) {
-  const int W = spec.weight_bits, c = spec.cell_bits;
   std::vector<Piece> out;
-  // Magnitude (or offset-code) bits, least significant first, cell_bits at a time.
-  const int body = spec.encoding == WeightEncoding::offset ? W : W - 1;
-  for (int off = 0; off < body; off += c) out.push_back({off, std::min(c, body - off), +1, false});
-  if (spec.encoding == WeightEncoding::twos_complement) {
-    out.push_back({W - 1, 1, -1, false});  // the sign bit alone, weighted -2^(W-1)
-  } else if (spec.encoding == WeightEncoding::differential) {
-    const size_t n = out.size();
-    for (size_t j = 0; j < n; ++j) out.push_back({out[j].offset, out[j].width, -1, true});
-  }
+  for (int j = 0; j < spec.slices_per_weight(); ++j) out.push_back(weight_slice(spec, j));
   return out;
 }
 

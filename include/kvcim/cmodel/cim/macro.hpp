@@ -72,6 +72,17 @@ struct MacroSpec {
   int adc_shift() const;
 };
 
+namespace detail {
+// Internal (cmodel/cim/macro_layout.hpp): one weight slice or one input cycle, bits
+// [offset, offset + width) of its source value, weighted sign * 2^offset in the shift-and-add.
+struct Piece {
+  int offset = 0;
+  int width = 1;
+  int sign = 1;                  // +1, or -1 for the sign bit / the negative differential group
+  bool negative_source = false;  // differential: the slice holds bits of max(-w, 0)
+};
+}  // namespace detail
+
 // What one macro did. Energy and latency come from these counts times a technology table.
 struct MacroEvents {
   int64_t row_activations = 0;  // wordline/DAC drives: (row, input cycle) pairs driven
@@ -132,6 +143,7 @@ class Macro {
   std::vector<int8_t> weights_;     // [rows, weights_per_row] decoded weights (digital fast path)
   std::vector<uint64_t> planes_;    // [cell_bits][row words][cols] bit-planes (analog fast path)
   int row_words_ = 0;               // ceil(rows / 64)
+  std::vector<detail::Piece> slices_;  // the layout of one weight's column group
 
   void check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_out,
                      const char* where) const;

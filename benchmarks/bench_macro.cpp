@@ -1,0 +1,137 @@
+// The CIM macro C model against a plain int8 GEMV on the same matrices. Each macro benchmark
+// times the baseline in the same process and reports `vs_int8_gemv` = macro time / GEMV time
+// (issue targets: digital <= 2, analog bit-accurate <= 10 x digital, i.e. <= 20 vs GEMV).
+// KVCIM_BENCH_SMOKE=1 shrinks the matrices to 64 x 64 for a quick run.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <random>
+#include <vector>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+
+using namespace kvcim::cmodel::cim;
+
+namespace {
+
+int matrix_size() { return std::getenv("KVCIM_BENCH_SMOKE") ? 64 : 256; }
+
+struct Problem {
+  int n = 0;                  // n x n weights
+  std::vector<int8_t> w_oi;   // [out][in], the GEMV's layout
+  std::vector<int8_t> w_io;   // [in][out], the macro's layout (row = input)
+  std::vector<int8_t> x8;
+  std::vector<int32_t> x32;
+};
+
+const Problem& problem() {
+  static const Problem p = [] {
+    Problem q;
+    q.n = matrix_size();
+    std::mt19937 g(42);
+    std::uniform_int_distribution<int> d(-127, 127);
+    q.w_oi.resize(q.n * q.n);
+    q.w_io.resize(q.n * q.n);
+    for (int o = 0; o < q.n; ++o)
+      for (int i = 0; i < q.n; ++i) q.w_io[i * q.n + o] = q.w_oi[o * q.n + i] = static_cast<int8_t>(d(g));
+    for (int i = 0; i < q.n; ++i) {
+      q.x8.push_back(static_cast<int8_t>(d(g)));
+      q.x32.push_back(q.x8.back());
+    }
+    return q;
+  }();
+  return p;
+}
+
+// The baseline: y[o] = sum_i W[o][i] x[i], int8 operands, int32 accumulation.
+void int8_gemv(const Problem& p, int32_t* y) {
+  for (int o = 0; o < p.n; ++o) {
+    const int8_t* row = p.w_oi.data() + o * p.n;
+    int32_t acc = 0;
+    for (int i = 0; i < p.n; ++i) acc += int32_t{row[i]} * p.x8[i];
+    y[o] = acc;
+  }
+}
+
+double gemv_seconds_per_call() {
+  static const double t = [] {
+    const Problem& p = problem();
+    std::vector<int32_t> y(p.n);
+    const int reps = 20000;
+    double best = 1e9;
+    for (int trial = 0; trial < 5; ++trial) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (int r = 0; r < reps; ++r) {
+        int8_gemv(p, y.data());
+        benchmark::DoNotOptimize(y.data());
+        benchmark::ClobberMemory();
+      }
+      const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+      best = std::min(best, dt.count() / reps);
+    }
+    return best;
+  }();
+  return t;
+}
+
+MacroSpec spec_for(MacroKind kind, int n) {
+  MacroSpec s;
+  s.kind = kind;
+  s.rows = n;
+  s.cols = n * 8;  // 8-bit weights on 1-bit cells: 8 columns each
+  s.rows_per_cycle = std::min(n, 64);
+  s.adc_bits = 7;  // lossless for 64 rows of 1-bit products
+  return s;
+}
+
+void BM_Int8Gemv(benchmark::State& state) {
+  const Problem& p = problem();
+  std::vector<int32_t> y(p.n);
+  for (auto _ : state) {
+    int8_gemv(p, y.data());
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["macs"] = benchmark::Counter(double(p.n) * p.n * state.iterations(),
+                                              benchmark::Counter::kIsRate);
+}
+
+void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell_bits = 1) {
+  const Problem& p = problem();
+  MacroSpec s = spec_for(kind, p.n);
+  s.cell_bits = cell_bits;
+  Macro m(s);
+  m.write_block(p.w_io.data(), p.n, p.n);
+  std::vector<int64_t> y(p.n);
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    if (reference)
+      m.compute_reference(p.x32.data(), p.n, y.data(), p.n);
+    else
+      m.compute(p.x32.data(), p.n, y.data(), p.n);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+  const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+  const double per_call = dt.count() / static_cast<double>(state.iterations());
+  state.counters["vs_int8_gemv"] = per_call / gemv_seconds_per_call();
+}
+
+void BM_MacroDigital(benchmark::State& s) { run_macro(s, MacroKind::digital, false); }
+void BM_MacroAnalog(benchmark::State& s) { run_macro(s, MacroKind::analog, false); }
+void BM_MacroAnalog2BitCells(benchmark::State& s) { run_macro(s, MacroKind::analog, false, 2); }
+void BM_MacroDigitalReference(benchmark::State& s) { run_macro(s, MacroKind::digital, true); }
+void BM_MacroAnalogReference(benchmark::State& s) { run_macro(s, MacroKind::analog, true); }
+
+}  // namespace
+
+BENCHMARK(BM_Int8Gemv);
+BENCHMARK(BM_MacroDigital);
+BENCHMARK(BM_MacroAnalog);
+BENCHMARK(BM_MacroAnalog2BitCells);
+BENCHMARK(BM_MacroDigitalReference)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_MacroAnalogReference)->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
