@@ -1,5 +1,6 @@
 #include "kvcim/runtime/session_backend.hpp"
 
+#include "kvcim/cmodel/energy/workload.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::runtime {
@@ -67,7 +68,7 @@ void charge_softmax(energy::Ledger& l, int layer, const cim::SoftmaxEvents& s) {
 SessionBackend::SessionBackend(const Config& config, const Weights& weights, BackendChoice choice,
                                const cim::MacroSpec& macro, const BlockSource& blocks,
                                TileFactory tiles)
-    : config_(config), choice_(choice), reference_(config, weights),
+    : config_(config), choice_(choice), macro_(macro), reference_(config, weights),
       ledger_(config.n_layers), load_ledger_(config.n_layers) {
   if (choice.linear == BackendKind::rtl)
     fail("--linear-backend", "backend", "rtl", "the RTL implements attention only: use reference or cim");
@@ -89,8 +90,11 @@ SessionBackend::SessionBackend(const Config& config, const Weights& weights, Bac
 void SessionBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
   if (choice_.linear == BackendKind::reference) return reference_.linear(layer, kind, x, y);
   LinearEvents e;
-  linears_.at({kind == MatrixKind::classifier ? 0 : layer, kind})->apply(x, y, e);
+  CimLinear& lin = *linears_.at({kind == MatrixKind::classifier ? 0 : layer, kind});
+  lin.apply(x, y, e);
   charge_linear(ledger_, ledger_layer(kind, layer), op_of(kind), e);
+  energy::charge_matvec_buffer(ledger_, ledger_layer(kind, layer), op_of(kind), lin.inputs(),
+                               lin.outputs(), macro_.input_bits);
 }
 
 void SessionBackend::write_kv(int layer, int pos, const float* k, const float* v) {
@@ -111,7 +115,8 @@ void SessionBackend::attend(int layer, int head, int pos, const float* q, float*
   charge_softmax(ledger_, layer, e.query.softmax);
   ledger_.add(layer, Op::attn_scores, EventKind::fp32_mul, e.q_quant_ops);
   ledger_.add(layer, Op::attn_weighted_sum, EventKind::fp32_mul, e.combine_ops);
-  (void)pos;
+  const cim::TileParams& p = attention_->params();
+  energy::charge_attention_buffer(ledger_, layer, 1, p.head_dim, pos + 1, p.kv_bits, p.prob_bits);
 }
 
 void SessionBackend::reset() {
