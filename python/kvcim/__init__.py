@@ -15,6 +15,22 @@ from ._core import (  # noqa: F401  (re-exported API)
     default_model_path,
     default_tokenizer_path,
     read_checkpoint_config,
+    # CIM C models and co-simulation
+    AdcRange,
+    CModelTile,
+    Macro,
+    MacroKind,
+    MacroSpec,
+    QueryScale,
+    TileParams,
+    TileResult,
+    WeightEncoding,
+    combine_tiles,
+    compute_events,
+    cosim,
+    dequantize,
+    query_scale,
+    write_events,
 )
 
 __version__ = _core.__version__
@@ -22,7 +38,7 @@ HAVE_RTL = _core.HAVE_RTL
 
 # Parts of the C++ library that are bound only once they exist in the build; re-exported when
 # present so that `kvcim.map`, `kvcim.run`, ... appear without changing this file.
-for _name in ("HardwareSpec", "Placement", "map", "Report", "run", "cosim", "CosimReport"):
+for _name in ("HardwareSpec", "Placement", "map", "Report", "run"):
     if hasattr(_core, _name):
         globals()[_name] = getattr(_core, _name)
 del _name

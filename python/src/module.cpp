@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m) {
 #endif
   kvcim::python::bind_errors(m);
   kvcim::python::bind_model(m);
+  kvcim::python::bind_cim(m);
 }

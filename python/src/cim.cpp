@@ -1,0 +1,319 @@
+// The CIM C models from Python: a macro (MacroSpec, Macro, MacroEvents) and the attention tile
+// (TileParams, QueryScale, CModelTile, TileResult, TileEvents), plus cosim(): random attention
+// problems run on the C model and on the Verilated RTL tile, compared bit for bit (only in builds
+// with the RTL). Names are the C++ ones; events come back as dicts of the C++ field names.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <random>
+
+#include "bindings.hpp"
+#include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/error.hpp"
+#ifdef KVCIM_HAVE_RTL
+#include "kvcim/testbench/rtl_tile.hpp"
+#endif
+
+namespace kvcim::python {
+
+using namespace kvcim::cmodel::cim;
+
+namespace {
+
+py::dict macro_events_dict(const MacroEvents& e) {
+  py::dict d;
+  d["row_activations"] = e.row_activations;
+  d["column_reads"] = e.column_reads;
+  d["adc_conversions"] = e.adc_conversions;
+  d["adder_ops"] = e.adder_ops;
+  d["shift_add_ops"] = e.shift_add_ops;
+  d["cell_writes"] = e.cell_writes;
+  d["cycles"] = e.cycles;
+  return d;
+}
+
+py::dict softmax_events_dict(const SoftmaxEvents& e) {
+  py::dict d;
+  d["multiplies"] = e.multiplies;
+  d["shifts"] = e.shifts;
+  d["adds"] = e.adds;
+  d["comparisons"] = e.comparisons;
+  d["exp_lookups"] = e.exp_lookups;
+  d["divisions"] = e.divisions;
+  d["cycles"] = e.cycles;
+  return d;
+}
+
+py::dict tile_events_dict(const TileEvents& e) {
+  py::dict d;
+  d["k_macro"] = macro_events_dict(e.k_macro);
+  d["v_macro"] = macro_events_dict(e.v_macro);
+  d["softmax"] = softmax_events_dict(e.softmax);
+  d["cycles"] = e.cycles;
+  d["appends"] = e.appends;
+  d["queries"] = e.queries;
+  return d;
+}
+
+py::dict tile_result_dict(const TileResult& r) {
+  py::dict d;
+  d["o"] = r.o;
+  d["evmax"] = r.evmax;
+  d["ymax"] = r.ymax;
+  d["sum"] = r.sum;
+  return d;
+}
+
+// Python ints -> int8 with a kvcim.Error naming the argument (instead of a TypeError from the
+// caster) when a value does not fit.
+std::vector<int8_t> int8_values(const std::vector<long long>& values, const std::string& where,
+                                const std::string& field) {
+  std::vector<int8_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < -128 || values[i] > 127)
+      fail(where, field + "[" + std::to_string(i) + "]", std::to_string(values[i]),
+           "expected a signed 8-bit integer");
+    out[i] = static_cast<int8_t>(values[i]);
+  }
+  return out;
+}
+
+std::vector<int32_t> int32_values(const std::vector<long long>& values, const std::string& where,
+                                  const std::string& field) {
+  std::vector<int32_t> out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < INT32_MIN || values[i] > INT32_MAX)
+      fail(where, field + "[" + std::to_string(i) + "]", std::to_string(values[i]),
+           "expected a 32-bit integer");
+    out[i] = static_cast<int32_t>(values[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void bind_cim(py::module_& m) {
+  py::enum_<MacroKind>(m, "MacroKind")
+      .value("digital", MacroKind::digital)
+      .value("analog", MacroKind::analog);
+  py::enum_<WeightEncoding>(m, "WeightEncoding")
+      .value("twos_complement", WeightEncoding::twos_complement)
+      .value("offset", WeightEncoding::offset)
+      .value("differential", WeightEncoding::differential);
+  py::enum_<AdcRange>(m, "AdcRange")
+      .value("full_scale", AdcRange::full_scale)
+      .value("calibrated", AdcRange::calibrated);
+
+  py::class_<MacroSpec>(m, "MacroSpec", "Geometry and circuit options of one CIM macro.")
+      .def(py::init<>())
+      .def_readwrite("kind", &MacroSpec::kind)
+      .def_readwrite("rows", &MacroSpec::rows)
+      .def_readwrite("cols", &MacroSpec::cols)
+      .def_readwrite("cell_bits", &MacroSpec::cell_bits)
+      .def_readwrite("weight_bits", &MacroSpec::weight_bits)
+      .def_readwrite("input_bits", &MacroSpec::input_bits)
+      .def_readwrite("input_signed", &MacroSpec::input_signed)
+      .def_readwrite("input_bits_per_cycle", &MacroSpec::input_bits_per_cycle)
+      .def_readwrite("rows_per_cycle", &MacroSpec::rows_per_cycle)
+      .def_readwrite("adc_bits", &MacroSpec::adc_bits)
+      .def_readwrite("adc_share", &MacroSpec::adc_share)
+      .def_readwrite("adc_range", &MacroSpec::adc_range)
+      .def_readwrite("adc_clip", &MacroSpec::adc_clip)
+      .def_readwrite("encoding", &MacroSpec::encoding)
+      .def_readwrite("cell_noise_sigma", &MacroSpec::cell_noise_sigma)
+      .def_readwrite("read_noise_sigma", &MacroSpec::read_noise_sigma)
+      .def_readwrite("seed", &MacroSpec::seed)
+      .def("validate", &MacroSpec::validate, py::arg("where") = "MacroSpec")
+      .def("slices_per_weight", &MacroSpec::slices_per_weight)
+      .def("weights_per_row", &MacroSpec::weights_per_row)
+      .def("input_cycles", &MacroSpec::input_cycles)
+      .def("row_groups", &MacroSpec::row_groups, py::arg("used_rows"))
+      .def("weight_min", &MacroSpec::weight_min)
+      .def("weight_max", &MacroSpec::weight_max)
+      .def("input_min", &MacroSpec::input_min)
+      .def("input_max", &MacroSpec::input_max);
+
+  m.def("compute_events",
+        [](const MacroSpec& s, int n_rows, int n_out) {
+          return macro_events_dict(compute_events(s, n_rows, n_out));
+        },
+        py::arg("spec"), py::arg("n_rows"), py::arg("n_out"),
+        "Events of one Macro.compute() on n_rows x n_out, derived analytically.");
+  m.def("write_events",
+        [](const MacroSpec& s, int n_rows, int n_out) {
+          return macro_events_dict(write_events(s, n_rows, n_out));
+        },
+        py::arg("spec"), py::arg("n_rows"), py::arg("n_out"));
+
+  py::class_<Macro>(m, "Macro", "Bit-accurate C model of one CIM macro (kvcim::cmodel::cim::Macro).")
+      .def(py::init<const MacroSpec&>(), py::arg("spec"))
+      .def_property_readonly("spec", &Macro::spec)
+      .def("write", &Macro::write, py::arg("row"), py::arg("out"), py::arg("w"))
+      .def(
+          "write_block",
+          [](Macro& mc, const std::vector<std::vector<long long>>& w) {
+            const int n_rows = static_cast<int>(w.size());
+            const int n_out = n_rows ? static_cast<int>(w[0].size()) : 0;
+            std::vector<long long> flat;
+            for (int r = 0; r < n_rows; ++r) {
+              if (static_cast<int>(w[r].size()) != n_out)
+                fail("Macro.write_block", "w[" + std::to_string(r) + "]",
+                     std::to_string(w[r].size()) + " values",
+                     "expected " + std::to_string(n_out) + " like row 0");
+              flat.insert(flat.end(), w[r].begin(), w[r].end());
+            }
+            const auto bytes = int8_values(flat, "Macro.write_block", "w");
+            mc.write_block(bytes.data(), n_rows, n_out);
+          },
+          py::arg("w"), "Writes W[r][o] (a list of rows, or a 2-D integer array) at the origin.")
+      .def(
+          "compute",
+          [](Macro& mc, const std::vector<long long>& x, int n_out) {
+            const auto xs = int32_values(x, "Macro.compute", "x");
+            std::vector<int64_t> y(std::max(n_out, 0));
+            {
+              py::gil_scoped_release release;
+              mc.compute(xs.data(), static_cast<int>(xs.size()), y.data(), n_out);
+            }
+            return y;
+          },
+          py::arg("x"), py::arg("n_out"),
+          "y[o] = sum_r x[r] W[r][o] for o < n_out, as the circuit computes it.")
+      .def("read", &Macro::read, py::arg("row"), py::arg("out"))
+      .def_property_readonly("events", [](const Macro& mc) { return macro_events_dict(mc.events()); })
+      .def("reset_events", &Macro::reset_events);
+
+  py::class_<TileParams>(m, "TileParams", "Parameters of the CIM attention tile.")
+      .def(py::init<>())
+      .def_readwrite("head_dim", &TileParams::head_dim)
+      .def_readwrite("tokens", &TileParams::tokens)
+      .def_readwrite("kv_bits", &TileParams::kv_bits)
+      .def_readwrite("exp_frac", &TileParams::exp_frac)
+      .def_readwrite("prob_bits", &TileParams::prob_bits)
+      .def("validate", &TileParams::validate, py::arg("where") = "TileParams")
+      .def("__eq__", [](const TileParams& a, const TileParams& b) { return a == b; });
+
+  py::class_<QueryScale>(m, "QueryScale")
+      .def(py::init<>())
+      .def_readwrite("qmul", &QueryScale::qmul)
+      .def_readwrite("qexp", &QueryScale::qexp);
+  m.def("query_scale", &query_scale, py::arg("q_scale"), py::arg("head_dim"),
+        "qmul * 2^qexp = q_scale * log2(e) / sqrt(head_dim).");
+  m.def("exp_lut", &exp_lut, py::arg("exp_frac"));
+  m.def("append_cycles", &append_cycles, py::arg("params"));
+  m.def("query_cycles", &query_cycles, py::arg("params"), py::arg("n_tokens"));
+
+  py::class_<TileResult>(m, "TileResult")
+      .def(py::init<>())
+      .def_readwrite("o", &TileResult::o)
+      .def_readwrite("evmax", &TileResult::evmax)
+      .def_readwrite("ymax", &TileResult::ymax)
+      .def_readwrite("sum", &TileResult::sum)
+      .def("to_dict", &tile_result_dict)
+      .def("__eq__", [](const TileResult& a, const TileResult& b) { return a == b; })
+      .def("__repr__", [](const TileResult& r) {
+        return "TileResult(" + std::string(py::str(tile_result_dict(r))) + ")";
+      });
+  m.def("dequantize", &dequantize, py::arg("result"), py::arg("params"),
+        "Real output of one tile: o_i * 2^evmax / (2^P - 1).");
+  m.def(
+      "combine_tiles",
+      [](const std::vector<TileResult>& parts, const TileParams& p) {
+        return combine_tiles(std::span<const TileResult>(parts.data(), parts.size()), p);
+      },
+      py::arg("parts"), py::arg("params"));
+
+  py::class_<CModelTile>(m, "CModelTile",
+                         "Bit-accurate C model of the CIM attention tile (AttentionTile).")
+      .def(py::init<const TileParams&>(), py::arg("params") = TileParams{})
+      .def_property_readonly("params", &CModelTile::params)
+      .def("reset", &CModelTile::reset)
+      .def(
+          "append",
+          [](CModelTile& t, const std::vector<long long>& k, const std::vector<long long>& v,
+             int ek, int ev) {
+            const auto kb = int8_values(k, "CModelTile.append", "k");
+            const auto vb = int8_values(v, "CModelTile.append", "v");
+            t.append(kb, vb, ek, ev);
+          },
+          py::arg("k"), py::arg("v"), py::arg("ek"), py::arg("ev"))
+      .def(
+          "query",
+          [](CModelTile& t, const std::vector<long long>& q, int qmul, int qexp) {
+            if (qmul < 0 || qmul > 0xFFFF)
+              fail("CModelTile.query", "qmul", std::to_string(qmul), "expected 0..65535");
+            const auto qb = int8_values(q, "CModelTile.query", "q");
+            py::gil_scoped_release release;
+            return t.query(qb, static_cast<uint16_t>(qmul), qexp);
+          },
+          py::arg("q"), py::arg("qmul"), py::arg("qexp"))
+      .def_property_readonly("tokens", &CModelTile::tokens)
+      .def_property_readonly("events", [](const CModelTile& t) { return tile_events_dict(t.events()); })
+      .def("reset_events", &CModelTile::reset_events);
+
+  m.def(
+      "cosim",
+      [](int trials, uint64_t seed, std::optional<int> tokens, double backpressure) -> py::dict {
+#ifdef KVCIM_HAVE_RTL
+        if (trials < 1) fail("cosim", "trials", std::to_string(trials), "expected at least 1");
+        const TileParams p;
+        if (tokens && (*tokens < 1 || *tokens > p.tokens))
+          fail("cosim", "tokens", std::to_string(*tokens),
+               "expected 1.." + std::to_string(p.tokens) + " (the tile's capacity)");
+        int mismatches = 0, event_mismatches = 0;
+        std::string first;
+        TileEvents c_events, r_events;
+        uint64_t sim_cycles = 0;
+        {
+          py::gil_scoped_release release;
+          std::mt19937_64 rng(seed);
+          CModelTile cm(p);
+          testbench::RtlTileOptions options;
+          options.backpressure = backpressure;
+          options.seed = seed;
+          testbench::RtlTile rtl(options);
+          for (int trial = 0; trial < trials; ++trial) {
+            const int n = tokens ? *tokens : std::uniform_int_distribution<int>(1, p.tokens)(rng);
+            const auto problem = testbench::random_problem(rng, p, n);
+            cm.reset_events();
+            rtl.reset_events();
+            const TileResult a = testbench::run_problem(cm, problem);
+            const TileResult b = testbench::run_problem(rtl, problem);
+            const std::string dr = testbench::diff_results(a, b);
+            const std::string de = testbench::diff_events(cm.events(), rtl.events());
+            mismatches += !dr.empty();
+            event_mismatches += !de.empty();
+            if (first.empty() && !(dr.empty() && de.empty()))
+              first = "trial " + std::to_string(trial) + " (" + std::to_string(n) +
+                      " tokens): " + dr + (dr.empty() || de.empty() ? "" : "; ") + de;
+            c_events += cm.events();
+            r_events += rtl.events();
+          }
+          sim_cycles = rtl.sim_cycles();
+        }
+        py::dict d;
+        d["trials"] = trials;
+        d["seed"] = seed;
+        d["tokens"] = tokens ? py::cast(*tokens) : py::none();
+        d["backpressure"] = backpressure;
+        d["result_mismatches"] = mismatches;
+        d["event_mismatches"] = event_mismatches;
+        d["first_mismatch"] = first;
+        d["cmodel_events"] = tile_events_dict(c_events);
+        d["rtl_events"] = tile_events_dict(r_events);
+        d["sim_cycles"] = sim_cycles;
+        return d;
+#else
+        (void)trials, (void)seed, (void)tokens, (void)backpressure;
+        throw Error("cosim: rtl = absent: this build has no Verilated tile (configure with "
+                    "-DKVCIM_WITH_RTL=ON and Verilator installed)");
+#endif
+      },
+      py::arg("trials") = 100, py::arg("seed") = 1, py::arg("tokens") = py::none(),
+      py::arg("backpressure") = 0.0,
+      "Random attention problems on the C model and on the RTL tile, compared bit for bit "
+      "(results and event counters). Returns a dict of counts and the first mismatch.");
+}
+
+}  // namespace kvcim::python

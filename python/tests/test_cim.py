@@ -1,0 +1,117 @@
+"""The CIM C models from Python: a digital macro computes the exact integer product and counts the
+analytic events; an analog macro with a coarse ADC does not; the attention tile approximates float
+softmax attention; co-simulation against the RTL (or a clear error in builds without it)."""
+import numpy as np
+import pytest
+
+import kvcim
+from kvcim import _core as core
+
+
+def macro_spec(kind, adc_bits=8, rows=64, cols=64):
+    s = core.MacroSpec()
+    s.kind = kind
+    s.rows, s.cols = rows, cols
+    s.rows_per_cycle = rows
+    s.adc_bits = adc_bits
+    s.validate()
+    return s
+
+
+def random_problem(spec, rng, n_rows, n_out):
+    w = rng.integers(spec.weight_min(), spec.weight_max() + 1, size=(n_rows, n_out))
+    x = rng.integers(spec.input_min(), spec.input_max() + 1, size=n_rows)
+    return w, x
+
+
+def test_digital_macro_is_the_exact_integer_product():
+    rng = np.random.default_rng(1)
+    spec = macro_spec(core.MacroKind.digital)
+    n_rows, n_out = 40, spec.weights_per_row()
+    w, x = random_problem(spec, rng, n_rows, n_out)
+    macro = core.Macro(spec)
+    macro.write_block(w.tolist())
+    macro.reset_events()
+    y = macro.compute(x.tolist(), n_out)
+    assert y == (x @ w).tolist()
+    # The simulation counts exactly the analytic events the mapper and energy model use.
+    assert macro.events == core.compute_events(spec, n_rows, n_out)
+    assert macro.events["column_reads"] > 0 and macro.events["adc_conversions"] == 0
+
+
+def test_analog_macro_error_shrinks_with_adc_bits():
+    rng = np.random.default_rng(2)
+    errors = {}
+    for bits in (3, 5, 12):
+        spec = macro_spec(core.MacroKind.analog, adc_bits=bits)
+        n_rows, n_out = 64, spec.weights_per_row()
+        w, x = random_problem(spec, np.random.default_rng(3), n_rows, n_out)
+        macro = core.Macro(spec)
+        macro.write_block(w.tolist())
+        y = np.array(macro.compute(x.tolist(), n_out))
+        errors[bits] = np.abs(y - x @ w).mean()
+        assert macro.events["adc_conversions"] > 0
+    assert errors[3] > errors[5] > 0  # a coarse ADC loses information
+    assert errors[12] == 0            # 1-bit cells summed over 64 rows fit 12 bits: lossless
+    del rng
+
+
+def test_macro_rejects_out_of_range_input_with_kvcim_error():
+    spec = macro_spec(core.MacroKind.digital)
+    macro = core.Macro(spec)
+    with pytest.raises(kvcim.Error, match=r"w\[0\]"):
+        macro.write_block([[300]])
+    bad = core.MacroSpec()
+    bad.rows = 0
+    with pytest.raises(kvcim.Error, match="rows"):
+        bad.validate("here")
+
+
+def quantise(x):
+    e = int(np.ceil(np.log2(np.abs(x).max() / 127)))
+    return np.clip(np.round(x / 2.0 ** e), -128, 127).astype(int), e
+
+
+def test_attention_tile_approximates_float_attention():
+    rng = np.random.default_rng(4)
+    params = core.TileParams()
+    hd, n = params.head_dim, 37
+    k, v, q = rng.normal(size=(n, hd)), rng.normal(size=(n, hd)), rng.normal(size=hd)
+    tile = core.CModelTile(params)
+    for t in range(n):
+        kq, ek = quantise(k[t])
+        vq, ev = quantise(v[t])
+        tile.append(kq.tolist(), vq.tolist(), ek, ev)
+    assert tile.tokens == n
+    q_scale = np.abs(q).max() / 127
+    qq = np.clip(np.round(q / q_scale), -128, 127).astype(int)
+    scale = core.query_scale(q_scale, hd)
+    result = tile.query(qq.tolist(), scale.qmul, scale.qexp)
+    got = np.array(core.dequantize(result, params))
+    scores = k @ q / np.sqrt(hd)
+    p = np.exp(scores - scores.max())
+    expected = (p / p.sum()) @ v
+    # 8-bit K/V/q and a 12-bit probability: within 2% of the values' range.
+    assert np.abs(got - expected).max() < 0.02 * np.abs(v).max()
+    assert tile.events["appends"] == n and tile.events["queries"] == 1
+    # A tile holds `tokens` tokens; one more is an error, not a crash.
+    full = core.CModelTile(params)
+    for _ in range(params.tokens):
+        full.append([0] * hd, [0] * hd, 0, 0)
+    with pytest.raises(kvcim.Error):
+        full.append([0] * hd, [0] * hd, 0, 0)
+
+
+def test_cosim_against_rtl_or_a_clear_error():
+    if kvcim.HAVE_RTL:
+        report = kvcim.cosim(trials=20, seed=7)
+        assert report["trials"] == 20
+        assert report["result_mismatches"] == 0 and report["event_mismatches"] == 0, \
+            report["first_mismatch"]
+        assert report["rtl_events"] == report["cmodel_events"]
+        assert report["rtl_events"]["queries"] == 20
+        with pytest.raises(kvcim.Error, match="tokens"):
+            kvcim.cosim(trials=1, tokens=10_000)
+    else:
+        with pytest.raises(kvcim.Error, match="KVCIM_WITH_RTL"):
+            kvcim.cosim(trials=1)
