@@ -8,16 +8,21 @@
 namespace kvcim::cmodel::energy {
 
 namespace {
-constexpr std::string_view kKindNames[kEventKinds] = {
+constexpr std::string_view kKindNames[] = {
     "row_activation", "column_read", "adc_conversion", "adder_op", "shift_add_op",
     "cell_write",     "macro_cycle", "buffer_bit",     "sram_bit", "dram_bit",
     "hbm_bit",        "int8_mac",    "fp16_mac",       "int32_add", "fp32_add",
     "fp32_mul",       "exp_op"};
-constexpr std::string_view kComponentNames[kComponents] = {
+constexpr std::string_view kComponentNames[] = {
     "array", "adc", "dac", "cell_write", "buffer", "offchip", "digital"};
-constexpr std::string_view kOpNames[kOps] = {
+constexpr std::string_view kOpNames[] = {
     "q_proj", "k_proj", "v_proj", "o_proj", "ffn_w1", "ffn_w2", "ffn_w3", "classifier",
     "attn_scores", "softmax", "attn_weighted_sum", "kv_write", "other"};
+
+// A name missing from a table would silently print as "": the sizes must match the enums.
+static_assert(std::size(kKindNames) == kEventKinds);
+static_assert(std::size(kComponentNames) == kComponents);
+static_assert(std::size(kOpNames) == kOps);
 
 template <typename E, size_t N>
 E parse_name(const std::string& where, const char* what, const std::string& text,
@@ -50,6 +55,11 @@ Component component_of(EventKind kind) {
     case EventKind::exp_op: return Component::digital;
   }
   return Component::digital;
+}
+
+bool is_attention_op(Op op) {
+  return op == Op::attn_scores || op == Op::softmax || op == Op::attn_weighted_sum ||
+         op == Op::kv_write;
 }
 
 std::string_view name(EventKind kind) { return kKindNames[static_cast<int>(kind)]; }

@@ -116,7 +116,9 @@ bool Ledger::operator==(const Ledger& o) const {
   return model_ == o.model_;
 }
 
-Breakdown Ledger::cost(const Costs& costs) const {
+Breakdown Ledger::cost(const Costs& costs) const { return cost(costs, nullptr); }
+
+Breakdown Ledger::cost(const Costs& main, const Costs* attention) const {
   Breakdown b;
   const int L = n_layers();
   b.layer_energy_aj.assign(L + 1, 0);
@@ -124,7 +126,8 @@ Breakdown Ledger::cost(const Costs& costs) const {
   for (int l = -1; l < L; ++l) {
     const Cells& cells = l < 0 ? model_ : layers_[l];
     const int slot = l < 0 ? L : l;
-    for (auto op : all_ops())
+    for (auto op : all_ops()) {
+      const Costs& costs = attention && is_attention_op(op) ? *attention : main;
       for (auto k : all_event_kinds()) {
         const int64_t n = cells[idx(op, k)];
         if (n == 0) continue;
@@ -142,6 +145,7 @@ Breakdown Ledger::cost(const Costs& costs) const {
         b.kind_energy_aj[static_cast<int>(k)] =
             checked_add(b.kind_energy_aj[static_cast<int>(k)], e);
       }
+    }
   }
   return b;
 }
@@ -163,11 +167,12 @@ nlohmann::json Ledger::counts_json() const {
   return j;
 }
 
-nlohmann::json Ledger::to_json(const Costs& costs) const {
-  const Breakdown b = cost(costs);
+nlohmann::json Ledger::to_json(const Costs& costs, const Costs* attention) const {
+  const Breakdown b = cost(costs, attention);
   auto pj = [](int64_t aj) { return static_cast<double>(aj) * 1e-6; };
   nlohmann::json j = counts_json();
   j["technology"] = costs.table;
+  if (attention) j["attention_technology"] = attention->table;
   j["energy_pj"] = pj(b.energy_aj);
   j["energy_aj"] = b.energy_aj;
   j["serial_latency_ns"] = pj(b.latency_fs);

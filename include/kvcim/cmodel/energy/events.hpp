@@ -35,10 +35,10 @@ enum class EventKind : int {
   fp32_mul,
   exp_op,  // one exponent (softmax, SiLU)
 };
-inline constexpr int kEventKinds = 18;
+inline constexpr int kEventKinds = static_cast<int>(EventKind::exp_op) + 1;
 
 enum class Component : int { array, adc, dac, cell_write, buffer, offchip, digital };
-inline constexpr int kComponents = 7;
+inline constexpr int kComponents = static_cast<int>(Component::digital) + 1;
 
 // Operations of one decoder step. `other` covers RMSNorm, RoPE, SwiGLU's elementwise part,
 // residual adds and the embedding lookup.
@@ -46,9 +46,11 @@ enum class Op : int {
   q_proj, k_proj, v_proj, o_proj, ffn_w1, ffn_w2, ffn_w3, classifier,
   attn_scores, softmax, attn_weighted_sum, kv_write, other,
 };
-inline constexpr int kOps = 13;
+inline constexpr int kOps = static_cast<int>(Op::other) + 1;
 
 Component component_of(EventKind kind);
+// attn_scores, softmax, attn_weighted_sum, kv_write: the work of the KV tiles.
+bool is_attention_op(Op op);
 std::string_view name(EventKind kind);
 std::string_view name(Component component);
 std::string_view name(Op op);

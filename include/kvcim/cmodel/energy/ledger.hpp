@@ -60,11 +60,14 @@ class Ledger {
   bool operator==(const Ledger& other) const;
 
   Breakdown cost(const Costs& costs) const;
+  // The attention operations (is_attention_op) costed with `attention` when it is given: the KV
+  // tiles may be of another technology than the weight macros.
+  Breakdown cost(const Costs& costs, const Costs* attention) const;
 
   // {"events": {kind: count}, "by_op": {op: {kind: count}}, "by_layer": [...]} (counts only).
   nlohmann::json counts_json() const;
   // Counts plus energy (pJ) and serial latency (ns): totals, by component, op and layer.
-  nlohmann::json to_json(const Costs& costs) const;
+  nlohmann::json to_json(const Costs& costs, const Costs* attention = nullptr) const;
 
  private:
   using Cells = std::array<int64_t, kOps * kEventKinds>;

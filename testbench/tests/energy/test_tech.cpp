@@ -1,0 +1,181 @@
+// Technology tables: the shipped ones load completely with provenance on every value; the parser
+// rejects every kind of malformed field with a message naming file, field and value.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kvcim/cmodel/energy/tech.hpp"
+#include "kvcim/error.hpp"
+
+using namespace kvcim::cmodel::energy;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kTech = std::string(KVCIM_SOURCE_DIR) + "/configs/tech/";
+
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    dir = fs::temp_directory_path() / ("kvcim_tech_" + std::to_string(::getpid()) + "_" +
+                                       std::to_string(reinterpret_cast<uintptr_t>(this)));
+    fs::create_directories(dir);
+  }
+  ~TempDir() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  }
+};
+
+// A complete minimal table: every event 1 pJ / 1 ns with a source.
+std::string full_table(const std::string& extra_event_text = "") {
+  std::string s = "name: t\nevents:\n";
+  for (auto k : all_event_kinds()) {
+    s += "  " + std::string(name(k)) + ":\n";
+    s += "    energy_pj: {value: 1, source: \"[H1] test\"}\n";
+    s += "    latency_ns: {value: 1, assumption: \"one cycle at one gigahertz\"}\n";
+  }
+  return s + extra_event_text;
+}
+
+std::string load_error(const std::string& path) {
+  try {
+    load_tech_table(path);
+  } catch (const kvcim::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Tech, ShippedTablesAreCompleteAndSourced) {
+  for (const char* f : {"digital_45nm.yaml", "sram_digital_cim.yaml", "sram_analog_cim.yaml",
+                        "reram_analog_cim.yaml"}) {
+    SCOPED_TRACE(f);
+    const TechTable t = load_tech_table(kTech + f);
+    for (auto k : all_event_kinds()) {
+      const EventCost& e = t.event(k);
+      for (const TechValue* v : {&e.energy_pj, &e.latency_ns}) {
+        EXPECT_FALSE(v->provenance.empty()) << name(k);
+        EXPECT_GE(v->value, 0.0) << name(k);
+      }
+    }
+    EXPECT_NO_THROW(t.costs());
+  }
+}
+
+TEST(Tech, InheritanceOverridesOnlyWhatIsGiven) {
+  const TechTable base = load_tech_table(kTech + "digital_45nm.yaml");
+  const TechTable cim = load_tech_table(kTech + "sram_digital_cim.yaml");
+  EXPECT_EQ(cim.name, "sram_digital_cim");
+  // overridden
+  EXPECT_NE(cim.event(EventKind::adder_op).energy_pj.value,
+            base.event(EventKind::adder_op).energy_pj.value);
+  // inherited, and traced to the base file
+  EXPECT_EQ(cim.event(EventKind::hbm_bit).energy_pj.value, base.event(EventKind::hbm_bit).energy_pj.value);
+  EXPECT_NE(cim.event(EventKind::hbm_bit).energy_pj.defined_in.find("digital_45nm.yaml"),
+            std::string::npos);
+  // the Horowitz figures as energy-numbers.md gives them
+  EXPECT_DOUBLE_EQ(base.event(EventKind::int8_mac).energy_pj.value, 0.23);  // [H1] 0.2 + 0.03
+  EXPECT_DOUBLE_EQ(base.event(EventKind::fp16_mac).energy_pj.value, 1.5);   // [H3] 1.1 + 0.4
+  EXPECT_DOUBLE_EQ(base.event(EventKind::hbm_bit).energy_pj.value, 3.59);   // [M1]
+  EXPECT_FALSE(base.endurance_writes.has_value());                        // SRAM: unlimited
+  const TechTable reram = load_tech_table(kTech + "reram_analog_cim.yaml");
+  ASSERT_TRUE(reram.endurance_writes.has_value());
+  EXPECT_DOUBLE_EQ(reram.endurance_writes->value, 1e6);
+  EXPECT_TRUE(reram.endurance_writes->assumption);
+}
+
+TEST(Tech, AdcEnergyFollowsResolution) {
+  const TechTable t = load_tech_table(kTech + "sram_analog_cim.yaml");
+  EXPECT_EQ(t.costs(4).energy(EventKind::adc_conversion), 790'000);    // [A2] 0.79 pJ
+  EXPECT_EQ(t.costs(8).energy(EventKind::adc_conversion), 1'670'000);  // [A1] 1.67 pJ
+  EXPECT_EQ(t.costs(0).energy(EventKind::adc_conversion), 1'670'000);
+  try {
+    t.costs(12);
+    FAIL() << "accepted a resolution the table does not have";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("energy_pj_by_adc_bits"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Tech, CostsAreIntegerAttojoulesAndFemtoseconds) {
+  TempDir d;
+  std::string text = full_table();
+  // 0.000492 pJ -> 492 aJ; 830 ps -> 830000 fs
+  const std::string from = "  adder_op:\n    energy_pj: {value: 1, source: \"[H1] test\"}\n    latency_ns: {value: 1,";
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, from.size(),
+               "  adder_op:\n    energy_pj: {value: 0.000492, source: \"[C2] x\"}\n    latency_ns: {value: 830 ps,");
+  const TechTable t = load_tech_table(d.write("t.yaml", text));
+  EXPECT_EQ(t.costs().energy(EventKind::adder_op), 492);
+  EXPECT_EQ(t.costs().latency(EventKind::adder_op), 830'000);
+}
+
+TEST(Tech, ParserErrorsNameFileFieldAndValue) {
+  TempDir d;
+  struct Case {
+    std::string what, from, to, expect1, expect2;
+  };
+  const std::string e0 = "    energy_pj: {value: 1, source: \"[H1] test\"}\n";
+  const std::vector<Case> cases = {
+      {"unknown event with suggestion", "  int8_mac:\n", "  int8_mak:\n", "events.int8_mak",
+       "did you mean 'int8_mac'"},
+      {"unknown field with suggestion", "  exp_op:\n" + e0, "  exp_op:\n    energy_pjj: {value: 1, source: \"[H1] t\"}\n",
+       "events.exp_op.energy_pjj", "did you mean 'energy_pj'"},
+      {"wrong type", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: lots, source: \"[H1] t\"}\n",
+       "events.exp_op.energy_pj.value = 'lots'", "expected a quantity in pJ"},
+      {"wrong unit", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 3 ns, source: \"[H1] t\"}\n",
+       "events.exp_op.energy_pj.value = '3 ns'", "pJ"},
+      {"negative", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: -2, source: \"[H1] t\"}\n",
+       "events.exp_op.energy_pj.value = '-2'", "non-negative"},
+      {"unknown source id", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2, source: \"[Z9] t\"}\n",
+       "events.exp_op.energy_pj.source", "[Z9]"},
+      {"source without id", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2, source: \"a paper\"}\n",
+       "events.exp_op.energy_pj.source", "row ID"},
+      {"no provenance", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2}\n",
+       "events.exp_op.energy_pj", "exactly one of source"},
+      {"both provenances", "  exp_op:\n" + e0,
+       "  exp_op:\n    energy_pj: {value: 2, source: \"[H1] a\", assumption: \"because it is so\"}\n",
+       "events.exp_op.energy_pj", "exactly one of source"},
+      {"terse assumption", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2, assumption: \"guess\"}\n",
+       "events.exp_op.energy_pj.assumption", "reasoning"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::string text = full_table();
+    const size_t at = text.find(c.from);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, c.from.size(), c.to);
+    const std::string path = d.write("bad.yaml", text);
+    const std::string e = load_error(path);
+    EXPECT_NE(e.find(path + ":"), std::string::npos) << e;  // file and line
+    EXPECT_NE(e.find(c.expect1), std::string::npos) << e;
+    EXPECT_NE(e.find(c.expect2), std::string::npos) << e;
+  }
+}
+
+TEST(Tech, MissingEventsAndBaseCyclesAreErrors) {
+  TempDir d;
+  std::string e = load_error(d.write("partial.yaml", "name: p\nevents:\n  int8_mac:\n"
+                                                     "    energy_pj: {value: 1, source: \"[H1] x\"}\n"
+                                                     "    latency_ns: {value: 1, source: \"[H1] x\"}\n"));
+  EXPECT_NE(e.find("events.row_activation"), std::string::npos) << e;
+  d.write("a.yaml", "name: a\nbase: b.yaml\n");
+  const std::string b = d.write("b.yaml", "name: b\nbase: a.yaml\n");
+  e = load_error(b);
+  EXPECT_NE(e.find("base"), std::string::npos) << e;
+  e = load_error(d.write("nobase.yaml", "name: n\nbase: nowhere.yaml\n"));
+  EXPECT_NE(e.find("nowhere.yaml"), std::string::npos) << e;
+  e = load_error((d.dir / "absent.yaml").string());
+  EXPECT_NE(e.find("cannot open"), std::string::npos) << e;
+  e = load_error(d.write("top.yaml", full_table() + "colour: blue\n"));
+  EXPECT_NE(e.find("colour"), std::string::npos) << e;
+  e = load_error(d.write("syntax.yaml", "name: [unclosed\n"));
+  EXPECT_FALSE(e.empty());
+}
