@@ -1,0 +1,99 @@
+// The Verilated RTL attention tile (rtl/cim_attention_tile.sv) behind the same AttentionTile
+// interface as the C model, so the runtime can take either. The harness clocks the tile through its
+// ports only: reset, the append / query / result valid-ready handshakes (with optional seeded
+// back-pressure on every one of them), the event counters, and an optional VCD trace.
+//
+// Only the composition roots (kvcim, tests, benchmarks) link this; Verilator's headers stay inside
+// testbench/harness.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kvcim/cmodel/cim/attention_tile.hpp"
+
+namespace kvcim::testbench {
+
+// The tile's event counters, in the order of its counters_o port (the SV package's CNT_* indices
+// are generated from this list by rtl/gen_tile_pkg.cpp).
+enum class RtlCounter : int {
+  k_row_activations, k_column_reads, k_adder_ops, k_shift_add_ops, k_cell_writes, k_cycles,
+  v_row_activations, v_column_reads, v_adder_ops, v_shift_add_ops, v_cell_writes, v_cycles,
+  sm_multiplies, sm_shifts, sm_adds, sm_comparisons, sm_exp_lookups, sm_divisions, sm_cycles,
+  tile_cycles, appends, queries,
+  count
+};
+inline constexpr int kRtlCounters = static_cast<int>(RtlCounter::count);
+inline constexpr const char* kRtlCounterNames[kRtlCounters] = {
+    "K_ROW_ACTIVATIONS", "K_COLUMN_READS", "K_ADDER_OPS", "K_SHIFT_ADD_OPS", "K_CELL_WRITES",
+    "K_CYCLES", "V_ROW_ACTIVATIONS", "V_COLUMN_READS", "V_ADDER_OPS", "V_SHIFT_ADD_OPS",
+    "V_CELL_WRITES", "V_CYCLES", "SM_MULTIPLIES", "SM_SHIFTS", "SM_ADDS", "SM_COMPARISONS",
+    "SM_EXP_LOOKUPS", "SM_DIVISIONS", "SM_CYCLES", "TILE_CYCLES", "APPENDS", "QUERIES"};
+
+struct RtlTileOptions {
+  // Probability, per cycle and handshake, that the harness withholds its valid (append, query) or
+  // its ready (result). 0 = never; the tile must give the same integers and events at any value.
+  double backpressure = 0.0;
+  uint64_t seed = 1;          // the back-pressure generator's seed
+  std::string trace_path;     // non-empty: write a VCD trace of every cycle to this file
+  int64_t timeout_cycles = 1'000'000;  // a handshake not completing within this throws
+};
+
+class RtlTile final : public cmodel::cim::AttentionTile {
+ public:
+  explicit RtlTile(const RtlTileOptions& options = {});
+  ~RtlTile() override;
+  RtlTile(const RtlTile&) = delete;
+  RtlTile& operator=(const RtlTile&) = delete;
+
+  // The RTL is built at the default TileParams (the generated package).
+  const cmodel::cim::TileParams& params() const override;
+  void reset() override;  // clear_i: drops the tokens, keeps the counters
+  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
+  using AttentionTile::query;
+  cmodel::cim::TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) override;
+  int tokens() const override;
+  cmodel::cim::TileEvents events() const override;
+  void reset_events() override;  // evt_clear_i
+
+  // ---- lower-level access for directed tests and benchmarks ----
+  // Synchronous reset (rst for one cycle): drops the tokens, zeroes the counters, aborts any
+  // operation in flight.
+  void hard_reset();
+  // Starts a query, runs `cycles` more clock cycles, then asserts reset in the middle of it.
+  void query_then_reset(std::span<const int8_t> q, uint16_t qmul, int qexp, int cycles);
+  // Appends a token, runs `cycles` more clock cycles (the K column group may still be being
+  // written), then asserts reset.
+  void append_then_reset(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev,
+                         int cycles);
+  // The raw counters_o words, indexed by RtlCounter.
+  std::vector<uint64_t> counters() const;
+  // Every clock cycle simulated so far (stalls and idle cycles included).
+  uint64_t sim_cycles() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- random attention problems, shared by the cosim command, the suites and the benchmark -------
+struct TileProblem {
+  std::vector<std::vector<int8_t>> k, v;  // [tokens][head_dim]
+  std::vector<int> ek, ev;                // [tokens]
+  std::vector<int8_t> q;                  // [head_dim]
+  cmodel::cim::QueryScale scale;
+};
+// `tokens` tokens (1..p.tokens) with a mix of value distributions (uniform full range, small,
+// extremes, constant), exponents and query scales spanning sharp and flat softmaxes.
+TileProblem random_problem(std::mt19937_64& rng, const cmodel::cim::TileParams& p, int tokens);
+// Loads the problem into the tile (after reset()) and runs its query.
+cmodel::cim::TileResult run_problem(cmodel::cim::AttentionTile& tile, const TileProblem& problem);
+
+// Describes how two event sets differ ("" if equal), naming each differing counter.
+std::string diff_events(const cmodel::cim::TileEvents& expected, const cmodel::cim::TileEvents& got);
+std::string diff_results(const cmodel::cim::TileResult& expected, const cmodel::cim::TileResult& got);
+
+}  // namespace kvcim::testbench

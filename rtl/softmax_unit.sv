@@ -1,0 +1,196 @@
+// softmax_unit: the tile's fixed-point softmax, steps 2-5 of docs/attention_tile.md, bit for bit
+// with kvcim::cmodel::cim::softmax_fixed (cmodel/cim/softmax_fixed.cpp).
+//
+// Three passes over the n valid tokens, one token per cycle each (3n cycles after the start
+// handshake; n = 0 finishes at once):
+//   SCALE  Y_t = round_half_up(s_t qmul 2^(qexp + ek_t + F)), shift clamped to [0, 62];
+//          running maxima Ymax and evmax.
+//   EXP    d_t = Ymax - Y_t; e_t = (d_t >> F) >= 17 ? 0 : LUT[d_t mod 2^F] >> (d_t >> F); sum += e_t.
+//   NORM   p_t = floor(e_t (2^P - 1) / sum) by a P-step restoring divider;
+//          p'_t = round_half_up(p_t / 2^min(evmax - ev_t, 31)).
+// The results (prob_o, evmax_o, ymax_o, sum_o) stay valid until the next start.
+module softmax_unit
+  import kvcim_tile_pkg::*;
+#(
+  parameter int T = TOKENS,
+  parameter int S_BITS = 19,                         // score width (the K macro's accumulator)
+  localparam int N_BITS = $clog2(T + 1),
+  localparam int E_BITS = EXP_ONE_BITS + 1,          // e_t <= 2^16
+  localparam int SUM_BITS = E_BITS + $clog2(T),      // sum_t e_t <= T 2^16
+  localparam int Y_BITS = S_BITS + QMUL_BITS + 1,    // |Y_t| <= |s_t| qmul + 1
+  localparam int XB = SCALE_EXP_BITS
+) (
+  input  logic                  clk,
+  input  logic                  rst,
+  input  logic                  evt_clear_i,
+  input  logic                  start_valid_i,
+  output logic                  start_ready_o,
+  input  logic [T*S_BITS-1:0]   scores_i,      // s_t, signed, latched at the start handshake
+  input  logic [T*XB-1:0]       ek_i,          // per-token exponents, stable while busy
+  input  logic [T*XB-1:0]       ev_i,
+  input  logic [QMUL_BITS-1:0]  qmul_i,        // stable while busy
+  input  logic [XB-1:0]         qexp_i,
+  input  logic [N_BITS-1:0]     n_i,           // valid tokens, latched at the start handshake
+  output logic                  done_valid_o,
+  input  logic                  done_ready_i,
+  output logic [T*PROB_BITS-1:0] prob_o,       // p'_t
+  output logic [XB-1:0]         evmax_o,
+  output logic [Y_BITS-1:0]     ymax_o,
+  output logic [SUM_BITS-1:0]   sum_o,
+  // events, as kvcim::cmodel::cim::SoftmaxEvents
+  output logic [63:0]           ev_multiplies_o,
+  output logic [63:0]           ev_shifts_o,
+  output logic [63:0]           ev_adds_o,
+  output logic [63:0]           ev_comparisons_o,
+  output logic [63:0]           ev_exp_lookups_o,
+  output logic [63:0]           ev_divisions_o,
+  output logic [63:0]           ev_cycles_o
+);
+  localparam int T_BITS = (T > 1) ? $clog2(T) : 1;
+  localparam int D_BITS = Y_BITS + 1;              // 0 <= Ymax - Y_t < 2^Y_BITS
+  localparam int NUM_BITS = E_BITS + PROB_BITS;
+
+  typedef enum logic [2:0] {IDLE, SCALE, EXP, NORM, DONE} phase_t;
+  phase_t phase;
+  logic [T_BITS-1:0] t_q;
+  logic [N_BITS-1:0] n_q;
+  logic signed [Y_BITS-1:0] y [T];    // s_t after the start, Y_t after SCALE
+  logic [E_BITS-1:0] e [T];
+  logic [PROB_BITS-1:0] p [T];
+  logic signed [Y_BITS-1:0] ymax;
+  logic signed [XB-1:0] evmax;
+  logic [SUM_BITS-1:0] sum;
+
+  assign start_ready_o = (phase == IDLE);
+  assign done_valid_o = (phase == DONE);
+  assign evmax_o = evmax;
+  assign ymax_o = ymax;
+  assign sum_o = sum;
+  always_comb begin
+    for (int t = 0; t < T; t++) prob_o[t*PROB_BITS +: PROB_BITS] = p[t];
+  end
+
+  // ---- the datapath of token t_q (one of each unit) ---------------------------------------------
+  wire signed [XB-1:0] ek_t = ek_i[int'(t_q)*XB +: XB];
+  wire signed [XB-1:0] ev_t = ev_i[int'(t_q)*XB +: XB];
+
+  // SCALE: Y = (s qmul + 2^(sh-1)) >>> sh, sh = clamp(-(qexp + ek + F), 0, 62)
+  logic signed [Y_BITS-1:0] y_scaled;
+  always_comb begin
+    automatic logic signed [63:0] prod = 64'(y[t_q]) * $signed({48'd0, qmul_i});
+    automatic logic signed [XB+2:0] e2 = (XB+3)'($signed(qexp_i)) + (XB+3)'(ek_t) + (XB+3)'(EXP_FRAC);
+    automatic logic signed [XB+2:0] neg = -e2;
+    automatic int sh = (neg < 0) ? 0 : (int'(neg) > SCALE_MAX_SHIFT) ? SCALE_MAX_SHIFT : int'(neg);
+    automatic logic signed [63:0] rnd = (sh == 0) ? 64'sd0 : (64'sd1 <<< (sh - 1));
+    y_scaled = Y_BITS'((prod + rnd) >>> sh);  // fits: |Y| <= |prod| + 1
+  end
+
+  // EXP: e = n >= 17 ? 0 : LUT[d mod 2^F] >> n, n = d >> F
+  logic [E_BITS-1:0] e_t;
+  always_comb begin
+    automatic logic [D_BITS-1:0] d = D_BITS'(ymax) - D_BITS'(y[t_q]);
+    automatic logic [D_BITS-1:0] oct = d >> EXP_FRAC;
+    automatic logic [EXP_FRAC-1:0] frac = d[EXP_FRAC-1:0];
+    e_t = (oct >= D_BITS'(EXP_ZERO_SHIFT)) ? '0 : E_BITS'(EXP_LUT[frac] >> oct);
+  end
+
+  // NORM: restoring division, one quotient bit per step; the quotient is < 2^P because e_t <= sum.
+  logic [PROB_BITS-1:0] p_t;
+  always_comb begin
+    automatic logic [NUM_BITS-1:0] num = (NUM_BITS'(e[t_q]) << PROB_BITS) - NUM_BITS'(e[t_q]);
+    automatic logic [SUM_BITS:0] rem = (SUM_BITS+1)'(num >> PROB_BITS);
+    automatic logic [PROB_BITS-1:0] quo = '0;
+    automatic logic [XB:0] fsh_full = (XB+1)'(evmax) - (XB+1)'(ev_t);  // 0 .. 2^XB - 1
+    automatic int fsh = (fsh_full > (XB+1)'(FOLD_MAX_SHIFT)) ? FOLD_MAX_SHIFT : int'(fsh_full);
+    for (int i = PROB_BITS - 1; i >= 0; i--) begin
+      rem = {rem[SUM_BITS-1:0], num[i]};
+      if (rem >= {1'b0, sum}) begin
+        rem = rem - {1'b0, sum};
+        quo[i] = 1'b1;
+      end
+    end
+    // V-exponent fold: round half up
+    p_t = PROB_BITS'((fsh == 0) ? 32'(quo) : ((32'(quo) + (32'd1 << (fsh - 1))) >> fsh));
+  end
+
+  // ---- sequencing ---------------------------------------------------------------------------
+  wire last = (32'(t_q) == 32'(n_q) - 1);
+  always_ff @(posedge clk) begin
+    if (rst) begin
+      phase <= IDLE;
+      t_q <= '0;
+      n_q <= '0;
+      ymax <= '0;
+      evmax <= '0;
+      sum <= '0;
+    end else begin
+      case (phase)
+        IDLE: if (start_valid_i) begin
+          for (int t = 0; t < T; t++) y[t] <= Y_BITS'($signed(scores_i[t*S_BITS +: S_BITS]));
+          n_q <= n_i;
+          t_q <= '0;
+          ymax <= {1'b1, {(Y_BITS-1){1'b0}}};  // most negative: the first token always wins
+          evmax <= {1'b1, {(XB-1){1'b0}}};
+          sum <= '0;
+          phase <= (n_i == 0) ? DONE : SCALE;
+        end
+        SCALE: begin
+          y[t_q] <= y_scaled;
+          if (y_scaled > ymax) ymax <= y_scaled;
+          if (ev_t > evmax) evmax <= ev_t;
+          t_q <= last ? '0 : t_q + 1'b1;
+          if (last) phase <= EXP;
+        end
+        EXP: begin
+          e[t_q] <= e_t;
+          sum <= sum + SUM_BITS'(e_t);
+          t_q <= last ? '0 : t_q + 1'b1;
+          if (last) phase <= NORM;
+        end
+        NORM: begin
+          p[t_q] <= p_t;
+          t_q <= last ? '0 : t_q + 1'b1;
+          if (last) phase <= DONE;
+        end
+        DONE: if (done_ready_i) phase <= IDLE;
+        default: phase <= IDLE;
+      endcase
+    end
+  end
+
+  // ---- event counters: every unit used once per token and pass --------------------------------
+  always_ff @(posedge clk) begin
+    if (rst || evt_clear_i) begin
+      ev_multiplies_o <= '0;
+      ev_shifts_o <= '0;
+      ev_adds_o <= '0;
+      ev_comparisons_o <= '0;
+      ev_exp_lookups_o <= '0;
+      ev_divisions_o <= '0;
+      ev_cycles_o <= '0;
+    end else begin
+      case (phase)
+        SCALE: begin  // multiplier, rounding adder, barrel shifter, two comparators
+          ev_multiplies_o <= ev_multiplies_o + 64'd1;
+          ev_adds_o <= ev_adds_o + 64'd1;
+          ev_shifts_o <= ev_shifts_o + 64'd1;
+          ev_comparisons_o <= ev_comparisons_o + 64'd2;
+          ev_cycles_o <= ev_cycles_o + 64'd1;
+        end
+        EXP: begin  // max subtractor, table, octave shifter, sum adder
+          ev_adds_o <= ev_adds_o + 64'd2;
+          ev_exp_lookups_o <= ev_exp_lookups_o + 64'd1;
+          ev_shifts_o <= ev_shifts_o + 64'd1;
+          ev_cycles_o <= ev_cycles_o + 64'd1;
+        end
+        NORM: begin  // divider, fold shifter and its rounding adder
+          ev_divisions_o <= ev_divisions_o + 64'd1;
+          ev_shifts_o <= ev_shifts_o + 64'd1;
+          ev_adds_o <= ev_adds_o + 64'd1;
+          ev_cycles_o <= ev_cycles_o + 64'd1;
+        end
+        default: ;
+      endcase
+    end
+  end
+endmodule

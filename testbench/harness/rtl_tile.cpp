@@ -1,0 +1,262 @@
+// RtlTile: clocks the Verilated cim_attention_tile through its ports. Convention: the clock rests
+// low between cycles; the harness sets inputs, evaluates the combinational outputs (ready, valid),
+// decides, then raises the clock (the rising edge is where transfers happen) and lowers it again.
+#include "kvcim/testbench/rtl_tile.hpp"
+
+#include <string>
+
+#include "Vcim_attention_tile.h"
+#include "kvcim/error.hpp"
+#include "verilated.h"
+#include "verilated_vcd_c.h"
+
+namespace kvcim::testbench {
+
+using cmodel::cim::TileEvents;
+using cmodel::cim::TileParams;
+using cmodel::cim::TileResult;
+
+namespace {
+
+// Verilator maps a port of <= 64 bits to an integer and a wider one to VlWide (32-bit words).
+template <typename T>
+void put_bits(T& port, int lsb, int width, uint64_t value) {
+  const uint64_t mask = width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+  port = static_cast<T>((static_cast<uint64_t>(port) & ~(mask << lsb)) | ((value & mask) << lsb));
+}
+template <std::size_t N>
+void put_bits(VlWide<N>& port, int lsb, int width, uint64_t value) {
+  for (int b = 0; b < width; ++b) {
+    const int bit = lsb + b;
+    const uint32_t m = 1u << (bit % 32);
+    if ((value >> b) & 1u) port[bit / 32] |= m;
+    else port[bit / 32] &= ~m;
+  }
+}
+template <typename T>
+uint64_t get_bits(const T& port, int lsb, int width) {
+  const uint64_t mask = width >= 64 ? ~uint64_t{0} : ((uint64_t{1} << width) - 1);
+  return (static_cast<uint64_t>(port) >> lsb) & mask;
+}
+template <std::size_t N>
+uint64_t get_bits(const VlWide<N>& port, int lsb, int width) {
+  uint64_t v = 0;
+  for (int b = 0; b < width; ++b) v |= uint64_t{(port[(lsb + b) / 32] >> ((lsb + b) % 32)) & 1u} << b;
+  return v;
+}
+template <typename T>
+void put_vector(T& port, std::span<const int8_t> x, int bits) {
+  for (size_t i = 0; i < x.size(); ++i)
+    put_bits(port, static_cast<int>(i) * bits, bits, static_cast<uint8_t>(x[i]));
+}
+
+}  // namespace
+
+struct RtlTile::Impl {
+  RtlTileOptions opt;
+  TileParams params;
+  std::unique_ptr<VerilatedContext> ctx;
+  std::unique_ptr<Vcim_attention_tile> top;
+  std::unique_ptr<VerilatedVcdC> vcd;
+  std::mt19937_64 rng;
+  std::bernoulli_distribution stall;
+  uint64_t cycles = 0;
+
+  explicit Impl(const RtlTileOptions& o)
+      : opt(o), rng(o.seed), stall(o.backpressure > 0.0 ? o.backpressure : 0.0) {
+    if (!(o.backpressure >= 0.0 && o.backpressure < 1.0))
+      fail("RtlTile", "backpressure", std::to_string(o.backpressure), "expected a probability in [0, 1)");
+    if (o.timeout_cycles < 1)
+      fail("RtlTile", "timeout_cycles", std::to_string(o.timeout_cycles), "expected >= 1");
+    ctx = std::make_unique<VerilatedContext>();
+    if (!o.trace_path.empty()) ctx->traceEverOn(true);
+    top = std::make_unique<Vcim_attention_tile>(ctx.get(), "tile");
+    if (!o.trace_path.empty()) {
+      vcd = std::make_unique<VerilatedVcdC>();
+      top->trace(vcd.get(), 99);
+      vcd->open(o.trace_path.c_str());
+      if (!vcd->isOpen()) fail(o.trace_path, "trace file", o.trace_path, "could not be opened for writing");
+    }
+    top->clk = 0;
+    top->rst = 1;
+    top->eval();
+    tick();
+    tick();
+    top->rst = 0;
+    top->eval();
+  }
+
+  ~Impl() {
+    top->final();
+    if (vcd) vcd->close();
+  }
+
+  bool withhold() { return opt.backpressure > 0.0 && stall(rng); }
+
+  // One clock cycle: rising edge (transfers, register updates), then falling edge.
+  void tick() {
+    top->clk = 1;
+    top->eval();
+    if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles + 1));
+    top->clk = 0;
+    top->eval();
+    if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles + 2));
+    ++cycles;
+  }
+
+  void check_timeout(int64_t waited, const char* what) const {
+    if (waited > opt.timeout_cycles)
+      fail("RtlTile", what, "no handshake after " + std::to_string(waited) + " cycles",
+           "the tile to respond (is the RTL stuck?)");
+  }
+
+  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+    put_vector(top->app_k_i, k, params.kv_bits);
+    put_vector(top->app_v_i, v, params.kv_bits);
+    top->app_ek_i = static_cast<uint8_t>(ek);
+    top->app_ev_i = static_cast<uint8_t>(ev);
+    for (int64_t waited = 0;; ++waited) {
+      check_timeout(waited, "append");
+      top->app_valid_i = withhold() ? 0 : 1;
+      top->eval();
+      const bool fire = top->app_valid_i && top->app_ready_o;
+      tick();
+      if (fire) break;
+    }
+    top->app_valid_i = 0;
+    top->eval();
+  }
+
+  void start_query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
+    put_vector(top->q_i, q, params.kv_bits);
+    top->qmul_i = qmul;
+    top->qexp_i = static_cast<uint8_t>(qexp);
+    top->res_ready_i = 0;
+    for (int64_t waited = 0;; ++waited) {
+      check_timeout(waited, "query");
+      top->q_valid_i = withhold() ? 0 : 1;
+      top->eval();
+      const bool fire = top->q_valid_i && top->q_ready_o;
+      tick();
+      if (fire) break;
+    }
+    top->q_valid_i = 0;
+    top->eval();
+  }
+
+  TileResult finish_query() {
+    TileResult r;
+    for (int64_t waited = 0;; ++waited) {
+      check_timeout(waited, "result");
+      top->res_ready_i = withhold() ? 0 : 1;
+      top->eval();
+      const bool fire = top->res_valid_o && top->res_ready_i;
+      if (fire) {
+        r.o.resize(params.head_dim);
+        for (int i = 0; i < params.head_dim; ++i)
+          r.o[i] = static_cast<int32_t>(get_bits(top->o_o, 32 * i, 32));
+        r.evmax = static_cast<int>(static_cast<int8_t>(top->evmax_o));
+        r.ymax = static_cast<int64_t>(top->ymax_o);
+        r.sum = static_cast<int64_t>(top->sum_o);
+      }
+      tick();
+      if (fire) break;
+    }
+    top->res_ready_i = 0;
+    top->eval();
+    return r;
+  }
+
+  void pulse(CData& pin) {
+    pin = 1;
+    top->eval();
+    tick();
+    pin = 0;
+    top->eval();
+  }
+
+  std::vector<uint64_t> counters() const {
+    std::vector<uint64_t> c(kRtlCounters);
+    for (int i = 0; i < kRtlCounters; ++i) c[i] = get_bits(top->counters_o, 64 * i, 64);
+    return c;
+  }
+};
+
+RtlTile::RtlTile(const RtlTileOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+RtlTile::~RtlTile() = default;
+
+const TileParams& RtlTile::params() const { return impl_->params; }
+
+void RtlTile::reset() {
+  // clear_i is honoured when the tile is idle, which it always is between interface calls.
+  impl_->pulse(impl_->top->clear_i);
+}
+
+void RtlTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  cmodel::cim::check_append(impl_->params, tokens(), k, v, ek, ev, "rtl tile append");
+  impl_->append(k, v, ek, ev);
+}
+
+TileResult RtlTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
+  cmodel::cim::check_query(impl_->params, tokens(), q, qmul, qexp, "rtl tile query");
+  impl_->start_query(q, qmul, qexp);
+  return impl_->finish_query();
+}
+
+int RtlTile::tokens() const { return static_cast<int>(impl_->top->count_o); }
+
+TileEvents RtlTile::events() const {
+  const std::vector<uint64_t> c = impl_->counters();
+  auto at = [&](RtlCounter k) { return static_cast<int64_t>(c[static_cast<int>(k)]); };
+  TileEvents e;
+  e.k_macro.row_activations = at(RtlCounter::k_row_activations);
+  e.k_macro.column_reads = at(RtlCounter::k_column_reads);
+  e.k_macro.adc_conversions = 0;  // digital macro: no ADC
+  e.k_macro.adder_ops = at(RtlCounter::k_adder_ops);
+  e.k_macro.shift_add_ops = at(RtlCounter::k_shift_add_ops);
+  e.k_macro.cell_writes = at(RtlCounter::k_cell_writes);
+  e.k_macro.cycles = at(RtlCounter::k_cycles);
+  e.v_macro.row_activations = at(RtlCounter::v_row_activations);
+  e.v_macro.column_reads = at(RtlCounter::v_column_reads);
+  e.v_macro.adc_conversions = 0;
+  e.v_macro.adder_ops = at(RtlCounter::v_adder_ops);
+  e.v_macro.shift_add_ops = at(RtlCounter::v_shift_add_ops);
+  e.v_macro.cell_writes = at(RtlCounter::v_cell_writes);
+  e.v_macro.cycles = at(RtlCounter::v_cycles);
+  e.softmax.multiplies = at(RtlCounter::sm_multiplies);
+  e.softmax.shifts = at(RtlCounter::sm_shifts);
+  e.softmax.adds = at(RtlCounter::sm_adds);
+  e.softmax.comparisons = at(RtlCounter::sm_comparisons);
+  e.softmax.exp_lookups = at(RtlCounter::sm_exp_lookups);
+  e.softmax.divisions = at(RtlCounter::sm_divisions);
+  e.softmax.cycles = at(RtlCounter::sm_cycles);
+  e.cycles = at(RtlCounter::tile_cycles);
+  e.appends = at(RtlCounter::appends);
+  e.queries = at(RtlCounter::queries);
+  return e;
+}
+
+void RtlTile::reset_events() { impl_->pulse(impl_->top->evt_clear_i); }
+
+void RtlTile::hard_reset() { impl_->pulse(impl_->top->rst); }
+
+void RtlTile::query_then_reset(std::span<const int8_t> q, uint16_t qmul, int qexp, int cycles) {
+  cmodel::cim::check_query(impl_->params, tokens(), q, qmul, qexp, "rtl tile query");
+  impl_->start_query(q, qmul, qexp);
+  for (int i = 0; i < cycles; ++i) impl_->tick();
+  hard_reset();
+}
+
+void RtlTile::append_then_reset(std::span<const int8_t> k, std::span<const int8_t> v, int ek,
+                                int ev, int cycles) {
+  cmodel::cim::check_append(impl_->params, tokens(), k, v, ek, ev, "rtl tile append");
+  impl_->append(k, v, ek, ev);
+  for (int i = 0; i < cycles; ++i) impl_->tick();
+  hard_reset();
+}
+
+std::vector<uint64_t> RtlTile::counters() const { return impl_->counters(); }
+
+uint64_t RtlTile::sim_cycles() const { return impl_->cycles; }
+
+}  // namespace kvcim::testbench

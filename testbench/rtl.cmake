@@ -1,0 +1,69 @@
+# The Verilated CIM attention tile and its C++ harness: library kvcim_rtl_harness (included by the
+# top CMakeLists.txt when KVCIM_WITH_RTL=ON, after find_package(verilator)).
+#
+# One source of truth for the parameters: include/kvcim/cmodel/cim/attention_tile.hpp. The SV
+# package kvcim_tile_pkg (parameters, exponent table, counter indices) is generated from it by
+# rtl/gen_tile_pkg.cpp, compiled and run here at configure time, because verilate() runs Verilator
+# at configure time too and needs the package to exist.
+
+set(KVCIM_TILE_PKG ${CMAKE_BINARY_DIR}/generated/kvcim_tile_pkg.sv)
+set(KVCIM_TILE_PKG_INPUTS
+    ${CMAKE_CURRENT_SOURCE_DIR}/rtl/gen_tile_pkg.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/cmodel/cim/softmax_table.cpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/cmodel/cim/attention_tile.hpp
+    ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/testbench/rtl_tile.hpp)
+# Editing any of them re-runs CMake, which regenerates the package (and Verilator re-runs).
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${KVCIM_TILE_PKG_INPUTS})
+
+try_run(KVCIM_GEN_PKG_RUN KVCIM_GEN_PKG_COMPILE
+        ${CMAKE_BINARY_DIR}/CMakeFiles/kvcim_gen_tile_pkg
+        SOURCES ${CMAKE_CURRENT_SOURCE_DIR}/rtl/gen_tile_pkg.cpp
+                ${CMAKE_CURRENT_SOURCE_DIR}/cmodel/cim/softmax_table.cpp
+        CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${CMAKE_CURRENT_SOURCE_DIR}/include"
+        CXX_STANDARD 20
+        CXX_STANDARD_REQUIRED ON
+        COMPILE_OUTPUT_VARIABLE KVCIM_GEN_PKG_COMPILE_OUT
+        RUN_OUTPUT_VARIABLE KVCIM_GEN_PKG_OUT)
+if(NOT KVCIM_GEN_PKG_COMPILE OR NOT KVCIM_GEN_PKG_RUN EQUAL 0)
+  message(FATAL_ERROR "kvcim: could not build or run rtl/gen_tile_pkg.cpp to generate "
+                      "${KVCIM_TILE_PKG}:\n${KVCIM_GEN_PKG_COMPILE_OUT}\n${KVCIM_GEN_PKG_OUT}")
+endif()
+# Only touch the file when its content changes, so that Verilator re-runs only then.
+file(WRITE ${KVCIM_TILE_PKG}.tmp "${KVCIM_GEN_PKG_OUT}")
+configure_file(${KVCIM_TILE_PKG}.tmp ${KVCIM_TILE_PKG} COPYONLY)
+
+set(KVCIM_RTL_SOURCES
+    ${KVCIM_TILE_PKG}
+    ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_macro.sv
+    ${CMAKE_CURRENT_SOURCE_DIR}/rtl/softmax_unit.sv
+    ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_attention_tile.sv)
+
+file(GLOB KVCIM_HARNESS_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/testbench/harness/*.cpp)
+add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
+target_link_libraries(kvcim_rtl_harness PUBLIC kvcim_cmodel Threads::Threads)
+target_compile_definitions(kvcim_rtl_harness PUBLIC KVCIM_HAVE_RTL=1)
+# Verilator -O3, no X randomisation; VCD tracing compiled in but only switched on by a trace path.
+verilate(kvcim_rtl_harness
+  PREFIX Vcim_attention_tile
+  TOP_MODULE cim_attention_tile
+  TRACE
+  SOURCES ${KVCIM_RTL_SOURCES}
+  VERILATOR_ARGS -O3 -Wall --x-assign fast --x-initial fast)
+# Verilator's generated C++ is not written for -Wextra.
+target_compile_options(kvcim_rtl_harness PRIVATE -Wno-unused-parameter -Wno-unused-variable
+                       -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
+                       -Wno-maybe-uninitialized)
+
+# The RTL must stay lint-clean under -Wall, as a whole and the macro on its own at the geometries
+# of both tile macros.
+add_test(NAME rtl.lint_tile
+         COMMAND ${VERILATOR_BIN} --lint-only -Wall ${KVCIM_RTL_SOURCES} --top-module cim_attention_tile)
+add_test(NAME rtl.lint_k_macro
+         COMMAND ${VERILATOR_BIN} --lint-only -Wall ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_macro.sv
+                 --top-module cim_macro -GROWS=8 -GN_W=64 -GIN_BITS=8)
+add_test(NAME rtl.lint_v_macro
+         COMMAND ${VERILATOR_BIN} --lint-only -Wall ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_macro.sv
+                 --top-module cim_macro -GROWS=64 -GN_W=8 -GIN_BITS=12 -GIN_SIGNED=0)
+add_test(NAME rtl.lint_softmax
+         COMMAND ${VERILATOR_BIN} --lint-only -Wall ${KVCIM_TILE_PKG}
+                 ${CMAKE_CURRENT_SOURCE_DIR}/rtl/softmax_unit.sv --top-module softmax_unit)
