@@ -72,10 +72,13 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const uint32_t top_code = static_cast<uint32_t>((int64_t{1} << spec_.adc_bits) - 1);
   const double read_sigma = spec_.read_noise_sigma;
   std::vector<uint32_t> p(C);          // one row group's column partial sums (< 2^31, validate())
-  std::vector<int64_t> pk(C);          // input cycle k's reconstructed sums over the row groups
+  // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
+  // group (top code * 2^s < 2 * range, or p itself when s = 0), so with validate()'s limits the
+  // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
+  std::vector<uint32_t> pk(C);
   std::vector<int64_t> acc(C, 0);      // sum over k of sign_k 2^offset_k pk
   for (int k = 0; k < T; ++k) {
-    std::fill(pk.begin(), pk.end(), int64_t{0});
+    std::fill(pk.begin(), pk.end(), 0u);
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       std::fill(p.begin(), p.end(), 0u);
@@ -99,18 +102,18 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
         for (int col = 0; col < C; ++col) {  // draws in the reference order: k, g, column
           const double v = static_cast<double>(p[col]) + read_sigma * gaussian();
           const double code = std::clamp(std::floor(std::ldexp(v, -shift) + 0.5), 0.0, top);
-          pk[col] += static_cast<int64_t>(code) << shift;
+          pk[col] += static_cast<uint32_t>(code) << shift;
         }
       } else {
-        int64_t* pkp = pk.data();
+        uint32_t* pkp = pk.data();
         const uint32_t* pp = p.data();
         for (int col = 0; col < C; ++col)
-          pkp[col] += static_cast<int64_t>(std::min((pp[col] + half) >> shift, top_code)) << shift;
+          pkp[col] += std::min((pp[col] + half) >> shift, top_code) << shift;
       }
     }
     const int64_t sign = pieces[k].sign;
     const int off = pieces[k].offset;
-    for (int col = 0; col < C; ++col) acc[col] += sign * (pk[col] << off);
+    for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pk[col]) << off);
   }
   for (int o = 0; o < n_out; ++o) {
     int64_t v = 0;

@@ -70,10 +70,20 @@ TEST(MacroEvents, AnalogSmallCaseByHand) {
   e.shift_add_ops = 6;
   // adc_share 3: ADC 0 serves columns 0..2 (3 conversions), ADC 1 column 3: 3 cycles per step
   e.cycles = 2 * 2 * 3;
-  const MacroSpec s = small_spec(MacroKind::analog);
+  MacroSpec s = small_spec(MacroKind::analog);
   EXPECT_EQ(compute_events(s, 3, 2), e);
   EXPECT_EQ(measure(s, true), e);
   EXPECT_EQ(measure(s, false), e);
+  // adc_share 8 (one ADC for the whole macro) but only 4 columns used: 4 conversions per step.
+  s.adc_share = 8;
+  e.cycles = 2 * 2 * 4;
+  EXPECT_EQ(compute_events(s, 3, 2), e);
+  EXPECT_EQ(measure(s, true), e);
+  // adc_share 1: every column has its own ADC, one conversion time per step.
+  s.adc_share = 1;
+  e.cycles = 2 * 2;
+  EXPECT_EQ(compute_events(s, 3, 2), e);
+  EXPECT_EQ(measure(s, true), e);
 }
 
 TEST(MacroEvents, OffsetEncodingAddsTheInputSum) {
