@@ -150,8 +150,6 @@ void Macro::compute(const int32_t* x, int n_rows, int64_t* y, int n_out) {
   check_compute(x, n_rows, y, n_out, kWhere);
   if (spec_.kind == MacroKind::digital)
     compute_digital_fast(x, n_rows, y, n_out);
-  else if (!cell_noise_.empty())
-    compute_reference(x, n_rows, y, n_out);  // programmed noise makes every cell a real number
   else
     compute_analog_fast(x, n_rows, y, n_out);
 }

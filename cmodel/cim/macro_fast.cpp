@@ -6,7 +6,9 @@
 //      p = sum_{a < d, b < c} 2^(a+b) popcount(input bit-plane a AND cell bit-plane b AND group),
 //    over 64-row words; the bit-planes are laid out [bit][row word][column] so that the inner
 //    loop runs over contiguous columns (vectorised with -march=native where the CPU has a vector
-//    popcount, plain scalar code elsewhere). The ADC rule is then applied to every p.
+//    popcount, plain scalar code elsewhere). The ADC rule is then applied to every p. Noise (cell
+//    deviations, read noise) is added in double in the reference's order, so even noisy results
+//    are bit-identical to the reference.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -72,6 +74,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const uint32_t top_code = static_cast<uint32_t>((int64_t{1} << spec_.adc_bits) - 1);
   const double read_sigma = spec_.read_noise_sigma;
   std::vector<uint32_t> p(C);          // one row group's column partial sums (< 2^31, validate())
+  const bool noisy = read_sigma > 0.0 || !cell_noise_.empty();
+  std::vector<double> pn(noisy ? C : 0);  // one row group's noise, in levels
   // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
   // group (top code * 2^s < 2 * range, or p itself when s = 0), so with validate()'s limits the
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
@@ -97,10 +101,24 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
           }
       // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
       // quant::shift_round(p, s), which the reference path calls.
-      if (read_sigma > 0.0) {
+      if (noisy) {
+        // Cell noise: sum over the group's driven rows of u * delta, rows in ascending order as
+        // in the reference; u * delta is exact in double, so the sums are bit-identical.
+        std::fill(pn.begin(), pn.end(), 0.0);
+        if (!cell_noise_.empty())
+          for (int r = r0; r < r1; ++r) {
+            const uint32_t u = detail::input_level(spec_, pieces[k], x[r]);
+            if (u == 0) continue;
+            const double du = u;
+            const float* dr = cell_noise_.data() + static_cast<size_t>(r) * cols;
+            double* pnp = pn.data();
+            for (int col = 0; col < C; ++col) pnp[col] += du * dr[col];
+          }
         const double top = static_cast<double>(top_code);
-        for (int col = 0; col < C; ++col) {  // draws in the reference order: k, g, column
-          const double v = static_cast<double>(p[col]) + read_sigma * gaussian();
+        for (int col = 0; col < C; ++col) {  // read-noise draws in the reference order: k, g, col
+          double noise = pn[col];
+          if (read_sigma > 0.0) noise += read_sigma * gaussian();
+          const double v = static_cast<double>(p[col]) + noise;
           const double code = std::clamp(std::floor(std::ldexp(v, -shift) + 0.5), 0.0, top);
           pk[col] += static_cast<uint32_t>(code) << shift;
         }

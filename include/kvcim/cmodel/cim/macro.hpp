@@ -120,7 +120,7 @@ class Macro {
   // digital mode (and in analog mode when the ADC is lossless and there is no noise).
   // Inputs outside [spec.input_min(), spec.input_max()] or sizes beyond the macro throw.
   // Fast path: digital = the exact integer product, events added by compute_events(); analog =
-  // popcounts over packed bit-planes (the bit-level reference when cells carry noise).
+  // popcounts over packed bit-planes, noise added in the reference's order (bit-identical).
   void compute(const int32_t* x, int n_rows, int64_t* y, int n_out);
   // The same function computed the slow, literal way: every (column, input cycle, row group)
   // partial sum formed from the stored cell levels and input bits, read by the adder tree or the
