@@ -35,9 +35,31 @@ double perplexity(const Config& c, const Weights& w, Backend& backend, const std
 
 }  // namespace
 
+void add_ops(energy::Ledger& to, const energy::Ledger& from, const std::function<bool(energy::Op)>& keep) {
+  for (int layer = energy::kModelLevel; layer < from.n_layers(); ++layer)
+    for (energy::Op op : energy::all_ops()) {
+      if (!keep(op)) continue;
+      for (energy::EventKind k : energy::all_event_kinds()) to.add(layer, op, k, from.count(layer, op, k));
+    }
+}
+
+bool on_cim(energy::Op op, const BackendChoice& choice) {
+  using energy::Op;
+  switch (op) {
+    case Op::q_proj: case Op::k_proj: case Op::v_proj: case Op::o_proj:
+    case Op::ffn_w1: case Op::ffn_w2: case Op::ffn_w3: case Op::classifier:
+      return choice.linear != BackendKind::reference;
+    case Op::attn_scores: case Op::softmax: case Op::attn_weighted_sum: case Op::kv_write:
+      return choice.attention != BackendKind::reference;
+    case Op::other:
+      return false;
+  }
+  return false;
+}
+
 GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, const SessionOptions& o,
                                 const cim::MacroSpec& macro, const BlockSource& blocks,
-                                const TileFactory& tiles) {
+                                const TileFactory& tiles, const energy::BaselineConfig& baseline) {
   const Config& c = ck.config;
   const Weights& w = ck.weights;
   if (tok.vocab_size() != c.vocab_size)
@@ -48,6 +70,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   const auto start = std::chrono::steady_clock::now();
 
   GenerationResult r;
+  r.ledger = r.simulated = r.conventional = r.load_ledger = energy::Ledger(c.n_layers);
   r.prompt_tokens = static_cast<int>(prompt.size());
   SessionBackend cim(c, w, o.backends, macro, blocks, tiles);
 
@@ -79,6 +102,10 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     const bool in_prompt = pos + 1 < static_cast<int>(prompt.size());
     const Vector& lc = forward(c, w, s_cim, cim, token, pos);
     const Vector& ls = forward(c, w, s_shadow, shadow, token, pos);
+    const energy::Ledger conv = energy::baseline_ledger(c, pos, baseline);
+    r.conventional += conv;
+    add_ops(r.ledger, conv, [&](energy::Op op) { return !on_cim(op, o.backends); });
+    ++r.forward_passes;
     r.steps.push_back(compare_logits(ls, lc, pos));
     const int next = in_prompt ? prompt[pos + 1] : sample_cim.sample(lc);
     if (!ref_done) {
@@ -101,7 +128,8 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   r.text = tok.decode_all(printed);
   r.reference_text = tok.decode_all(ref_printed);
   r.accuracy = summarize(r.steps);
-  r.ledger = cim.ledger();
+  r.simulated = cim.ledger();
+  r.ledger += r.simulated;
   r.load_ledger = cim.load_ledger();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;

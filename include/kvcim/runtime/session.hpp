@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/tokenizer.hpp"
 #include "kvcim/runtime/accuracy.hpp"
 #include "kvcim/runtime/session_backend.hpp"
@@ -39,8 +40,13 @@ struct GenerationResult {
   std::vector<StepAccuracy> steps;    // one per forward pass
   AccuracySummary accuracy;
   Perplexity perplexity;
-  cmodel::energy::Ledger ledger;       // events of the operations that ran on CIM
-  cmodel::energy::Ledger load_ledger;  // writing the weights into macros, once
+  // The CIM chip's events: what was simulated on CIM, plus the conventional engine's events for
+  // every operation that did not run on CIM (reference backends, embedding, norms, residuals).
+  cmodel::energy::Ledger ledger;
+  cmodel::energy::Ledger simulated;     // the part of `ledger` that was simulated on CIM
+  cmodel::energy::Ledger conventional;  // the conventional baseline doing the same passes
+  cmodel::energy::Ledger load_ledger;   // writing the weights into macros, once
+  int forward_passes = 0;
   int tiles_used = 0;
   double seconds = 0.0;
 };
@@ -50,6 +56,13 @@ struct GenerationResult {
 GenerationResult run_generation(const cmodel::Checkpoint& checkpoint,
                                 const cmodel::Tokenizer& tokenizer, const SessionOptions& options,
                                 const cmodel::cim::MacroSpec& macro, const BlockSource& blocks,
-                                const TileFactory& tiles);
+                                const TileFactory& tiles,
+                                const cmodel::energy::BaselineConfig& baseline);
+
+// Adds to `to` every count of `from` whose operation `keep` accepts.
+void add_ops(cmodel::energy::Ledger& to, const cmodel::energy::Ledger& from,
+             const std::function<bool(cmodel::energy::Op)>& keep);
+// Whether `op` ran on CIM under `choice` (the rest is costed as the conventional engine does it).
+bool on_cim(cmodel::energy::Op op, const BackendChoice& choice);
 
 }  // namespace kvcim::runtime

@@ -36,7 +36,7 @@ GenerationResult generate(Fixture& f, BackendChoice choice, const cim::MacroSpec
     return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
   };
   TileFactory tiles = [tp] { return std::make_unique<cim::CModelTile>(tp); };
-  return run_generation(f.ck, f.tok, o, m, blocks, tiles);
+  return run_generation(f.ck, f.tok, o, m, blocks, tiles, energy::BaselineConfig{});
 }
 
 nlohmann::json golden() {
