@@ -1,0 +1,219 @@
+// Directed co-simulation: corner cases, back-pressure on every handshake, reset in the middle of
+// operations, the decode pattern, the documented latency, tracing. Every output integer and every
+// event counter is compared with the C model.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "kvcim/error.hpp"
+#include "kvcim/testbench/rtl_tile.hpp"
+
+namespace {
+
+using namespace kvcim::cmodel::cim;
+using namespace kvcim::testbench;
+
+TileProblem uniform_problem(int n, int8_t k, int8_t v, int8_t q, int ek, int ev, QueryScale s) {
+  const TileParams p;
+  TileProblem pr;
+  pr.k.assign(n, std::vector<int8_t>(p.head_dim, k));
+  pr.v.assign(n, std::vector<int8_t>(p.head_dim, v));
+  pr.ek.assign(n, ek);
+  pr.ev.assign(n, ev);
+  pr.q.assign(p.head_dim, q);
+  pr.scale = s;
+  return pr;
+}
+
+// Runs the problem through a fresh C model and `rtl`; compares results and events.
+void expect_same(RtlTile& rtl, const TileProblem& pr, const std::string& what) {
+  CModelTile c;
+  rtl.reset_events();
+  const TileResult want = run_problem(c, pr);
+  const TileResult got = run_problem(rtl, pr);
+  EXPECT_EQ(diff_results(want, got), "") << what;
+  EXPECT_EQ(diff_events(c.events(), rtl.events()), "") << what;
+}
+
+TEST(CosimDirected, AllZeros) {
+  RtlTile rtl;
+  for (int n : {1, 2, 63, 64})
+    expect_same(rtl, uniform_problem(n, 0, 0, 0, 0, 0, QueryScale{32768, 0}), "zeros n=" + std::to_string(n));
+}
+
+TEST(CosimDirected, Extremes) {
+  RtlTile rtl;
+  const int8_t lo = -128, hi = 127;
+  for (int n : {1, 64})
+    for (int8_t k : {lo, hi})
+      for (int8_t v : {lo, hi})
+        for (int8_t q : {lo, hi})
+          for (QueryScale s : {QueryScale{65535, -128}, QueryScale{65535, 127}, QueryScale{32768, -20}})
+            for (int e : {-128, 127}) {
+              const std::string what = "n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                                       " v=" + std::to_string(v) + " q=" + std::to_string(q) +
+                                       " qexp=" + std::to_string(s.qexp) + " e=" + std::to_string(e);
+              expect_same(rtl, uniform_problem(n, k, v, q, e, e, s), what);
+            }
+  // The largest score: q = k = -128 on all 8 dims: s = 8 * 16384 = 2^17 (needs the full K
+  // accumulator); mixed signs across tokens make the softmax pick it.
+  std::mt19937_64 rng(1);
+  TileProblem pr = uniform_problem(64, -128, 127, -128, -8, -8, QueryScale{65535, -30});
+  for (int t = 1; t < 64; t += 2) pr.k[t].assign(8, 127);
+  for (int t = 0; t < 64; t += 3) pr.v[t].assign(8, -128);
+  expect_same(rtl, pr, "largest score");
+  // Exponent extremes per token: rescale and fold shifts clamp at 62 and 31.
+  for (int trial = 0; trial < 20; ++trial) {
+    pr = random_problem(rng, TileParams{}, 64);
+    for (int t = 0; t < 64; ++t) {
+      pr.ek[t] = (t % 2) ? -128 : 127;
+      pr.ev[t] = (t % 3) ? -128 : 127;
+    }
+    expect_same(rtl, pr, "exponent extremes trial " + std::to_string(trial));
+  }
+}
+
+TEST(CosimDirected, OneTokenAndAFullTile) {
+  RtlTile rtl;
+  std::mt19937_64 rng(2);
+  for (int trial = 0; trial < 20; ++trial) {
+    expect_same(rtl, random_problem(rng, TileParams{}, 1), "one token " + std::to_string(trial));
+    expect_same(rtl, random_problem(rng, TileParams{}, 64), "full tile " + std::to_string(trial));
+  }
+  // A full tile refuses another token, in both implementations, with the same message.
+  CModelTile c;
+  const TileProblem pr = random_problem(rng, TileParams{}, 64);
+  run_problem(c, pr);
+  run_problem(rtl, pr);
+  std::string mc, mr;
+  try { c.append(pr.k[0], pr.v[0], 0, 0); } catch (const kvcim::Error& e) { mc = e.what(); }
+  try { rtl.append(pr.k[0], pr.v[0], 0, 0); } catch (const kvcim::Error& e) { mr = e.what(); }
+  EXPECT_NE(mc.find("tile full"), std::string::npos) << mc;
+  EXPECT_NE(mr.find("tile full"), std::string::npos) << mr;
+  EXPECT_EQ(rtl.tokens(), 64);
+}
+
+TEST(CosimDirected, BackpressureOnEveryHandshake) {
+  // 0.9: each valid (append, query) and the result ready are withheld 90% of the cycles.
+  for (double bp : {0.5, 0.9}) {
+    RtlTile rtl(RtlTileOptions{.backpressure = bp, .seed = 77});
+    CModelTile c;
+    std::mt19937_64 rng(3);
+    for (int trial = 0; trial < 40; ++trial) {
+      const int n = std::uniform_int_distribution<int>(1, 64)(rng);
+      const TileProblem pr = random_problem(rng, TileParams{}, n);
+      const uint64_t before = rtl.sim_cycles();
+      ASSERT_EQ(diff_results(run_problem(c, pr), run_problem(rtl, pr)), "") << bp << " " << trial;
+      // stalls add clock cycles but no work: the tile's cycle counter still equals the C model's
+      ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << bp << " " << trial;
+      EXPECT_GT(rtl.sim_cycles() - before,
+                static_cast<uint64_t>(n * append_cycles(TileParams{}) + query_cycles(TileParams{}, n)));
+    }
+  }
+}
+
+TEST(CosimDirected, DocumentedLatency) {
+  RtlTile rtl;
+  std::mt19937_64 rng(4);
+  for (int n : {1, 5, 64}) {
+    const TileProblem pr = random_problem(rng, TileParams{}, n);
+    rtl.reset();
+    const uint64_t t0 = rtl.sim_cycles();
+    for (int t = 0; t < n; ++t) rtl.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
+    const uint64_t t1 = rtl.sim_cycles();
+    rtl.query(pr.q, pr.scale);
+    const uint64_t t2 = rtl.sim_cycles();
+    // appends back to back: each waits for the previous K column write (head_dim cycles)
+    EXPECT_EQ(t1 - t0, static_cast<uint64_t>((n - 1) * 8 + 1)) << n;
+    // the query then waits for the last column write, then runs its documented latency
+    EXPECT_EQ(t2 - t1, static_cast<uint64_t>(7 + 8 + 12 + 3 * n + 4)) << n;
+  }
+}
+
+TEST(CosimDirected, ResetInTheMiddleOfAQueryOrAppend) {
+  RtlTile rtl;
+  std::mt19937_64 rng(5);
+  const TileParams p;
+  for (int at = 0; at <= query_cycles(p, 10) + 2; ++at) {
+    const TileProblem pr = random_problem(rng, p, 10);
+    rtl.reset();
+    for (int t = 0; t < 10; ++t) rtl.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
+    rtl.query_then_reset(pr.q, pr.scale.qmul, pr.scale.qexp, at);
+    ASSERT_EQ(rtl.tokens(), 0) << at;
+    ASSERT_EQ(rtl.events(), TileEvents{}) << at;  // reset zeroes the counters
+    // the tile works normally afterwards
+    const TileProblem next = random_problem(rng, p, std::uniform_int_distribution<int>(1, 64)(rng));
+    CModelTile c;
+    ASSERT_EQ(diff_results(run_problem(c, next), run_problem(rtl, next)), "") << "reset at " << at;
+    ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << "reset at " << at;
+  }
+  for (int at = 0; at <= 9; ++at) {
+    const TileProblem pr = random_problem(rng, p, 3);
+    rtl.reset();
+    rtl.append_then_reset(pr.k[0], pr.v[0], pr.ek[0], pr.ev[0], at);
+    ASSERT_EQ(rtl.tokens(), 0) << at;
+    CModelTile c;
+    ASSERT_EQ(diff_results(run_problem(c, pr), run_problem(rtl, pr)), "") << "append reset at " << at;
+    ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << "append reset at " << at;
+  }
+}
+
+TEST(CosimDirected, DecodePatternAppendQueryAppend) {
+  // As the runtime drives a tile: one token appended per step, a query after each, no reset.
+  RtlTile rtl;
+  CModelTile c;
+  std::mt19937_64 rng(6);
+  const TileProblem pr = random_problem(rng, TileParams{}, 64);
+  for (int t = 0; t < 64; ++t) {
+    c.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
+    rtl.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
+    const TileProblem q = random_problem(rng, TileParams{}, 1);  // a fresh query each step
+    ASSERT_EQ(diff_results(c.query(q.q, q.scale), rtl.query(q.q, q.scale)), "") << t;
+    ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << t;
+  }
+}
+
+TEST(CosimDirected, SameErrorsAsTheCModel) {
+  RtlTile rtl;
+  CModelTile c;
+  const std::vector<int8_t> v8(8, 1), v7(7, 1);
+  auto msg = [](auto&& f) {
+    try { f(); } catch (const kvcim::Error& e) { return std::string(e.what()); }
+    return std::string("no error");
+  };
+  EXPECT_NE(msg([&] { rtl.query(v8, 40000, -20); }), "no error");  // no tokens
+  EXPECT_NE(msg([&] { rtl.append(v7, v8, 0, 0); }), "no error");
+  EXPECT_NE(msg([&] { rtl.append(v8, v8, 300, 0); }), "no error");
+  rtl.append(v8, v8, 0, 0);
+  c.append(v8, v8, 0, 0);
+  EXPECT_NE(msg([&] { rtl.query(v8, 10, -20); }), "no error");
+  // the RTL's messages name the same fields and values (the checks are shared)
+  EXPECT_EQ(msg([&] { rtl.query(v8, 40000, 999); }).substr(msg([&] { rtl.query(v8, 40000, 999); }).find(": ")),
+            msg([&] { c.query(v8, 40000, 999); }).substr(msg([&] { c.query(v8, 40000, 999); }).find(": ")));
+  EXPECT_THROW(RtlTile(RtlTileOptions{.backpressure = 1.0}), kvcim::Error);
+}
+
+TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("kvcim_tile_trace_" + std::to_string(::getpid()) + ".vcd")).string();
+  std::mt19937_64 rng(7);
+  const TileProblem pr = random_problem(rng, TileParams{}, 12);
+  TileResult traced;
+  {
+    RtlTile rtl(RtlTileOptions{.trace_path = path});
+    traced = run_problem(rtl, pr);
+  }
+  CModelTile c;
+  EXPECT_EQ(diff_results(run_problem(c, pr), traced), "");
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
+  EXPECT_NE(text.find("res_valid_o"), std::string::npos);
+  std::filesystem::remove(path);
+  EXPECT_THROW(RtlTile(RtlTileOptions{.trace_path = "/nonexistent-dir/x.vcd"}), kvcim::Error);
+}
+
+}  // namespace
