@@ -14,6 +14,8 @@ LinearEvents& LinearEvents::operator+=(const LinearEvents& o) {
   partial_sum_adds += o.partial_sum_adds;
   dequant_muls += o.dequant_muls;
   quant_ops += o.quant_ops;
+  offchip_macs += o.offchip_macs;
+  offchip_weight_bits += o.offchip_weight_bits;
   return *this;
 }
 
@@ -34,6 +36,10 @@ CimLinear::CimLinear(const cmodel::Matrix& w, const MacroSpec& spec, std::vector
     if (bl.rows > spec.rows || bl.outs > spec.weights_per_row() || bl.row0 + bl.rows > q_.cols ||
         bl.out0 + bl.outs > q_.rows)
       throw Error("CimLinear: block " + std::to_string(b) + " does not fit its macro or matrix");
+    if (!bl.onchip) {
+      macros_.push_back(nullptr);
+      continue;
+    }
     // the macro holds W^T: its rows are the inputs, its column groups the outputs
     tile.assign(static_cast<size_t>(bl.rows) * bl.outs, 0);
     for (int r = 0; r < bl.rows; ++r)
@@ -62,14 +68,26 @@ void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
   std::fill(acc_.begin(), acc_.end(), 0);
   for (size_t b = 0; b < blocks_.size(); ++b) {
     const Block& bl = blocks_[b];
-    Macro& m = *macros_[b];
-    m.compute(xq_.data() + bl.row0, bl.rows, part_.data(), bl.outs);
+    if (!bl.onchip) {
+      // the digital engine: exact integer dot products over the block
+      for (int o = 0; o < bl.outs; ++o) {
+        const int8_t* w = q_.q.data() + static_cast<size_t>(bl.out0 + o) * q_.cols + bl.row0;
+        int64_t acc = 0;
+        for (int r = 0; r < bl.rows; ++r) acc += int64_t{w[r]} * xq_[bl.row0 + r];
+        part_[o] = acc;
+      }
+      ev.offchip_macs += int64_t{bl.rows} * bl.outs;
+      ev.offchip_weight_bits += int64_t{bl.rows} * bl.outs * spec_.weight_bits;
+    } else {
+      Macro& m = *macros_[b];
+      m.compute(xq_.data() + bl.row0, bl.rows, part_.data(), bl.outs);
+      ev.macro += m.events();
+      m.reset_events();
+    }
     for (int o = 0; o < bl.outs; ++o) {
       acc_[bl.out0 + o] += part_[o];
       ev.partial_sum_adds += blocks_per_output[bl.out0 + o]++ > 0;  // the first block needs no add
     }
-    ev.macro += m.events();
-    m.reset_events();
   }
   // dequantise: y = acc * x_scale * w_scale[out]
   for (int o = 0; o < q_.rows; ++o) y[o] = static_cast<float>(acc_[o]) * xq.scale * q_.scale[o];

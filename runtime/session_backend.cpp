@@ -1,6 +1,6 @@
 #include "kvcim/runtime/session_backend.hpp"
 
-#include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/cmodel/energy/cim_charges.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::runtime {
@@ -45,30 +45,12 @@ int ledger_layer(MatrixKind kind, int layer) {
   return kind == MatrixKind::classifier ? energy::kModelLevel : layer;
 }
 
-// How a CIM linear layer's events enter the ledger. Besides the macros' own events: activations
-// moved from the buffer into the macros' row drivers (input bits per block row) and partial sums
-// moved out (32 bits per block output), the digital adds joining blocks, the dequantising and
-// quantising multiplies.
-void charge_linear(energy::Ledger& l, int layer, Op op, const LinearEvents& e) {
-  l.add_macro(layer, op, e.macro);
-  l.add(layer, op, EventKind::int32_add, e.partial_sum_adds);
-  l.add(layer, op, EventKind::fp32_mul, e.dequant_muls + e.quant_ops);
-}
-
-// Softmax-unit and query events of the tile. Integer multiplies and divisions are costed as fp32
-// multiplies and table reads as buffer bits (an assumption, stated in docs/energy.md).
-void charge_softmax(energy::Ledger& l, int layer, const cim::SoftmaxEvents& s) {
-  l.add(layer, Op::softmax, EventKind::fp32_mul, s.multiplies + s.divisions);
-  l.add(layer, Op::softmax, EventKind::int32_add, s.shifts + s.adds + s.comparisons);
-  l.add(layer, Op::softmax, EventKind::buffer_bit, s.exp_lookups * (cim::kExpOneBits + 1));
-}
-
 }  // namespace
 
 SessionBackend::SessionBackend(const Config& config, const Weights& weights, BackendChoice choice,
                                const cim::MacroSpec& macro, const BlockSource& blocks,
                                TileFactory tiles)
-    : config_(config), choice_(choice), macro_(macro), reference_(config, weights),
+    : config_(config), choice_(choice), reference_(config, weights),
       ledger_(config.n_layers), load_ledger_(config.n_layers) {
   if (choice.linear == BackendKind::rtl)
     fail("--linear-backend", "backend", "rtl", "the RTL implements attention only: use reference or cim");
@@ -90,33 +72,24 @@ SessionBackend::SessionBackend(const Config& config, const Weights& weights, Bac
 void SessionBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
   if (choice_.linear == BackendKind::reference) return reference_.linear(layer, kind, x, y);
   LinearEvents e;
-  CimLinear& lin = *linears_.at({kind == MatrixKind::classifier ? 0 : layer, kind});
-  lin.apply(x, y, e);
-  charge_linear(ledger_, ledger_layer(kind, layer), op_of(kind), e);
-  energy::charge_matvec_buffer(ledger_, ledger_layer(kind, layer), op_of(kind), lin.inputs(),
-                               lin.outputs(), macro_.input_bits);
+  linears_.at({kind == MatrixKind::classifier ? 0 : layer, kind})->apply(x, y, e);
+  energy::charge_cim_linear(ledger_, ledger_layer(kind, layer), op_of(kind), e.macro,
+                            e.partial_sum_adds, e.dequant_muls, e.quant_ops);
 }
 
 void SessionBackend::write_kv(int layer, int pos, const float* k, const float* v) {
   if (!attention_) return reference_.write_kv(layer, pos, k, v);
   AttentionEvents e;
   attention_->append(layer, pos, k, v, e);
-  ledger_.add_macro(layer, Op::kv_write, e.write.k_macro);
-  ledger_.add_macro(layer, Op::kv_write, e.write.v_macro);
-  ledger_.add(layer, Op::kv_write, EventKind::fp32_mul, e.kv_quant_ops);
+  energy::charge_tile_append(ledger_, layer, e.write, e.kv_quant_ops);
 }
 
 void SessionBackend::attend(int layer, int head, int pos, const float* q, float* out) {
   if (!attention_) return reference_.attend(layer, head, pos, q, out);
   AttentionEvents e;
   attention_->attend(layer, head, q, out, e);
-  ledger_.add_macro(layer, Op::attn_scores, e.query.k_macro);
-  ledger_.add_macro(layer, Op::attn_weighted_sum, e.query.v_macro);
-  charge_softmax(ledger_, layer, e.query.softmax);
-  ledger_.add(layer, Op::attn_scores, EventKind::fp32_mul, e.q_quant_ops);
-  ledger_.add(layer, Op::attn_weighted_sum, EventKind::fp32_mul, e.combine_ops);
-  const cim::TileParams& p = attention_->params();
-  energy::charge_attention_buffer(ledger_, layer, 1, p.head_dim, pos + 1, p.kv_bits, p.prob_bits);
+  energy::charge_tile_query(ledger_, layer, e.query, e.q_quant_ops, e.combine_ops);
+  (void)pos;
 }
 
 void SessionBackend::reset() {

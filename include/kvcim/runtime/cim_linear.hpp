@@ -12,8 +12,11 @@
 namespace kvcim::runtime {
 
 // One macro's share of a matrix: inputs [row0, row0 + rows) x outputs [out0, out0 + outs).
+// Blocks the placement left off-chip (no macro free) are computed by the digital engine: the
+// same integer products, its weights fetched from off-chip memory.
 struct Block {
   int row0 = 0, rows = 0, out0 = 0, outs = 0;
+  bool onchip = true;
 };
 
 // What one matrix-vector product cost besides the macros' own events.
@@ -22,6 +25,8 @@ struct LinearEvents {
   int64_t partial_sum_adds = 0;   // int32 adds joining the blocks of one output column
   int64_t dequant_muls = 0;       // fp32 multiplies: y = acc * x_scale * w_scale[out]
   int64_t quant_ops = 0;          // activation quantisation: one divide-round per input
+  int64_t offchip_macs = 0;       // int8 MACs of off-chip blocks on the digital engine
+  int64_t offchip_weight_bits = 0;  // their weights fetched from off-chip memory
   LinearEvents& operator+=(const LinearEvents& o);
 };
 

@@ -47,7 +47,6 @@ class SessionBackend : public cmodel::Backend {
  private:
   const cmodel::Config& config_;
   BackendChoice choice_;
-  cmodel::cim::MacroSpec macro_;
   cmodel::ReferenceBackend reference_;
   std::map<std::pair<int, cmodel::MatrixKind>, std::unique_ptr<CimLinear>> linears_;
   std::unique_ptr<CimAttention> attention_;
