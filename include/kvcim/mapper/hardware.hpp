@@ -1,0 +1,101 @@
+// The hardware spec: one YAML file (configs/hw/*.yaml) parsed once into a validated value.
+//
+//   name / description
+//   technology: ../tech/sram_digital_cim.yaml   # relative to the spec file
+//   macro:        the CIM macro circuit and geometry -> cmodel::cim::MacroSpec
+//   organization: macros (total), macros_per_tile, tiles_per_bank
+//   kv:           tokens_per_tile, prob_bits, exp_frac, technology (optional, default: the chip's)
+//   precision:    weight_bits, activation_bits, kv_bits
+//   buffer:       bytes
+//   offchip:      kind (hbm|dram), capacity
+//   digital:      units (parallel lanes of the digital periphery)
+//   baseline:     mac (int8|fp16), offchip (hbm|dram), sram, mac_units, technology
+//
+// Every field is checked (type, unit, range); an unknown key is an error suggesting the closest
+// known key. The same parser reads an in-memory YAML/JSON tree (a Python dict as JSON text).
+// docs/mapper.md lists every field.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/cmodel/energy/tech.hpp"
+
+namespace YAML {
+class Node;
+}
+
+namespace kvcim::mapper {
+
+struct Organization {
+  int64_t macros = 1024;      // CIM macros on the chip (weights and KV cache)
+  int macros_per_tile = 8;    // macros sharing a tile's buffer and periphery
+  int tiles_per_bank = 16;
+  int64_t tiles() const { return (macros + macros_per_tile - 1) / macros_per_tile; }
+  int64_t banks() const { return (tiles() + tiles_per_bank - 1) / tiles_per_bank; }
+};
+
+struct KvSpec {
+  int tokens_per_tile = cmodel::cim::kTileTokens;
+  int prob_bits = cmodel::cim::kTileProbBits;
+  int exp_frac = cmodel::cim::kTileExpFrac;
+};
+
+struct Precision {
+  int weight_bits = 8;
+  int activation_bits = 8;
+  int kv_bits = 8;
+};
+
+struct HardwareSpec {
+  std::string name, description;
+  std::string source;  // the file it was read from, or "<dict>"
+
+  cmodel::cim::MacroSpec macro;  // weight macros; weight_bits/input_bits from `precision`
+  Organization organization;
+  KvSpec kv;
+  Precision precision;
+  int64_t buffer_bytes = 256 * 1024;
+  cmodel::energy::OffchipKind offchip = cmodel::energy::OffchipKind::hbm;
+  int64_t offchip_bytes = int64_t{16} << 30;
+  int64_t digital_units = 64;
+  cmodel::energy::BaselineConfig baseline;
+
+  cmodel::energy::TechTable tech;           // costs the macros and the periphery
+  cmodel::energy::TechTable kv_tech;        // costs the KV tiles (default: = tech)
+  cmodel::energy::TechTable baseline_tech;  // costs the conventional baseline
+
+  // The attention tile for a model with heads of `head_dim` (kv_bits, tokens, prob_bits from
+  // this spec).
+  cmodel::cim::TileParams tile(int head_dim) const;
+  int64_t macro_cells() const { return int64_t{macro.rows} * macro.cols; }
+  cmodel::energy::EventKind offchip_event() const {
+    return offchip == cmodel::energy::OffchipKind::hbm ? cmodel::energy::EventKind::hbm_bit
+                                                      : cmodel::energy::EventKind::dram_bit;
+  }
+  // Integer costs (the ADC row of the table chosen by macro.adc_bits for analog macros).
+  cmodel::energy::Costs costs() const;
+  cmodel::energy::Costs kv_costs() const;
+  cmodel::energy::Costs baseline_costs() const;
+
+  // Re-checks every field (after a program changed some, e.g. the design-space enumerator).
+  // Throws kvcim::Error naming `source` and the field.
+  void validate() const;
+};
+
+// Reads and validates a spec file; technology paths are relative to the file.
+HardwareSpec load_hardware_spec(const std::string& path);
+// The same from YAML or JSON text (e.g. json.dumps of a Python dict); relative technology paths
+// are resolved against `base_dir` (default: the shipped configs/hw folder).
+HardwareSpec hardware_spec_from_text(const std::string& text, const std::string& base_dir = "",
+                                     const std::string& where = "<dict>");
+HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& where,
+                                     const std::string& base_dir);
+
+// configs/hw/sram_digital.yaml of the source tree (KVCIM_SOURCE_DIR).
+std::string default_hardware_spec_path();
+std::string shipped_config_dir();  // KVCIM_SOURCE_DIR/configs
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,39 @@
+// Mapping policies: how CIM capacity is split between weights and the KV cache, the KV page
+// size, what happens when KV capacity runs out, GQA sharing, replication, concurrent sequences.
+// Written on the command line as "overflow=spill,page=32,kv_fraction=0.5,replicas=2".
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace kvcim::mapper {
+
+// When a KV page is needed and no CIM slot is free:
+//   fail   - a kvcim::Error that says how much context fits;
+//   spill  - the stream's oldest full on-chip page moves to off-chip memory (attention over it is
+//            computed conventionally); without one, the new page is placed off-chip;
+//   window - the stream's oldest page is dropped (sliding-window attention); the window is
+//            `window_tokens` rounded up to whole pages (0: as many pages as fit).
+enum class KvOverflow { fail, spill, window };
+const char* name(KvOverflow o);
+
+struct Policy {
+  // Fraction of the macros reserved for the KV cache; negative = weights first (weights take
+  // the macros they need, the KV cache gets the rest).
+  double kv_fraction = -1.0;
+  int tokens_per_page = 0;    // 0 = the attention tile's capacity (one page per tile)
+  bool gqa_sharing = true;    // one KV page serves every query head of its group
+  int replicas = 1;           // copies of every weight matrix (parallel sequences)
+  int sequences = 1;          // concurrent sequences, each with its own KV pages
+  KvOverflow overflow = KvOverflow::fail;
+  int64_t window_tokens = 0;  // window policy only
+
+  // Throws kvcim::Error naming `where` and the field.
+  void validate(const std::string& where) const;
+};
+
+// Keys: overflow (fail|spill|window), page (tokens per page), kv_fraction (0..1 or auto),
+// gqa_sharing (on|off), replicas, sequences, window (tokens). Unknown keys suggest the closest.
+Policy parse_policy(const std::string& text, Policy base = Policy{});
+std::string to_string(const Policy& p);
+
+}  // namespace kvcim::mapper

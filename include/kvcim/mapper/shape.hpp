@@ -1,0 +1,34 @@
+// Model shapes without weights: mapping studies of large models need only the dimensions.
+// A shape comes from a checkpoint header, from a string
+//   "dim=4096,hidden=11008,layers=32,heads=32,kv_heads=32,vocab=32000,context=4096"
+// or from a named preset of a public model.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kvcim/cmodel/config.hpp"
+
+namespace kvcim::mapper {
+
+struct ModelShape {
+  std::string name;       // preset name, checkpoint path or "custom"
+  cmodel::Config config;  // validated
+};
+
+// Keys: dim, hidden, layers, heads, kv_heads (default: heads), vocab, context (required except
+// kv_heads) and shared_classifier (true|false, default true). Throws kvcim::Error naming the key
+// and value; an unknown key suggests the closest known one.
+ModelShape parse_shape(const std::string& text);
+
+// llama2-7b, llama3-8b, stories15m, stories110m, stories260k. Throws kvcim::Error (with the list
+// and the closest name) for anything else.
+ModelShape shape_preset(const std::string& name);
+std::vector<std::string> preset_names();
+
+// The shape in a llama2.c checkpoint header (the file length is checked, weights not read).
+ModelShape shape_from_checkpoint(const std::string& path);
+
+// "dim=...,hidden=...,..." that parse_shape() reads back to the same Config.
+std::string to_string(const cmodel::Config& c);
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,345 @@
+// Analytic events per token, latency bound and derived figures (see analysis.hpp).
+#include "kvcim/mapper/analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/cmodel/energy/cim_charges.hpp"
+#include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::mapper {
+
+namespace cim = cmodel::cim;
+namespace energy = cmodel::energy;
+using energy::EventKind;
+using energy::Ledger;
+
+namespace {
+
+cim::MacroEvents times(cim::MacroEvents e, int64_t n) {
+  e.row_activations *= n;
+  e.column_reads *= n;
+  e.adc_conversions *= n;
+  e.adder_ops *= n;
+  e.shift_add_ops *= n;
+  e.cell_writes *= n;
+  e.cycles *= n;
+  return e;
+}
+
+cim::TileEvents times(cim::TileEvents e, int64_t n) {
+  e.k_macro = times(e.k_macro, n);
+  e.v_macro = times(e.v_macro, n);
+  e.softmax.multiplies *= n;
+  e.softmax.shifts *= n;
+  e.softmax.adds *= n;
+  e.softmax.comparisons *= n;
+  e.softmax.exp_lookups *= n;
+  e.softmax.divisions *= n;
+  e.softmax.cycles *= n;
+  e.cycles *= n;
+  e.appends *= n;
+  e.queries *= n;
+  return e;
+}
+
+// Two classes of streams in lock-step: the first `streams_with_extra_page()` streams hold one
+// page more than the others. Per layer of sequence 0, how many streams are in the first class.
+int64_t extra_streams_in_layer(const KvLayout& kv, int layer) {
+  const int64_t first = int64_t{layer} * kv.stored_heads;
+  return std::clamp<int64_t>(kv.streams_with_extra_page() - first, 0, kv.stored_heads);
+}
+
+// The attention events of one stream class, computed once.
+struct StreamClass {
+  StreamTokens tokens;
+  cim::TileEvents query;   // all pages, one query head
+  int64_t parts = 0;       // partial results joined per query (pages + an off-chip part)
+};
+
+StreamClass stream_class(const KvLayout& kv, const Policy& p, int64_t stream, int64_t context) {
+  StreamClass c;
+  c.tokens = stream_tokens(kv, p, stream, context);
+  const StreamTokens& s = c.tokens;
+  if (s.resident_pages > 0) {
+    c.query = energy::tile_query_events(kv.tile, static_cast<int>(s.last_page_tokens));
+    if (s.resident_pages > 1)
+      c.query += times(energy::tile_query_events(kv.tile, kv.tokens_per_page), s.resident_pages - 1);
+  }
+  c.parts = s.resident_pages + (s.offchip_tokens > 0 ? 1 : 0);
+  return c;
+}
+
+void charge_stream(TokenLedgers& t, const HardwareSpec& hw, const KvLayout& kv, int layer,
+                   const StreamClass& c, int64_t n_streams) {
+  if (n_streams == 0) return;
+  const int hd = kv.tile.head_dim, qh = kv.query_heads_per_stream;
+  const StreamTokens& s = c.tokens;
+  const EventKind off = hw.offchip_event();
+  const int64_t token_bits = 2 * int64_t{hd} * kv.tile.kv_bits;
+  if (s.resident_pages > 0) {
+    energy::charge_tile_query(t.cim, layer, times(c.query, qh * n_streams), qh * n_streams * hd,
+                              qh * n_streams * energy::tile_combine_ops(c.parts, hd));
+    // the new token is written into the newest page, which is on chip
+    energy::charge_tile_append(t.cim, layer, times(energy::tile_append_events(kv.tile), n_streams), 0);
+  } else {
+    t.periphery.add(layer, Op::kv_write, off, n_streams * token_bits);
+  }
+  if (s.offchip_tokens > 0) {
+    // attention over spilled pages on the digital engine, and the spill traffic: in steady state
+    // one token's K and V leave the chip per generated token (amortised over a page)
+    energy::charge_conventional_attention(t.periphery, layer, qh * n_streams, n_streams, hd,
+                                          s.offchip_tokens, 0, kv.tile.kv_bits,
+                                          EventKind::int8_mac, off);
+    energy::charge_softmax(t.periphery, layer, qh * n_streams, s.offchip_tokens);
+    if (s.resident_pages > 0) t.periphery.add(layer, Op::kv_write, off, n_streams * token_bits);
+  }
+  energy::charge_attention_buffer(t.periphery, layer, qh * n_streams, hd,
+                                  s.resident_tokens + s.offchip_tokens, kv.tile.kv_bits,
+                                  kv.tile.prob_bits);
+}
+
+}  // namespace
+
+cim::MacroEvents blocks_compute_events(const MatrixPlacement& m, const cim::MacroSpec& spec,
+                                       int64_t k) {
+  k = std::clamp<int64_t>(k, 0, m.blocks());
+  cim::MacroEvents sum;
+  if (k == 0) return sum;
+  const int R = spec.rows, W = spec.weights_per_row();
+  const int RT = m.row_tiles, CT = m.col_tiles;
+  const int last_rows = static_cast<int>(m.n_in - int64_t{RT - 1} * R);
+  const int last_outs = static_cast<int>(m.n_out - int64_t{CT - 1} * W);
+  auto row_tile = [&](int rows) {
+    cim::MacroEvents e = cim::compute_events(spec, rows, last_outs);
+    if (CT > 1) e += times(cim::compute_events(spec, rows, W), CT - 1);
+    return e;
+  };
+  const int64_t full_rows = k / CT, rem = k % CT;
+  const int64_t full_height = std::min<int64_t>(full_rows, RT - 1);
+  if (full_height > 0) sum += times(row_tile(R), full_height);
+  if (full_rows == RT) sum += row_tile(last_rows);
+  if (rem > 0) {  // a partial row tile: its first rem blocks, none of them the last column
+    const int rows = full_rows == RT - 1 ? last_rows : R;
+    sum += times(cim::compute_events(spec, rows, W), rem);
+  }
+  return sum;
+}
+
+int64_t blocks_elements(const MatrixPlacement& m, const cim::MacroSpec& spec, int64_t k) {
+  k = std::clamp<int64_t>(k, 0, m.blocks());
+  const int64_t R = spec.rows, W = spec.weights_per_row();
+  const int64_t full_rows = k / m.col_tiles, rem = k % m.col_tiles;
+  int64_t n = std::min(full_rows * R, m.n_in) * m.n_out;
+  if (rem > 0) n += std::min(R, m.n_in - full_rows * R) * std::min(rem * W, m.n_out);
+  return n;
+}
+
+Ledger TokenLedgers::total() const {
+  Ledger l = cim;
+  l += periphery;
+  return l;
+}
+
+TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
+                           const WeightPlacement& weights, const KvLayout& kv, int64_t context) {
+  const cmodel::Config& c = shape.config;
+  if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
+  TokenLedgers t{Ledger(c.n_layers), Ledger(c.n_layers)};
+  const EventKind off = hw.offchip_event();
+  const int wb = hw.precision.weight_bits, ab = hw.precision.activation_bits;
+
+  // Weights (replica 0 serves the sequence). Matrices fully on chip repeat across layers: their
+  // events are computed once per shape.
+  std::map<std::pair<int64_t, int64_t>, cim::MacroEvents> full;
+  for (const MatrixPlacement& m : weights.matrices) {
+    if (m.replica != 0) continue;
+    if (m.onchip_blocks > 0) {
+      cim::MacroEvents e;
+      if (m.onchip_blocks == m.blocks()) {
+        auto key = std::make_pair(m.n_in, m.n_out);
+        auto it = full.find(key);
+        if (it == full.end()) it = full.emplace(key, blocks_compute_events(m, hw.macro, m.blocks())).first;
+        e = it->second;
+      } else {
+        e = blocks_compute_events(m, hw.macro, m.onchip_blocks);
+      }
+      energy::charge_cim_linear(t.cim, m.layer, m.op, e, m.n_out * (m.row_tiles - 1), m.n_out, m.n_in);
+    }
+    const int64_t off_elems = m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks);
+    if (off_elems > 0)
+      energy::charge_conventional_matvec(t.periphery, m.layer, m.op, off_elems, 1, wb,
+                                         EventKind::int8_mac, 0, off);
+    energy::charge_matvec_buffer(t.periphery, m.layer, m.op, m.n_in, m.n_out, ab);
+  }
+
+  // Attention: two stream classes (with and without the extra page).
+  const StreamClass plain = stream_class(kv, policy, kv.streams() - 1, context);
+  const bool any_extra = kv.streams_with_extra_page() > 0;
+  const StreamClass extra = any_extra ? stream_class(kv, policy, 0, context) : plain;
+  for (int l = 0; l < c.n_layers; ++l) {
+    const int64_t n_extra = extra_streams_in_layer(kv, l);
+    charge_stream(t, hw, kv, l, extra, n_extra);
+    charge_stream(t, hw, kv, l, plain, kv.stored_heads - n_extra);
+    // K and V are quantised once per KV head, however many copies are stored
+    t.cim.add(l, Op::kv_write, EventKind::fp32_mul, 2 * int64_t{c.head_dim()} * c.n_kv_heads);
+    energy::charge_layer_elementwise(t.periphery, l, c);
+  }
+  energy::charge_model_elementwise(t.periphery, c);
+  t.periphery.add(energy::kModelLevel, Op::other, off, int64_t{c.dim} * wb);  // embedding row
+  return t;
+}
+
+TokenLedgers token_ledgers(const Placement& p) {
+  return token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
+}
+
+TokenLedgers generation_ledgers(const Placement& p, int64_t steps) {
+  TokenLedgers sum{Ledger(p.shape.config.n_layers), Ledger(p.shape.config.n_layers)};
+  for (int64_t c = 1; c <= steps; ++c) {
+    TokenLedgers t = token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, c);
+    sum.cim += t.cim;
+    sum.periphery += t.periphery;
+  }
+  return sum;
+}
+
+LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
+                         const WeightPlacement& weights, const KvLayout& kv, int64_t context) {
+  const cmodel::Config& c = shape.config;
+  const energy::Costs costs = hw.costs(), kvc = hw.kv_costs();
+  const double cycle = costs.latency(EventKind::macro_cycle) * 1e-6;
+  const double kv_cycle = kvc.latency(EventKind::macro_cycle) * 1e-6;
+  const double off_bit = costs.latency(hw.offchip_event()) * 1e-6;
+  const double mac = costs.latency(EventKind::int8_mac) * 1e-6 / static_cast<double>(hw.digital_units);
+  const int wb = hw.precision.weight_bits;
+  auto matrix_ns = [&](const MatrixPlacement& m) {
+    double t = 0;
+    if (m.onchip_blocks > 0) {  // block 0 is the largest: every macro finishes within its time
+      const WeightBlock b = m.block(0, hw.macro);
+      t = static_cast<double>(cim::compute_events(hw.macro, b.rows, b.outs).cycles) * cycle;
+    }
+    const int64_t off = m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks);
+    return std::max(t, static_cast<double>(off) * (wb * off_bit + mac));
+  };
+  LatencyBound lb;
+  // stage time per layer = the slowest matrix of the stage
+  std::map<std::pair<int, Op>, double> t;
+  for (const MatrixPlacement& m : weights.matrices)
+    if (m.replica == 0) t[{m.layer, m.op}] = matrix_ns(m);
+  for (int l = 0; l < c.n_layers; ++l) {
+    lb.weights_ns += std::max({t[{l, Op::q_proj}], t[{l, Op::k_proj}], t[{l, Op::v_proj}]}) +
+                     t[{l, Op::o_proj}] + std::max(t[{l, Op::ffn_w1}], t[{l, Op::ffn_w3}]) +
+                     t[{l, Op::ffn_w2}];
+  }
+  lb.weights_ns += t[{energy::kModelLevel, Op::classifier}];
+  // KV write and attention: every stream in parallel; the slowest stream class sets the pace.
+  for (int64_t i : {int64_t{0}, kv.streams() - 1}) {
+    const StreamTokens s = stream_tokens(kv, policy, i, context);
+    double write = 0, attn = 0;
+    if (s.resident_pages > 0) {
+      write = static_cast<double>(cim::append_cycles(kv.tile)) * kv_cycle;
+      const int longest = static_cast<int>(std::min<int64_t>(kv.tokens_per_page, s.resident_tokens));
+      attn = static_cast<double>(kv.query_heads_per_stream) *
+             static_cast<double>(cim::query_cycles(kv.tile, longest)) * kv_cycle;
+    } else {
+      write = 2.0 * kv.tile.head_dim * kv.tile.kv_bits * off_bit;
+    }
+    if (s.offchip_tokens > 0) {
+      const double bits = 2.0 * static_cast<double>(s.offchip_tokens) * kv.tile.head_dim * kv.tile.kv_bits;
+      const double macs = 2.0 * static_cast<double>(s.offchip_tokens) * kv.tile.head_dim *
+                          kv.query_heads_per_stream;
+      attn = std::max(attn, bits * off_bit + macs * mac);
+    }
+    lb.kv_write_ns = std::max(lb.kv_write_ns, write * c.n_layers);
+    lb.attention_ns = std::max(lb.attention_ns, attn * c.n_layers);
+  }
+  // Elementwise digital work on the periphery lanes.
+  Ledger other(c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) energy::charge_layer_elementwise(other, l, c);
+  energy::charge_model_elementwise(other, c);
+  for (auto k : energy::all_event_kinds())
+    lb.digital_ns += static_cast<double>(other.count(k)) * costs.latency(k) * 1e-6 /
+                     static_cast<double>(hw.digital_units);
+  return lb;
+}
+
+Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
+                const WeightPlacement& weights, const KvLayout& kv, int64_t context,
+                const Ledger* baseline) {
+  const cmodel::Config& c = shape.config;
+  Figures f;
+  f.context = context;
+  f.macros_total = hw.organization.macros;
+  f.weight_macros = weights.macros_used;
+  f.kv_macros_reserved = kv.macros;
+  f.kv_tiles = kv.tiles;
+  f.kv_slots = kv.slots();
+  f.weight_blocks_offchip = weights.blocks_offchip;
+  f.weights_onchip_fraction =
+      weights.elements_total ? static_cast<double>(weights.elements_onchip) / weights.elements_total : 0;
+  f.max_context_tokens = kv.pages_per_stream() * kv.tokens_per_page;
+
+  // KV pages in use: all sequences in lock-step, two stream classes.
+  const int64_t r = kv.streams_with_extra_page();
+  const StreamTokens plain = stream_tokens(kv, policy, kv.streams() - 1, context);
+  const StreamTokens extra = r > 0 ? stream_tokens(kv, policy, 0, context) : plain;
+  f.kv_pages_in_use = r * extra.resident_pages + (kv.streams() - r) * plain.resident_pages;
+  const int64_t resident_all = r * extra.resident_tokens + (kv.streams() - r) * plain.resident_tokens;
+  const int64_t kv_tiles_used = (f.kv_pages_in_use + kv.pages_per_tile - 1) / kv.pages_per_tile;
+  const int64_t mc = hw.macro_cells();
+  f.kv_macros_used = (kv_tiles_used * kv.tile_cells + mc - 1) / mc;
+  f.macros_used = f.weight_macros + f.kv_macros_used;
+  const double data = static_cast<double>(weights.cells_used) +
+                      static_cast<double>(resident_all) * static_cast<double>(kv.token_cells());
+  const double allocated = static_cast<double>(f.weight_macros) * static_cast<double>(mc) +
+                           static_cast<double>(f.kv_pages_in_use) * static_cast<double>(kv.page_cells());
+  f.utilization = f.macros_used ? data / (static_cast<double>(f.macros_used) * mc) : 0;
+  f.fragmentation = allocated > 0 ? (allocated - data) / allocated : 0;
+  f.occupancy = static_cast<double>(f.macros_used) / static_cast<double>(f.macros_total);
+  // sequence 0's streams
+  const int64_t r0 = std::min(r, kv.streams_per_sequence()), n0 = kv.streams_per_sequence() - r0;
+  f.resident_tokens = r0 * extra.resident_tokens + n0 * plain.resident_tokens;
+  f.offchip_tokens = r0 * extra.offchip_tokens + n0 * plain.offchip_tokens;
+  f.evicted_tokens = r0 * extra.evicted_tokens + n0 * plain.evicted_tokens;
+
+  const TokenLedgers t = token_ledgers(shape, hw, policy, weights, kv, context);
+  f.kv_cell_writes_per_token = t.cim.count(Op::kv_write, EventKind::cell_write);
+  const energy::Costs costs = hw.costs(), kvc = hw.kv_costs();
+  f.energy_pj_cim = t.total().cost(costs, &kvc).energy_pj();
+  const Ledger base = baseline ? *baseline : energy::baseline_ledger(c, context - 1, hw.baseline);
+  f.energy_pj_conventional = base.cost(hw.baseline_costs()).energy_pj();
+  f.latency = cim_latency(shape, hw, policy, weights, kv, context);
+  f.latency_ns_cim = f.latency.total_ns();
+  f.latency_ns_conventional = energy::baseline_latency(base, hw.baseline_costs(), hw.baseline).bound_ns();
+
+  // Endurance of the KV cells: the most-written cell belongs to the stream whose slots are
+  // reused most often (ceil(pages / pages it may hold) writes per sequence).
+  const double inf = std::numeric_limits<double>::infinity();
+  f.lifetime_tokens = f.lifetime_tokens_wear_levelled = f.lifetime_seconds = inf;
+  if (hw.kv_tech.endurance_writes) {
+    const double E = hw.kv_tech.endurance_writes->value;
+    f.endurance_writes = E;
+    int64_t most = 0;
+    for (const StreamTokens* s : {&plain, &extra})
+      if (s->resident_pages > 0) most = std::max(most, (s->pages + s->resident_pages - 1) / s->resident_pages);
+    if (most > 0) {
+      f.lifetime_tokens = std::floor(E / static_cast<double>(most)) * static_cast<double>(context) *
+                          policy.sequences;
+      f.lifetime_tokens_wear_levelled = E * static_cast<double>(kv.slots()) * kv.tokens_per_page /
+                                        static_cast<double>(kv.streams_per_sequence());
+      f.lifetime_seconds = f.lifetime_tokens * f.latency_ns_cim * 1e-9;
+    }
+  }
+  return f;
+}
+
+Figures figures(const Placement& p) {
+  return figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
+}
+
+}  // namespace kvcim::mapper

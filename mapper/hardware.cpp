@@ -1,0 +1,212 @@
+#include "kvcim/mapper/hardware.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::mapper {
+
+namespace fs = std::filesystem;
+using cmodel::energy::Section;
+using cmodel::energy::Unit;
+namespace cim = cmodel::cim;
+namespace energy = cmodel::energy;
+
+std::string shipped_config_dir() { return std::string(KVCIM_SOURCE_DIR) + "/configs"; }
+std::string default_hardware_spec_path() { return shipped_config_dir() + "/hw/sram_digital.yaml"; }
+
+cim::TileParams HardwareSpec::tile(int head_dim) const {
+  cim::TileParams p;
+  p.head_dim = head_dim;
+  p.tokens = kv.tokens_per_tile;
+  p.kv_bits = precision.kv_bits;
+  p.exp_frac = kv.exp_frac;
+  p.prob_bits = kv.prob_bits;
+  return p;
+}
+
+energy::Costs HardwareSpec::costs() const {
+  return tech.costs(macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0);
+}
+// The attention tile is digital (no ADC): the plain table values.
+energy::Costs HardwareSpec::kv_costs() const { return kv_tech.costs(0); }
+energy::Costs HardwareSpec::baseline_costs() const { return baseline_tech.costs(0); }
+
+void HardwareSpec::validate() const {
+  const std::string where = source.empty() ? "hardware spec" : source;
+  macro.validate(where + ": macro");
+  if (macro.weight_bits != precision.weight_bits || macro.input_bits != precision.activation_bits ||
+      !macro.input_signed)
+    fail(where, "macro", "(precision)",
+         "macro.weight_bits/input_bits must equal precision.weight_bits/activation_bits");
+  auto range = [&](const char* field, int64_t v, int64_t lo, int64_t hi) {
+    if (v < lo || v > hi)
+      fail(where, field, std::to_string(v),
+           "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  };
+  range("precision.weight_bits", precision.weight_bits, 2, 8);
+  range("precision.activation_bits", precision.activation_bits, 2, 8);
+  range("precision.kv_bits", precision.kv_bits, 2, 8);
+  range("organization.macros", organization.macros, 1, int64_t{1} << 40);
+  range("organization.macros_per_tile", organization.macros_per_tile, 1, 1 << 20);
+  range("organization.tiles_per_bank", organization.tiles_per_bank, 1, 1 << 20);
+  range("kv.tokens_per_tile", kv.tokens_per_tile, 1, 4096);
+  range("kv.prob_bits", kv.prob_bits, 1, 16);
+  range("kv.exp_frac", kv.exp_frac, 0, 12);
+  range("buffer.bytes", buffer_bytes, 0, int64_t{1} << 50);
+  range("offchip.capacity", offchip_bytes, 0, int64_t{1} << 60);
+  range("digital.units", digital_units, 1, int64_t{1} << 30);
+  baseline.validate(where);
+  // The ADC resolution must be costed by the technology table.
+  costs();
+}
+
+namespace {
+
+const std::vector<std::string> kTop = {"name",      "description", "technology", "macro",
+                                       "organization", "kv",       "precision",  "buffer",
+                                       "offchip",   "digital",     "baseline"};
+
+std::string resolve(const Section& s, const std::string& key, const std::string& base_dir) {
+  const std::string rel = s.get_string(key);
+  const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(base_dir) / rel;
+  if (!fs::exists(p)) s.error(key, "no such technology table: " + p.string());
+  return p.lexically_normal().string();
+}
+
+int64_t bytes(const Section& s, const std::string& key, int64_t fallback) {
+  if (!s.has(key)) return fallback;
+  const double v = s.get_quantity(key, Unit::bytes);
+  if (v != std::floor(v) || v > 9e18) s.error(key, "expected a whole number of bytes");
+  return static_cast<int64_t>(v);
+}
+
+void read_macro(const Section& m, HardwareSpec& hw) {
+  m.check_keys({"kind", "rows", "cols", "cell_bits", "input_bits_per_cycle", "rows_per_cycle",
+                "adc_bits", "adc_share", "adc_range", "adc_clip", "encoding", "cell_noise_sigma",
+                "read_noise_sigma", "seed"});
+  cim::MacroSpec& s = hw.macro;
+  s.kind = static_cast<cim::MacroKind>(m.get_choice("kind", {"digital", "analog"}));
+  s.rows = static_cast<int>(m.get_int("rows", 1, 65536));
+  s.cols = static_cast<int>(m.get_int("cols", 1, 65536));
+  s.cell_bits = static_cast<int>(m.get_int("cell_bits", 1, 4, 1));
+  s.input_bits_per_cycle = static_cast<int>(m.get_int("input_bits_per_cycle", 1, 8, 1));
+  s.rows_per_cycle = static_cast<int>(m.get_int("rows_per_cycle", 1, s.rows, s.rows));
+  s.adc_bits = static_cast<int>(m.get_int("adc_bits", 1, 16, 8));
+  s.adc_share = static_cast<int>(m.get_int("adc_share", 1, s.cols, 1));
+  s.adc_range = static_cast<cim::AdcRange>(
+      m.get_choice("adc_range", {"full_scale", "calibrated"}, 0));
+  s.adc_clip = m.get_number("adc_clip", 1e-6, 1.0, 1.0);
+  s.encoding = static_cast<cim::WeightEncoding>(
+      m.get_choice("encoding", {"twos_complement", "offset", "differential"}, 0));
+  s.cell_noise_sigma = m.get_number("cell_noise_sigma", 0.0, 1e6, 0.0);
+  s.read_noise_sigma = m.get_number("read_noise_sigma", 0.0, 1e6, 0.0);
+  s.seed = static_cast<uint64_t>(m.get_int("seed", 0, INT64_MAX, 1));
+  // A digital macro reads its columns exactly: converter settings there are a mistake.
+  if (s.kind == cim::MacroKind::digital)
+    for (const char* k : {"adc_bits", "adc_share", "adc_range", "adc_clip"})
+      if (m.has(k)) m.error(k, "only meaningful for kind: analog (a digital macro has no ADC)");
+}
+
+}  // namespace
+
+HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& where,
+                                     const std::string& base_dir) {
+  const Section top(root, where, "");
+  top.check_keys(kTop);
+  HardwareSpec hw;
+  hw.source = where;
+  hw.name = top.get_string("name");
+  hw.description = top.get_string("description", "");
+
+  const Section prec = top.child("precision");
+  prec.check_keys({"weight_bits", "activation_bits", "kv_bits"});
+  hw.precision.weight_bits = static_cast<int>(prec.get_int("weight_bits", 2, 8));
+  hw.precision.activation_bits = static_cast<int>(prec.get_int("activation_bits", 2, 8));
+  hw.precision.kv_bits = static_cast<int>(prec.get_int("kv_bits", 2, 8));
+
+  read_macro(top.child("macro"), hw);
+  hw.macro.weight_bits = hw.precision.weight_bits;
+  hw.macro.input_bits = hw.precision.activation_bits;
+  hw.macro.input_signed = true;
+  try {
+    hw.macro.validate("macro");
+  } catch (const Error& e) {
+    fail(top.where("macro"), "macro", "(geometry)", e.what());
+  }
+
+  const Section org = top.child("organization");
+  org.check_keys({"macros", "macros_per_tile", "tiles_per_bank"});
+  hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 40);
+  hw.organization.macros_per_tile = static_cast<int>(org.get_int("macros_per_tile", 1, 1 << 20, 8));
+  hw.organization.tiles_per_bank = static_cast<int>(org.get_int("tiles_per_bank", 1, 1 << 20, 16));
+
+  std::string kv_tech_path;
+  if (auto kv = top.optional_child("kv")) {
+    kv->check_keys({"tokens_per_tile", "prob_bits", "exp_frac", "technology"});
+    hw.kv.tokens_per_tile = static_cast<int>(kv->get_int("tokens_per_tile", 1, 4096, hw.kv.tokens_per_tile));
+    hw.kv.prob_bits = static_cast<int>(kv->get_int("prob_bits", 1, 16, hw.kv.prob_bits));
+    hw.kv.exp_frac = static_cast<int>(kv->get_int("exp_frac", 0, 12, hw.kv.exp_frac));
+    if (kv->has("technology")) kv_tech_path = resolve(*kv, "technology", base_dir);
+  }
+  if (auto b = top.optional_child("buffer")) {
+    b->check_keys({"bytes"});
+    hw.buffer_bytes = bytes(*b, "bytes", hw.buffer_bytes);
+  }
+  if (auto o = top.optional_child("offchip")) {
+    o->check_keys({"kind", "capacity"});
+    hw.offchip = static_cast<energy::OffchipKind>(o->get_choice("kind", {"dram", "hbm"}, 1));
+    hw.offchip_bytes = bytes(*o, "capacity", hw.offchip_bytes);
+  }
+  if (auto d = top.optional_child("digital")) {
+    d->check_keys({"units"});
+    hw.digital_units = d->get_int("units", 1, int64_t{1} << 30, hw.digital_units);
+  }
+  const Section base = top.child("baseline");
+  base.check_keys({"mac", "offchip", "sram", "mac_units", "technology"});
+  hw.baseline.mac = static_cast<energy::MacType>(base.get_choice("mac", {"int8", "fp16"}));
+  hw.baseline.offchip = static_cast<energy::OffchipKind>(base.get_choice("offchip", {"dram", "hbm"}, 1));
+  hw.baseline.sram_bytes = bytes(base, "sram", 0);
+  hw.baseline.mac_units = base.get_int("mac_units", 1, int64_t{1} << 30, 1024);
+
+  const std::string tech_path = resolve(top, "technology", base_dir);
+  const std::string base_tech_path = resolve(base, "technology", base_dir);
+  hw.tech = energy::load_tech_table(tech_path);
+  hw.kv_tech = kv_tech_path.empty() ? hw.tech : energy::load_tech_table(kv_tech_path);
+  hw.baseline_tech = energy::load_tech_table(base_tech_path);
+  try {
+    hw.validate();
+  } catch (const Error& e) {
+    fail(where, "spec", "(as a whole)", e.what());
+  }
+  return hw;
+}
+
+HardwareSpec load_hardware_spec(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    fail(path, "file", "'" + path + "'", "cannot open the hardware spec");
+  } catch (const YAML::Exception& e) {
+    fail(path, "yaml", "(syntax)", e.what());
+  }
+  return hardware_spec_from_node(root, path, fs::path(path).parent_path().string());
+}
+
+HardwareSpec hardware_spec_from_text(const std::string& text, const std::string& base_dir,
+                                     const std::string& where) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail(where, "text", "(syntax)", e.what());
+  }
+  return hardware_spec_from_node(root, where, base_dir.empty() ? shipped_config_dir() + "/hw" : base_dir);
+}
+
+}  // namespace kvcim::mapper

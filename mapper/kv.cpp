@@ -1,0 +1,229 @@
+// The KV cache: layout of pages in attention tiles, the page allocator (block tables) and the
+// closed form of its lock-step behaviour (see placement.hpp and docs/mapper.md).
+#include <algorithm>
+
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/placement.hpp"
+
+namespace kvcim::mapper {
+
+const char* name(Where w) {
+  switch (w) {
+    case Where::cim: return "cim";
+    case Where::offchip: return "offchip";
+    case Where::evicted: return "evicted";
+  }
+  return "?";
+}
+
+KvLayout kv_layout(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p,
+                   int64_t kv_macros) {
+  KvLayout k;
+  k.tile = hw.tile(c.head_dim());
+  k.tile.validate(hw.source + ": kv");
+  const int T = k.tile.tokens;
+  k.tokens_per_page = p.tokens_per_page > 0 ? p.tokens_per_page : T;
+  if (k.tokens_per_page > T || T % k.tokens_per_page != 0)
+    fail("--policy", "page", std::to_string(k.tokens_per_page),
+         "must divide kv.tokens_per_tile = " + std::to_string(T) + " (a tile holds whole pages)");
+  k.pages_per_tile = T / k.tokens_per_page;
+  k.tile_cells = 2 * int64_t{k.tile.head_dim} * T * k.tile.kv_bits;
+  if (kv_macros < 0) fail("placement", "kv_macros", std::to_string(kv_macros), "expected >= 0");
+  k.macros = kv_macros;
+  k.tiles = kv_macros * hw.macro_cells() / k.tile_cells;
+  k.layers = c.n_layers;
+  k.stored_heads = p.gqa_sharing ? c.n_kv_heads : c.n_heads;
+  k.query_heads_per_stream = p.gqa_sharing ? c.kv_group() : 1;
+  k.sequences = p.sequences;
+  return k;
+}
+
+int64_t KvLayout::pages_per_stream() const { return slots() / streams(); }
+int64_t KvLayout::streams_with_extra_page() const {
+  return slots() - pages_per_stream() * streams();
+}
+
+int64_t KvLayout::window_pages(const Policy& p) const {
+  if (p.overflow != KvOverflow::window) return 0;
+  if (p.window_tokens > 0) return (p.window_tokens + tokens_per_page - 1) / tokens_per_page;
+  return pages_per_stream();
+}
+
+StreamTokens stream_tokens(const KvLayout& k, const Policy& p, int64_t i, int64_t context) {
+  if (i < 0 || i >= k.streams())
+    fail("kv", "stream", std::to_string(i), "expected 0.." + std::to_string(k.streams() - 1));
+  if (context < 0) fail("kv", "context", std::to_string(context), "expected >= 0");
+  StreamTokens s;
+  if (context == 0) return s;
+  const int64_t tpp = k.tokens_per_page;
+  s.pages = (context + tpp - 1) / tpp;
+  s.last_page_tokens = context - (s.pages - 1) * tpp;
+  const int64_t cap = k.pages_per_stream() + (i < k.streams_with_extra_page() ? 1 : 0);
+  int64_t limit = cap;
+  switch (p.overflow) {
+    case KvOverflow::fail:
+      if (s.pages > cap)
+        fail("kv cache", "context", std::to_string(context),
+             "does not fit in CIM: at most " + std::to_string(k.pages_per_stream() * tpp) +
+                 " tokens per sequence for " + std::to_string(k.sequences) +
+                 " sequence(s) (policy overflow=fail; try overflow=spill or overflow=window)");
+      break;
+    case KvOverflow::spill: break;
+    case KvOverflow::window:
+      limit = std::min(cap, k.window_pages(p));
+      if (limit < 1)
+        fail("kv cache", "window", "0 pages",
+             "no KV slot for every stream: the window policy needs at least one page per stream (" +
+                 std::to_string(k.streams()) + " streams, " + std::to_string(k.slots()) + " slots)");
+      break;
+  }
+  s.resident_pages = std::min(s.pages, limit);
+  s.resident_tokens = s.resident_pages == 0 ? 0 : (s.resident_pages - 1) * tpp + s.last_page_tokens;
+  const int64_t older = context - s.resident_tokens;
+  (p.overflow == KvOverflow::window ? s.evicted_tokens : s.offchip_tokens) = older;
+  return s;
+}
+
+// ---- allocator -----------------------------------------------------------------------------
+
+KvAllocator::KvAllocator(const KvLayout& layout, const Policy& policy)
+    : layout_(layout), policy_(policy) {
+  policy_.validate("kv allocator");
+  window_pages_ = layout_.window_pages(policy_);
+  length_.assign(layout_.sequences, 0);
+  tables_.resize(layout_.streams());
+  oldest_cim_.assign(layout_.streams(), 0);
+}
+
+int64_t KvAllocator::stream(int seq, int layer, int head) const {
+  if (seq < 0 || seq >= layout_.sequences || layer < 0 || layer >= layout_.layers || head < 0 ||
+      head >= layout_.stored_heads)
+    fail("kv", "stream (sequence, layer, head)",
+         std::to_string(seq) + "/" + std::to_string(layer) + "/" + std::to_string(head),
+         "sequence, layer or stored head out of range");
+  return (int64_t{seq} * layout_.layers + layer) * layout_.stored_heads + head;
+}
+
+int64_t KvAllocator::take_slot() {
+  int64_t s = -1;
+  if (!freed_.empty()) {
+    s = freed_.top();
+    freed_.pop();
+  } else if (fresh_ < layout_.slots()) {
+    s = fresh_++;
+    slot_allocs_.push_back(0);
+  } else {
+    return -1;
+  }
+  ++in_use_;
+  ++slot_allocs_[s];
+  return s;
+}
+
+void KvAllocator::free_slot(int64_t slot) {
+  freed_.push(slot);
+  --in_use_;
+}
+
+void KvAllocator::new_page(int64_t st) {
+  auto& t = tables_[st];
+  const int64_t on_chip = static_cast<int64_t>(std::count_if(
+      t.begin() + oldest_cim_[st], t.end(), [](const PageRef& r) { return r.where == Where::cim; }));
+  // The window keeps at most window_pages_ pages: the oldest leaves before a new one comes.
+  if (policy_.overflow == KvOverflow::window && on_chip >= window_pages_ && on_chip > 0) {
+    PageRef& old = t[oldest_cim_[st]];
+    free_slot(old.slot);
+    old = {Where::evicted, -1};
+    ++oldest_cim_[st];
+  }
+  const int64_t slot = take_slot();
+  if (slot >= 0) {
+    t.push_back({Where::cim, slot});
+    return;
+  }
+  const bool own_full_page = oldest_cim_[st] < static_cast<int64_t>(t.size()) &&
+                             t[oldest_cim_[st]].where == Where::cim;
+  switch (policy_.overflow) {
+    case KvOverflow::fail:
+      fail("kv cache", "slots", std::to_string(layout_.slots()),
+           "all in use: at most " +
+               std::to_string(layout_.pages_per_stream() * layout_.tokens_per_page) +
+               " tokens per sequence fit for " + std::to_string(layout_.sequences) +
+               " sequence(s) (policy overflow=fail; try overflow=spill or overflow=window)");
+    case KvOverflow::spill:
+      if (own_full_page) {  // the stream's oldest on-chip page moves off-chip, its slot is reused
+        PageRef& old = t[oldest_cim_[st]];
+        const int64_t s = old.slot;
+        old = {Where::offchip, offchip_next_++};
+        ++oldest_cim_[st];
+        ++slot_allocs_[s];
+        t.push_back({Where::cim, s});
+      } else {
+        t.push_back({Where::offchip, offchip_next_++});
+        oldest_cim_[st] = static_cast<int64_t>(t.size());
+      }
+      return;
+    case KvOverflow::window:
+      if (!own_full_page)
+        fail("kv cache", "slots", std::to_string(layout_.slots()),
+             "all in use and the stream holds no page: the window policy needs at least one "
+             "page per stream (" + std::to_string(layout_.streams()) + " streams)");
+      {
+        PageRef& old = t[oldest_cim_[st]];
+        const int64_t s = old.slot;
+        old = {Where::evicted, -1};
+        ++oldest_cim_[st];
+        ++slot_allocs_[s];
+        t.push_back({Where::cim, s});
+      }
+      return;
+  }
+}
+
+void KvAllocator::append(int seq) {
+  if (seq < 0 || seq >= layout_.sequences)
+    fail("kv", "sequence", std::to_string(seq),
+         "expected 0.." + std::to_string(layout_.sequences - 1));
+  if (length_[seq] % layout_.tokens_per_page == 0) {
+    const int64_t first = int64_t{seq} * layout_.streams_per_sequence();
+    for (int64_t st = first; st < first + layout_.streams_per_sequence(); ++st) new_page(st);
+  }
+  ++length_[seq];
+}
+
+void KvAllocator::release(int seq) {
+  if (seq < 0 || seq >= layout_.sequences)
+    fail("kv", "sequence", std::to_string(seq),
+         "expected 0.." + std::to_string(layout_.sequences - 1));
+  const int64_t first = int64_t{seq} * layout_.streams_per_sequence();
+  for (int64_t st = first; st < first + layout_.streams_per_sequence(); ++st) {
+    for (const PageRef& r : tables_[st])
+      if (r.where == Where::cim) free_slot(r.slot);
+    tables_[st].clear();
+    oldest_cim_[st] = 0;
+  }
+  length_[seq] = 0;
+}
+
+TokenLocation KvAllocator::locate(int seq, int layer, int head, int64_t token) const {
+  const int64_t st = stream(seq, layer, head);
+  if (token < 0 || token >= length_[seq])
+    fail("kv", "token", std::to_string(token),
+         "expected 0.." + std::to_string(length_[seq] - 1) + " (the sequence's length)");
+  const int64_t tpp = layout_.tokens_per_page;
+  const PageRef& r = tables_[st][token / tpp];
+  TokenLocation loc;
+  loc.where = r.where;
+  loc.offset = static_cast<int>(token % tpp);
+  if (r.where == Where::cim) {
+    loc.tile = r.slot / layout_.pages_per_tile;
+    const int col = static_cast<int>((r.slot % layout_.pages_per_tile) * tpp) + loc.offset;
+    loc.k_column_group = col;
+    loc.v_row = col;
+  } else if (r.where == Where::offchip) {
+    loc.offchip_page = r.slot;
+  }
+  return loc;
+}
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,40 @@
+#include "kvcim/mapper/placement.hpp"
+
+#include <cmath>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::mapper {
+
+int64_t weight_macro_budget(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p) {
+  const int64_t total = hw.organization.macros;
+  const int64_t needed = weight_macros_needed(c, hw.macro, p.replicas);
+  if (p.kv_fraction < 0) return std::min(total, needed);  // weights first
+  const int64_t kv = static_cast<int64_t>(std::floor(p.kv_fraction * static_cast<double>(total)));
+  return std::min(total - kv, needed);
+}
+
+namespace {
+int64_t kv_macros_for(const HardwareSpec& hw, const Policy& p, int64_t weight_macros) {
+  const int64_t total = hw.organization.macros;
+  if (p.kv_fraction < 0) return total - weight_macros;
+  return static_cast<int64_t>(std::floor(p.kv_fraction * static_cast<double>(total)));
+}
+}  // namespace
+
+Placement place(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
+                int64_t context) {
+  shape.config.validate(shape.name);
+  hw.validate();
+  policy.validate("--policy");
+  if (context < 0) fail("--context", "context", std::to_string(context), "expected >= 0 tokens");
+  const int64_t budget = weight_macro_budget(shape.config, hw, policy);
+  WeightPlacement w = place_weights(shape.config, hw.macro, policy.replicas, budget);
+  const KvLayout kv = kv_layout(shape.config, hw, policy, kv_macros_for(hw, policy, w.macros_used));
+  Placement p{shape, hw, policy, std::move(w), kv, KvAllocator(kv, policy), context};
+  for (int64_t t = 0; t < context; ++t)
+    for (int s = 0; s < policy.sequences; ++s) p.allocator.append(s);
+  return p;
+}
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,120 @@
+#include "kvcim/mapper/policy.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::mapper {
+
+const char* name(KvOverflow o) {
+  switch (o) {
+    case KvOverflow::fail: return "fail";
+    case KvOverflow::spill: return "spill";
+    case KvOverflow::window: return "window";
+  }
+  return "?";
+}
+
+void Policy::validate(const std::string& where) const {
+  if (!(kv_fraction < 0 || (kv_fraction >= 0 && kv_fraction <= 1)) || std::isnan(kv_fraction))
+    fail(where, "kv_fraction", std::to_string(kv_fraction), "expected 0..1 or auto");
+  if (tokens_per_page < 0)
+    fail(where, "page", std::to_string(tokens_per_page), "expected a positive token count");
+  if (replicas < 1 || replicas > 1024)
+    fail(where, "replicas", std::to_string(replicas), "expected 1..1024");
+  if (sequences < 1 || sequences > 65536)
+    fail(where, "sequences", std::to_string(sequences), "expected 1..65536");
+  if (window_tokens < 0)
+    fail(where, "window", std::to_string(window_tokens), "expected >= 0 tokens (0: as many as fit)");
+  if (window_tokens > 0 && overflow != KvOverflow::window)
+    fail(where, "window", std::to_string(window_tokens), "only meaningful with overflow=window");
+}
+
+Policy parse_policy(const std::string& text, Policy p) {
+  const std::vector<std::string> known = {"overflow", "page",     "kv_fraction", "gqa_sharing",
+                                          "replicas", "sequences", "window"};
+  const std::string where = "--policy";
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    // A bare word is an overflow policy ("--policy spill").
+    const std::string key = eq == std::string::npos ? "overflow" : item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? item : item.substr(eq + 1);
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      fail(where, key, "'" + value + "'", "unknown policy key; " +
+                                              cmodel::energy::suggestion(key, known));
+    auto integer = [&](long lo, long hi) {
+      size_t used = 0;
+      long v = 0;
+      try {
+        v = std::stol(value, &used);
+      } catch (...) {
+        used = 0;
+      }
+      if (value.empty() || used != value.size() || v < lo || v > hi)
+        fail(where, key, "'" + value + "'",
+             "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      return v;
+    };
+    if (key == "overflow") {
+      const std::vector<std::string> choices = {"fail", "spill", "window"};
+      auto it = std::find(choices.begin(), choices.end(), value);
+      if (it == choices.end())
+        fail(where, key, "'" + value + "'", cmodel::energy::suggestion(value, choices));
+      p.overflow = static_cast<KvOverflow>(it - choices.begin());
+    } else if (key == "page") {
+      p.tokens_per_page = value == "tile" ? 0 : static_cast<int>(integer(1, 1 << 20));
+    } else if (key == "kv_fraction") {
+      if (value == "auto") {
+        p.kv_fraction = -1;
+      } else {
+        size_t used = 0;
+        double v = -1;
+        try {
+          v = std::stod(value, &used);
+        } catch (...) {
+          used = 0;
+        }
+        if (value.empty() || used != value.size() || !(v >= 0 && v <= 1))
+          fail(where, key, "'" + value + "'", "expected a fraction in [0, 1] or auto");
+        p.kv_fraction = v;
+      }
+    } else if (key == "gqa_sharing") {
+      if (value == "on" || value == "true" || value == "1") p.gqa_sharing = true;
+      else if (value == "off" || value == "false" || value == "0") p.gqa_sharing = false;
+      else fail(where, key, "'" + value + "'", "expected on or off");
+    } else if (key == "replicas") {
+      p.replicas = static_cast<int>(integer(1, 1024));
+    } else if (key == "sequences") {
+      p.sequences = static_cast<int>(integer(1, 65536));
+    } else if (key == "window") {
+      p.window_tokens = integer(1, 1L << 40);
+      p.overflow = KvOverflow::window;
+    }
+  }
+  p.validate(where);
+  return p;
+}
+
+std::string to_string(const Policy& p) {
+  std::string s = std::string("overflow=") + name(p.overflow);
+  s += ",page=" + (p.tokens_per_page ? std::to_string(p.tokens_per_page) : std::string("tile"));
+  char frac[32];
+  std::snprintf(frac, sizeof frac, "%g", p.kv_fraction);
+  s += ",kv_fraction=" + (p.kv_fraction < 0 ? std::string("auto") : std::string(frac));
+  s += std::string(",gqa_sharing=") + (p.gqa_sharing ? "on" : "off");
+  s += ",replicas=" + std::to_string(p.replicas) + ",sequences=" + std::to_string(p.sequences);
+  if (p.overflow == KvOverflow::window)
+    s += ",window=" + (p.window_tokens ? std::to_string(p.window_tokens) : std::string("fit"));
+  return s;
+}
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,126 @@
+#include "kvcim/mapper/shape.hpp"
+
+#include <map>
+
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::mapper {
+
+namespace {
+
+using cmodel::Config;
+
+Config make(int dim, int hidden, int layers, int heads, int kv_heads, int vocab, int context,
+            bool shared) {
+  Config c;
+  c.dim = dim;
+  c.hidden_dim = hidden;
+  c.n_layers = layers;
+  c.n_heads = heads;
+  c.n_kv_heads = kv_heads;
+  c.vocab_size = vocab;
+  c.seq_len = context;
+  c.shared_classifier = shared;
+  return c;
+}
+
+// Public configurations: Llama-2-7B and Llama-3-8B per their Hugging Face config.json (also
+// energy-numbers.md K1, K2; untied classifiers); the TinyStories models of llama2.c
+// (stories15M/110M per its README, stories260K = the embedded model's header; tied classifiers).
+const std::map<std::string, Config>& presets() {
+  static const std::map<std::string, Config> p = {
+      {"llama2-7b", make(4096, 11008, 32, 32, 32, 32000, 4096, false)},
+      {"llama3-8b", make(4096, 14336, 32, 32, 8, 128256, 8192, false)},
+      {"stories15m", make(288, 768, 6, 6, 6, 32000, 256, true)},
+      {"stories110m", make(768, 2048, 12, 12, 12, 32000, 1024, true)},
+      {"stories260k", make(64, 172, 5, 8, 4, 512, 512, true)},
+  };
+  return p;
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& [n, c] : presets()) names.push_back(n);
+  return names;
+}
+
+ModelShape shape_preset(const std::string& name) {
+  auto it = presets().find(name);
+  if (it == presets().end())
+    fail("--preset", "preset", "'" + name + "'",
+         "unknown model; " + cmodel::energy::suggestion(name, preset_names()));
+  return {name, it->second};
+}
+
+ModelShape parse_shape(const std::string& text) {
+  const std::vector<std::string> known = {"dim",   "hidden",  "layers", "heads",
+                                          "kv_heads", "vocab", "context", "shared_classifier"};
+  std::map<std::string, std::string> kv;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      fail("--shape", "item", "'" + item + "'", "expected key=value (e.g. dim=4096)");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      fail("--shape", key, "'" + value + "'",
+           "unknown key; " + cmodel::energy::suggestion(key, known));
+    if (kv.count(key)) fail("--shape", key, "'" + value + "'", "given twice");
+    kv[key] = value;
+  }
+  auto number = [&](const std::string& key, bool required, int fallback) {
+    auto it = kv.find(key);
+    if (it == kv.end()) {
+      if (required) fail("--shape", key, "(missing)", "required (e.g. " + key + "=64)");
+      return fallback;
+    }
+    size_t used = 0;
+    long v = -1;
+    try {
+      v = std::stol(it->second, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != it->second.size() || it->second.empty() || v <= 0 || v > (1L << 24))
+      fail("--shape", key, "'" + it->second + "'", "expected a positive integer");
+    return static_cast<int>(v);
+  };
+  Config c;
+  c.dim = number("dim", true, 0);
+  c.hidden_dim = number("hidden", true, 0);
+  c.n_layers = number("layers", true, 0);
+  c.n_heads = number("heads", true, 0);
+  c.n_kv_heads = number("kv_heads", false, c.n_heads);
+  c.vocab_size = number("vocab", true, 0);
+  c.seq_len = number("context", true, 0);
+  if (auto it = kv.find("shared_classifier"); it != kv.end()) {
+    if (it->second == "true" || it->second == "1") c.shared_classifier = true;
+    else if (it->second == "false" || it->second == "0") c.shared_classifier = false;
+    else fail("--shape", "shared_classifier", "'" + it->second + "'", "expected true or false");
+  }
+  c.validate("--shape");
+  return {"custom", c};
+}
+
+ModelShape shape_from_checkpoint(const std::string& path) {
+  return {path, cmodel::read_checkpoint_config(path)};
+}
+
+std::string to_string(const Config& c) {
+  return "dim=" + std::to_string(c.dim) + ",hidden=" + std::to_string(c.hidden_dim) +
+         ",layers=" + std::to_string(c.n_layers) + ",heads=" + std::to_string(c.n_heads) +
+         ",kv_heads=" + std::to_string(c.n_kv_heads) + ",vocab=" + std::to_string(c.vocab_size) +
+         ",context=" + std::to_string(c.seq_len) +
+         ",shared_classifier=" + (c.shared_classifier ? "true" : "false");
+}
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,171 @@
+// Hardware specs: the shipped ones load; every malformed field is an error naming file, line,
+// field and value; a JSON tree reads like the file.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/hardware.hpp"
+
+using namespace kvcim::mapper;
+namespace fs = std::filesystem;
+namespace cim = kvcim::cmodel::cim;
+
+namespace {
+
+const std::string kHw = std::string(KVCIM_SOURCE_DIR) + "/configs/hw/";
+
+std::string read(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Writes `text` next to the shipped specs' folder layout (so ../tech paths resolve).
+struct TempSpec {
+  fs::path dir = fs::temp_directory_path() / ("kvcim_hw_" + std::to_string(::getpid()));
+  fs::path path;
+  explicit TempSpec(const std::string& text) {
+    fs::create_directories(dir / "hw");
+    fs::create_directories(dir / "tech");
+    for (const auto& e : fs::directory_iterator(std::string(KVCIM_SOURCE_DIR) + "/configs/tech"))
+      fs::copy_file(e.path(), dir / "tech" / e.path().filename(), fs::copy_options::overwrite_existing);
+    path = dir / "hw" / "spec.yaml";
+    std::ofstream(path) << text;
+  }
+  ~TempSpec() { fs::remove_all(dir); }
+};
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) throw std::runtime_error("test setup: '" + from + "' not in spec");
+  return text.replace(at, from.size(), to);
+}
+
+std::string spec_error(const std::string& text) {
+  TempSpec t(text);
+  try {
+    load_hardware_spec(t.path.string());
+  } catch (const kvcim::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Hardware, ShippedSpecsLoad) {
+  for (const char* f : {"sram_digital.yaml", "sram_analog.yaml", "reram_analog.yaml"}) {
+    SCOPED_TRACE(f);
+    const HardwareSpec hw = load_hardware_spec(kHw + f);
+    EXPECT_NO_THROW(hw.validate());
+    EXPECT_EQ(hw.macro.weight_bits, hw.precision.weight_bits);
+    EXPECT_EQ(hw.macro.input_bits, hw.precision.activation_bits);
+    EXPECT_GT(hw.organization.macros, 0);
+    EXPECT_NO_THROW(hw.costs());
+  }
+  const HardwareSpec d = load_hardware_spec(default_hardware_spec_path());
+  EXPECT_EQ(d.name, "sram_digital");
+  EXPECT_EQ(d.macro.kind, cim::MacroKind::digital);
+  EXPECT_EQ(d.macro.rows, 256);
+  EXPECT_EQ(d.tech.name, "sram_digital_cim");
+  EXPECT_EQ(d.baseline_tech.name, "digital_45nm");
+  EXPECT_EQ(d.buffer_bytes, 256 * 1024);
+  EXPECT_EQ(d.offchip_bytes, int64_t{16} << 30);
+  const HardwareSpec r = load_hardware_spec(kHw + "reram_analog.yaml");
+  EXPECT_EQ(r.macro.kind, cim::MacroKind::analog);
+  EXPECT_EQ(r.macro.cell_bits, 2);
+  EXPECT_EQ(r.macro.adc_share, 8);
+  EXPECT_TRUE(r.kv_tech.endurance_writes.has_value());
+  const HardwareSpec a = load_hardware_spec(kHw + "sram_analog.yaml");
+  EXPECT_EQ(a.kv_tech.name, "sram_digital_cim");  // kv.technology overrides
+}
+
+TEST(Hardware, FieldErrorsNameFileLineFieldAndValue) {
+  const std::string base = read(kHw + "sram_digital.yaml");
+  struct Case {
+    std::string what, from, to, expect1, expect2;
+  };
+  const std::vector<Case> cases = {
+      {"unknown top key", "buffer:", "bufer:", "bufer", "did you mean 'buffer'"},
+      {"unknown nested key", "  rows: 256", "  rowz: 256", "macro.rowz", "did you mean 'rows'"},
+      {"wrong type", "  rows: 256", "  rows: many", "macro.rows = 'many'", "integer"},
+      {"negative", "  macros: 1024", "  macros: -4", "organization.macros = '-4'", "[1,"},
+      {"wrong unit", "  bytes: 256 KiB", "  bytes: 256 ns", "buffer.bytes = '256 ns'", "bytes"},
+      {"negative size", "  bytes: 256 KiB", "  bytes: -1 KiB", "buffer.bytes", "non-negative"},
+      {"bad choice", "  kind: digital", "  kind: digitl", "macro.kind", "did you mean 'digital'"},
+      {"adc on digital", "  rows_per_cycle: 256", "  rows_per_cycle: 256\n  adc_bits: 6", "macro.adc_bits",
+       "analog"},
+      {"missing section", "precision:\n  weight_bits: 8\n  activation_bits: 8\n  kv_bits: 8\n", "", "precision",
+       "missing"},
+      {"bad technology path", "technology: ../tech/sram_digital_cim.yaml", "technology: ../tech/none.yaml",
+       "technology", "none.yaml"},
+      {"bits out of range", "  kv_bits: 8", "  kv_bits: 12", "precision.kv_bits = '12'", "[2, 8]"},
+      {"geometry", "  cols: 256", "  cols: 4", "macro", "slices_per_weight"},
+      {"rows_per_cycle above rows", "  rows_per_cycle: 256", "  rows_per_cycle: 300", "macro.rows_per_cycle",
+       "[1, 256]"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    const std::string e = spec_error(replaced(base, c.from, c.to));
+    EXPECT_NE(e.find("spec.yaml"), std::string::npos) << e;
+    EXPECT_NE(e.find(c.expect1), std::string::npos) << e;
+    EXPECT_NE(e.find(c.expect2), std::string::npos) << e;
+  }
+  // the line of the offending key
+  const std::string e = spec_error(replaced(base, "  rows: 256", "  rowz: 256"));
+  int line = 0;
+  {
+    std::istringstream in(base);
+    std::string l;
+    for (int n = 1; std::getline(in, l); ++n)
+      if (l == "  rows: 256") line = n;
+  }
+  EXPECT_NE(e.find("spec.yaml:" + std::to_string(line)), std::string::npos) << e;
+}
+
+TEST(Hardware, AnalogAdcNeedsACostedResolution) {
+  const std::string base = read(kHw + "sram_analog.yaml");
+  const std::string e = spec_error(replaced(base, "  adc_bits: 8", "  adc_bits: 13"));
+  EXPECT_NE(e.find("energy_pj_by_adc_bits"), std::string::npos) << e;
+}
+
+TEST(Hardware, JsonTreeReadsLikeTheFile) {
+  const HardwareSpec file = load_hardware_spec(kHw + "sram_analog.yaml");
+  const std::string json = R"({
+    "name": "sram_analog", "technology": "../tech/sram_analog_cim.yaml",
+    "macro": {"kind": "analog", "rows": 256, "cols": 256, "cell_bits": 1, "input_bits_per_cycle": 1,
+              "rows_per_cycle": 64, "adc_bits": 8, "adc_share": 8, "adc_range": "full_scale",
+              "encoding": "twos_complement", "cell_noise_sigma": 0, "read_noise_sigma": 0, "seed": 1},
+    "organization": {"macros": 1024, "macros_per_tile": 8, "tiles_per_bank": 16},
+    "kv": {"tokens_per_tile": 64, "prob_bits": 12, "exp_frac": 6,
+           "technology": "../tech/sram_digital_cim.yaml"},
+    "precision": {"weight_bits": 8, "activation_bits": 8, "kv_bits": 8},
+    "buffer": {"bytes": "256 KiB"}, "offchip": {"kind": "hbm", "capacity": "16 GiB"},
+    "digital": {"units": 64},
+    "baseline": {"mac": "int8", "offchip": "hbm", "sram": "8 MiB", "mac_units": 1024,
+                 "technology": "../tech/digital_45nm.yaml"}})";
+  const HardwareSpec dict = hardware_spec_from_text(json);
+  EXPECT_EQ(dict.source, "<dict>");
+  EXPECT_EQ(dict.macro.rows_per_cycle, file.macro.rows_per_cycle);
+  EXPECT_EQ(dict.macro.adc_share, file.macro.adc_share);
+  EXPECT_EQ(dict.macro.kind, file.macro.kind);
+  EXPECT_EQ(dict.organization.macros, file.organization.macros);
+  EXPECT_EQ(dict.buffer_bytes, file.buffer_bytes);
+  EXPECT_EQ(dict.baseline.sram_bytes, file.baseline.sram_bytes);
+  EXPECT_EQ(dict.kv_tech.name, file.kv_tech.name);
+  EXPECT_EQ(dict.costs().energy_aj, file.costs().energy_aj);
+  try {
+    hardware_spec_from_text(replaced(json, "\"rows\": 256", "\"rowss\": 256"));
+    FAIL() << "accepted an unknown key";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("<dict>"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("did you mean 'rows'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(hardware_spec_from_text("{not json"), kvcim::Error);
+  EXPECT_THROW(load_hardware_spec("/nonexistent/spec.yaml"), kvcim::Error);
+}

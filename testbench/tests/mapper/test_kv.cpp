@@ -1,0 +1,229 @@
+// KV pages: the allocator's invariants (no slot shared, every token accounted for under each
+// policy), its agreement with the closed form the figures use, and capacity hand formulas.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/placement.hpp"
+
+using namespace kvcim::mapper;
+
+namespace {
+
+KvLayout small_layout(std::mt19937_64& rng) {
+  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  KvLayout k;
+  k.tile.head_dim = 4;
+  k.tile.tokens = pick(0, 1) ? 4 : 8;
+  k.tile.kv_bits = 8;
+  const int divisors[] = {1, 2, 4, 8};
+  do k.tokens_per_page = divisors[pick(0, 3)];
+  while (k.tokens_per_page > k.tile.tokens);
+  k.pages_per_tile = k.tile.tokens / k.tokens_per_page;
+  k.tile_cells = 2 * 4 * k.tile.tokens * 8;
+  k.tiles = pick(0, 12);
+  k.layers = pick(1, 3);
+  k.stored_heads = pick(1, 3);
+  k.query_heads_per_stream = pick(1, 2);
+  k.sequences = pick(1, 3);
+  return k;
+}
+
+Policy random_policy(std::mt19937_64& rng) {
+  Policy p;
+  p.overflow = static_cast<KvOverflow>(rng() % 3);
+  if (p.overflow == KvOverflow::window && rng() % 2) p.window_tokens = 1 + rng() % 20;
+  return p;
+}
+
+// Counts from a block table: tokens per location for a stream of `len` tokens.
+StreamTokens count_table(const KvAllocator& a, int64_t st, int64_t len, int tpp) {
+  StreamTokens s;
+  const auto& t = a.block_table(st);
+  s.pages = static_cast<int64_t>(t.size());
+  for (size_t i = 0; i < t.size(); ++i) {
+    const int64_t tokens = std::min<int64_t>(tpp, len - static_cast<int64_t>(i) * tpp);
+    if (t[i].where == Where::cim) {
+      ++s.resident_pages;
+      s.resident_tokens += tokens;
+    } else if (t[i].where == Where::offchip) {
+      s.offchip_tokens += tokens;
+    } else {
+      s.evicted_tokens += tokens;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(Kv, AllocatorKeepsInvariantsAndMatchesTheClosedForm) {
+  std::mt19937_64 rng(31337);
+  for (int trial = 0; trial < 300; ++trial) {
+    const KvLayout k = small_layout(rng);
+    const Policy p = random_policy(rng);
+    SCOPED_TRACE("trial " + std::to_string(trial) + " policy " + name(p.overflow) + " tiles " +
+                 std::to_string(k.tiles) + " streams " + std::to_string(k.streams()));
+    KvAllocator a(k, p);
+    const int steps = 1 + static_cast<int>(rng() % 60);
+    for (int t = 1; t <= steps; ++t) {
+      bool alloc_failed = false;
+      try {
+        for (int s = 0; s < k.sequences; ++s) a.append(s);
+      } catch (const kvcim::Error&) {
+        alloc_failed = true;
+      }
+      bool closed_failed = false;
+      for (int64_t st = 0; st < k.streams(); ++st) try {
+          stream_tokens(k, p, st, t);
+        } catch (const kvcim::Error&) {
+          closed_failed = true;
+        }
+      ASSERT_EQ(alloc_failed, closed_failed) << "at context " << t;
+      if (alloc_failed) break;
+      // no slot held by two pages; all slots in range
+      std::set<int64_t> slots;
+      for (int64_t st = 0; st < k.streams(); ++st)
+        for (const PageRef& r : a.block_table(st))
+          if (r.where == Where::cim) {
+            ASSERT_TRUE(slots.insert(r.slot).second) << "slot " << r.slot << " shared";
+            ASSERT_LT(r.slot, k.slots());
+          }
+      ASSERT_EQ(static_cast<int64_t>(slots.size()), a.slots_in_use());
+      for (int64_t st = 0; st < k.streams(); ++st) {
+        const StreamTokens got = count_table(a, st, t, k.tokens_per_page);
+        const StreamTokens want = stream_tokens(k, p, st, t);
+        ASSERT_EQ(got.resident_tokens + got.offchip_tokens + got.evicted_tokens, t);  // all accounted
+        ASSERT_EQ(got.pages, want.pages);
+        ASSERT_EQ(got.resident_pages, want.resident_pages) << "stream " << st << " context " << t;
+        ASSERT_EQ(got.resident_tokens, want.resident_tokens);
+        ASSERT_EQ(got.offchip_tokens, want.offchip_tokens);
+        ASSERT_EQ(got.evicted_tokens, want.evicted_tokens);
+        if (p.overflow == KvOverflow::spill) ASSERT_EQ(got.evicted_tokens, 0);
+        if (p.overflow == KvOverflow::fail) ASSERT_EQ(got.resident_tokens, t);
+        if (p.overflow == KvOverflow::window) {
+          ASSERT_EQ(got.offchip_tokens, 0);
+          ASSERT_LE(got.resident_pages, k.window_pages(p));
+          ASSERT_GE(got.resident_tokens, std::min<int64_t>(t, 1));  // the newest token is always kept
+        }
+      }
+    }
+  }
+}
+
+TEST(Kv, TokensOnChipNeverShareCells) {
+  std::mt19937_64 rng(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    const KvLayout k = small_layout(rng);
+    Policy p;
+    p.overflow = KvOverflow::spill;
+    KvAllocator a(k, p);
+    const int steps = 1 + static_cast<int>(rng() % 40);
+    for (int t = 0; t < steps; ++t)
+      for (int s = 0; s < k.sequences; ++s) a.append(s);
+    std::set<std::pair<int64_t, int>> cells;  // (tile, column group) of K == (tile, row) of V
+    int64_t offchip = 0;
+    for (int s = 0; s < k.sequences; ++s)
+      for (int l = 0; l < k.layers; ++l)
+        for (int h = 0; h < k.stored_heads; ++h)
+          for (int64_t tok = 0; tok < steps; ++tok) {
+            const TokenLocation loc = a.locate(s, l, h, tok);
+            ASSERT_EQ(loc.offset, tok % k.tokens_per_page);
+            if (loc.where == Where::cim) {
+              ASSERT_EQ(loc.k_column_group, loc.v_row);
+              ASSERT_LT(loc.k_column_group, k.tile.tokens);
+              ASSERT_LT(loc.tile, k.tiles);
+              ASSERT_TRUE(cells.insert({loc.tile, loc.k_column_group}).second);
+            } else {
+              ASSERT_EQ(loc.where, Where::offchip);
+              ++offchip;
+            }
+          }
+    EXPECT_EQ(static_cast<int64_t>(cells.size()) + offchip, k.streams() * steps);
+    EXPECT_THROW(a.locate(0, 0, 0, steps), kvcim::Error);
+  }
+}
+
+TEST(Kv, CapacityFollowsTheHandFormula) {
+  const HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
+  kvcim::cmodel::Config c;  // stories260K: head_dim 8, 5 layers, 4 KV heads
+  c.dim = 64;
+  c.hidden_dim = 172;
+  c.n_layers = 5;
+  c.n_heads = 8;
+  c.n_kv_heads = 4;
+  c.vocab_size = 512;
+  c.seq_len = 512;
+  Policy p;
+  p.tokens_per_page = 16;
+  // A tile: K 8 x 64*8 + V 64 x 8*8 = 8192 one-bit cells; a 256x256 macro holds 8 tiles.
+  const KvLayout k = kv_layout(c, hw, p, 10);
+  EXPECT_EQ(k.tile_cells, 8192);
+  EXPECT_EQ(k.tiles, 80);
+  EXPECT_EQ(k.pages_per_tile, 4);
+  EXPECT_EQ(k.slots(), 320);
+  EXPECT_EQ(k.streams(), 20);           // 5 layers x 4 KV heads (GQA sharing)
+  EXPECT_EQ(k.pages_per_stream(), 16);  // 320 / 20
+  EXPECT_EQ(k.query_heads_per_stream, 2);
+  // fail policy: 256 tokens fit, 257 do not
+  KvAllocator a(k, p);
+  for (int t = 0; t < 256; ++t) a.append(0);
+  EXPECT_EQ(a.slots_in_use(), 320);
+  try {
+    a.append(0);
+    FAIL() << "257th token accepted";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("at most 256 tokens"), std::string::npos) << e.what();
+  }
+  // without GQA sharing every query head stores its own copy: twice the streams, half the context
+  Policy q = p;
+  q.gqa_sharing = false;
+  const KvLayout nk = kv_layout(c, hw, q, 10);
+  EXPECT_EQ(nk.streams(), 40);
+  EXPECT_EQ(nk.pages_per_stream() * nk.tokens_per_page, 128);
+  // three sequences share the slots
+  Policy s3 = p;
+  s3.sequences = 3;
+  const KvLayout k3 = kv_layout(c, hw, s3, 10);
+  EXPECT_EQ(k3.pages_per_stream(), 5);  // floor(320 / 60)
+  EXPECT_EQ(k3.streams_with_extra_page(), 20);
+  // a page must divide the tile
+  Policy bad = p;
+  bad.tokens_per_page = 24;
+  EXPECT_THROW(kv_layout(c, hw, bad, 10), kvcim::Error);
+}
+
+TEST(Kv, ReleasedSlotsAreReusedLowestFirstAndWearFollowsTheFormula) {
+  KvLayout k;
+  k.tile.head_dim = 4;
+  k.tile.tokens = 4;
+  k.tile.kv_bits = 8;
+  k.tokens_per_page = 2;
+  k.pages_per_tile = 2;
+  k.tile_cells = 2 * 4 * 4 * 8;
+  k.tiles = 3;  // 6 slots
+  k.layers = 1;
+  k.stored_heads = 2;  // 2 streams: 3 pages each
+  k.sequences = 1;
+  Policy p;
+  p.overflow = KvOverflow::spill;
+  KvAllocator a(k, p);
+  const int64_t context = 11;  // 6 pages per stream, 3 on chip: each slot written twice
+  const int rounds = 4;
+  for (int r = 0; r < rounds; ++r) {
+    for (int t = 0; t < context; ++t) a.append(0);
+    a.release(0);
+    EXPECT_EQ(a.slots_in_use(), 0);
+  }
+  const StreamTokens s = stream_tokens(k, p, 0, context);
+  EXPECT_EQ(s.pages, 6);
+  EXPECT_EQ(s.resident_pages, 3);
+  const int64_t per_sequence = (s.pages + s.resident_pages - 1) / s.resident_pages;  // 2
+  for (int64_t n : a.slot_allocations()) EXPECT_EQ(n, rounds * per_sequence);
+  // fresh sequence after a release starts at slot 0 again
+  a.append(0);
+  EXPECT_EQ(a.block_table(0)[0].slot, 0);
+  EXPECT_EQ(a.block_table(1)[0].slot, 1);
+}

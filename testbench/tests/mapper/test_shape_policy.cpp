@@ -1,0 +1,105 @@
+// Model shapes (presets, strings, checkpoints) and policy strings.
+#include <gtest/gtest.h>
+
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/policy.hpp"
+#include "kvcim/mapper/shape.hpp"
+
+using namespace kvcim::mapper;
+
+namespace {
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kvcim::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Shape, PresetsArePublicShapes) {
+  const auto l2 = shape_preset("llama2-7b").config;
+  EXPECT_EQ(l2.dim, 4096);
+  EXPECT_EQ(l2.hidden_dim, 11008);
+  EXPECT_EQ(l2.n_kv_heads, 32);
+  // energy-numbers.md K1: 6.74 B parameters
+  EXPECT_NEAR(static_cast<double>(l2.parameter_count()), 6.74e9, 0.01e9);
+  const auto l3 = shape_preset("llama3-8b").config;
+  EXPECT_EQ(l3.kv_group(), 4);
+  EXPECT_NEAR(static_cast<double>(l3.parameter_count()), 8.03e9, 0.01e9);  // K2
+  EXPECT_EQ(preset_names().size(), 5u);
+  const std::string e = error_of([] { shape_preset("llama2-7") ; });
+  EXPECT_NE(e.find("llama2-7b"), std::string::npos) << e;
+}
+
+TEST(Shape, EmbeddedCheckpointEqualsItsPreset) {
+  const auto c = shape_from_checkpoint(kvcim::cmodel::default_model_path()).config;
+  const auto p = shape_preset("stories260k").config;
+  EXPECT_EQ(c.dim, p.dim);
+  EXPECT_EQ(c.hidden_dim, p.hidden_dim);
+  EXPECT_EQ(c.n_layers, p.n_layers);
+  EXPECT_EQ(c.n_heads, p.n_heads);
+  EXPECT_EQ(c.n_kv_heads, p.n_kv_heads);
+  EXPECT_EQ(c.vocab_size, p.vocab_size);
+  EXPECT_EQ(c.seq_len, p.seq_len);
+  EXPECT_EQ(c.shared_classifier, p.shared_classifier);
+}
+
+TEST(Shape, StringsParseAndRoundTrip) {
+  const auto s = parse_shape("dim=4096,hidden=11008,layers=32,heads=32,kv_heads=8,vocab=32000,context=4096");
+  EXPECT_EQ(s.config.n_kv_heads, 8);
+  EXPECT_TRUE(s.config.shared_classifier);
+  const auto d = parse_shape("dim=64,hidden=100,layers=2,heads=4,vocab=10,context=16,shared_classifier=false");
+  EXPECT_EQ(d.config.n_kv_heads, 4);  // default: heads
+  EXPECT_FALSE(d.config.shared_classifier);
+  const auto back = parse_shape(to_string(d.config)).config;
+  EXPECT_EQ(back.dim, 64);
+  EXPECT_EQ(back.hidden_dim, 100);
+  EXPECT_FALSE(back.shared_classifier);
+}
+
+TEST(Shape, BadStringsAreNamed) {
+  std::string e = error_of([] { parse_shape("dim=64,hiden=10,layers=1,heads=4,vocab=5,context=8"); });
+  EXPECT_NE(e.find("did you mean 'hidden'"), std::string::npos) << e;
+  e = error_of([] { parse_shape("dim=64,hidden=x,layers=1,heads=4,vocab=5,context=8"); });
+  EXPECT_NE(e.find("hidden = 'x'"), std::string::npos) << e;
+  e = error_of([] { parse_shape("dim=64,hidden=10,layers=1,heads=4,vocab=5"); });
+  EXPECT_NE(e.find("context"), std::string::npos) << e;
+  e = error_of([] { parse_shape("dim=64,hidden=10,layers=1,heads=5,vocab=5,context=8"); });
+  EXPECT_NE(e.find("n_heads"), std::string::npos) << e;  // 5 does not divide 64
+  e = error_of([] { parse_shape("dim=64,hidden=-3,layers=1,heads=4,vocab=5,context=8"); });
+  EXPECT_NE(e.find("positive"), std::string::npos) << e;
+  e = error_of([] { parse_shape("dim"); });
+  EXPECT_NE(e.find("key=value"), std::string::npos) << e;
+}
+
+TEST(Policy, ParsesEveryKey) {
+  const Policy p = parse_policy("overflow=spill,page=16,kv_fraction=0.25,gqa_sharing=off,replicas=2,sequences=3");
+  EXPECT_EQ(p.overflow, KvOverflow::spill);
+  EXPECT_EQ(p.tokens_per_page, 16);
+  EXPECT_DOUBLE_EQ(p.kv_fraction, 0.25);
+  EXPECT_FALSE(p.gqa_sharing);
+  EXPECT_EQ(p.replicas, 2);
+  EXPECT_EQ(p.sequences, 3);
+  const Policy w = parse_policy("window=100");
+  EXPECT_EQ(w.overflow, KvOverflow::window);
+  EXPECT_EQ(w.window_tokens, 100);
+  EXPECT_EQ(parse_policy("spill").overflow, KvOverflow::spill);
+  EXPECT_LT(parse_policy("kv_fraction=auto").kv_fraction, 0);
+  EXPECT_EQ(parse_policy("").overflow, KvOverflow::fail);
+}
+
+TEST(Policy, BadPoliciesAreNamed) {
+  std::string e = error_of([] { parse_policy("overflw=spill"); });
+  EXPECT_NE(e.find("did you mean 'overflow'"), std::string::npos) << e;
+  e = error_of([] { parse_policy("overflow=spil"); });
+  EXPECT_NE(e.find("did you mean 'spill'"), std::string::npos) << e;
+  e = error_of([] { parse_policy("kv_fraction=1.5"); });
+  EXPECT_NE(e.find("kv_fraction = '1.5'"), std::string::npos) << e;
+  e = error_of([] { parse_policy("replicas=0"); });
+  EXPECT_NE(e.find("replicas"), std::string::npos) << e;
+  e = error_of([] { parse_policy("window=10,overflow=fail"); });
+  EXPECT_NE(e.find("window"), std::string::npos) << e;
+}
