@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kvcim/cmodel/energy/ledger.hpp"
+
 #include "kvcim/error.hpp"
 
 namespace kvcim::mapper {
@@ -21,6 +23,31 @@ int64_t kv_macros_for(const HardwareSpec& hw, const Policy& p, int64_t weight_ma
   return static_cast<int64_t>(std::floor(p.kv_fraction * static_cast<double>(total)));
 }
 }  // namespace
+
+Op op_of(cmodel::MatrixKind kind) {
+  switch (kind) {
+    case cmodel::MatrixKind::wq: return Op::q_proj;
+    case cmodel::MatrixKind::wk: return Op::k_proj;
+    case cmodel::MatrixKind::wv: return Op::v_proj;
+    case cmodel::MatrixKind::wo: return Op::o_proj;
+    case cmodel::MatrixKind::w1: return Op::ffn_w1;
+    case cmodel::MatrixKind::w2: return Op::ffn_w2;
+    case cmodel::MatrixKind::w3: return Op::ffn_w3;
+    case cmodel::MatrixKind::classifier: return Op::classifier;
+  }
+  return Op::other;
+}
+
+std::vector<WeightBlock> matrix_blocks(const Placement& p, int layer, cmodel::MatrixKind kind,
+                                       int replica) {
+  const bool cls = kind == cmodel::MatrixKind::classifier;
+  const MatrixPlacement& m =
+      p.weights.matrices[p.weights.find(op_of(kind), cls ? cmodel::energy::kModelLevel : layer, replica)];
+  std::vector<WeightBlock> out;
+  out.reserve(static_cast<size_t>(m.blocks()));
+  for (int64_t b = 0; b < m.blocks(); ++b) out.push_back(m.block(b, p.hw.macro));
+  return out;
+}
 
 Placement place(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                 int64_t context) {

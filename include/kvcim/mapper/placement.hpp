@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "kvcim/cmodel/energy/events.hpp"
+#include "kvcim/cmodel/weights.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/mapper/shape.hpp"
@@ -188,6 +189,13 @@ struct Placement {
 
 // How many macros the weights get under the policy's split.
 int64_t weight_macro_budget(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p);
+
+// The decoder operation a weight matrix serves, and the blocks of one matrix (layer ignored for
+// the classifier) in block order, each with its macro (-1 = off-chip): what the runtime needs to
+// load a matrix as placed.
+Op op_of(cmodel::MatrixKind kind);
+std::vector<WeightBlock> matrix_blocks(const Placement& p, int layer, cmodel::MatrixKind kind,
+                                       int replica = 0);
 
 // Places weights and grows `policy.sequences` sequences to `context` tokens. context 0 = no KV
 // allocated yet. Throws kvcim::Error when the fail policy runs out of slots (naming the context
