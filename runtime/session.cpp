@@ -58,8 +58,7 @@ bool on_cim(energy::Op op, const BackendChoice& choice) {
 }
 
 GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, const SessionOptions& o,
-                                const cim::MacroSpec& macro, const BlockSource& blocks,
-                                const TileFactory& tiles, const energy::BaselineConfig& baseline) {
+                                const SessionHardware& hw) {
   const Config& c = ck.config;
   const Weights& w = ck.weights;
   if (tok.vocab_size() != c.vocab_size)
@@ -72,7 +71,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   GenerationResult r;
   r.ledger = r.simulated = r.conventional = r.load_ledger = energy::Ledger(c.n_layers);
   r.prompt_tokens = static_cast<int>(prompt.size());
-  SessionBackend cim(c, w, o.backends, macro, blocks, tiles);
+  SessionBackend cim(c, w, o.backends, hw.macro, hw.blocks, hw.tiles);
 
   // perplexity first, on fresh caches; its events are not part of the generation's ledger
   if (!o.eval_text.empty()) {
@@ -102,9 +101,13 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     const bool in_prompt = pos + 1 < static_cast<int>(prompt.size());
     const Vector& lc = forward(c, w, s_cim, cim, token, pos);
     const Vector& ls = forward(c, w, s_shadow, shadow, token, pos);
-    const energy::Ledger conv = energy::baseline_ledger(c, pos, baseline);
-    r.conventional += conv;
-    add_ops(r.ledger, conv, [&](energy::Op op) { return !on_cim(op, o.backends); });
+    if (hw.conventional) {
+      const energy::Ledger conv = hw.conventional(pos);
+      r.conventional += conv;
+      add_ops(r.ledger, conv, [&](energy::Op op) { return !on_cim(op, o.backends) && op != energy::Op::other; });
+    }
+    if (hw.periphery)
+      add_ops(r.ledger, hw.periphery(pos), [&](energy::Op op) { return on_cim(op, o.backends) || op == energy::Op::other; });
     ++r.forward_passes;
     r.steps.push_back(compare_logits(ls, lc, pos));
     const int next = in_prompt ? prompt[pos + 1] : sample_cim.sample(lc);

@@ -13,6 +13,7 @@ int main(int argc, char** argv) {
   kvcim::cli::add_generate(app);
   kvcim::cli::add_logits(app);
   kvcim::cli::add_tokenize(app);
+  kvcim::cli::add_run(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

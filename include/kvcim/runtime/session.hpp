@@ -40,8 +40,9 @@ struct GenerationResult {
   std::vector<StepAccuracy> steps;    // one per forward pass
   AccuracySummary accuracy;
   Perplexity perplexity;
-  // The CIM chip's events: what was simulated on CIM, plus the conventional engine's events for
-  // every operation that did not run on CIM (reference backends, embedding, norms, residuals).
+  // The CIM chip's events: what was simulated on CIM, plus its periphery for those operations and
+  // the shared ones (embedding, norms, residuals), plus the conventional engine's events for
+  // every operation that ran on a reference backend.
   cmodel::energy::Ledger ledger;
   cmodel::energy::Ledger simulated;     // the part of `ledger` that was simulated on CIM
   cmodel::energy::Ledger conventional;  // the conventional baseline doing the same passes
@@ -51,13 +52,23 @@ struct GenerationResult {
   double seconds = 0.0;
 };
 
-// Runs the session. `blocks` says where each matrix lives (the placement); `tiles` builds
-// attention tiles (C model or RTL) when the attention backend is not the reference.
+// What the session needs of the hardware: the macro, where each matrix lives (the placement),
+// how to build attention tiles (C model or RTL), and the events it does not simulate.
+struct SessionHardware {
+  cmodel::cim::MacroSpec macro;
+  BlockSource blocks;
+  TileFactory tiles;
+  // The conventional baseline's events of the forward pass at a position.
+  std::function<cmodel::energy::Ledger(int pos)> conventional;
+  // The CIM chip's events at a position that are not simulated (buffers, norms, embedding,
+  // off-chip weight blocks and KV pages): the mapper's analytic periphery. Empty: none.
+  std::function<cmodel::energy::Ledger(int pos)> periphery;
+};
+
+// Runs the session.
 GenerationResult run_generation(const cmodel::Checkpoint& checkpoint,
                                 const cmodel::Tokenizer& tokenizer, const SessionOptions& options,
-                                const cmodel::cim::MacroSpec& macro, const BlockSource& blocks,
-                                const TileFactory& tiles,
-                                const cmodel::energy::BaselineConfig& baseline);
+                                const SessionHardware& hardware);
 
 // Adds to `to` every count of `from` whose operation `keep` accepts.
 void add_ops(cmodel::energy::Ledger& to, const cmodel::energy::Ledger& from,

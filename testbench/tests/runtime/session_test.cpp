@@ -31,12 +31,14 @@ GenerationResult generate(Fixture& f, BackendChoice choice, const cim::MacroSpec
   SessionOptions o;
   o.steps = steps;
   o.backends = choice;
-  BlockSource blocks = [&](int layer, MatrixKind kind) {
+  SessionHardware hw;
+  hw.macro = m;
+  hw.blocks = [&](int layer, MatrixKind kind) {
     const Matrix& w = f.ck.weights.matrix(layer, kind);
     return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
   };
-  TileFactory tiles = [tp] { return std::make_unique<cim::CModelTile>(tp); };
-  return run_generation(f.ck, f.tok, o, m, blocks, tiles, energy::BaselineConfig{});
+  hw.tiles = [tp] { return std::make_unique<cim::CModelTile>(tp); };
+  return run_generation(f.ck, f.tok, o, hw);
 }
 
 nlohmann::json golden() {

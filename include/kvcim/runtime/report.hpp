@@ -1,0 +1,29 @@
+// The Report of a run as JSON (schema_version 1). Fixed keys that scripts read:
+//   schema_version; tokens, reference_tokens (ids each run fed, prompt included);
+//   accuracy.top1_agreement, accuracy.kl_mean; energy.cim and energy.conventional, each with
+//   total_pj, per_token_pj and a breakdown object (pJ per component) whose values sum to total_pj.
+// Besides: the texts, per-step accuracy arrays, perplexity, energy by operation and layer,
+// latency, the weight-load energy, the mapping figures, the spec, the seeds and the versions.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "kvcim/cmodel/energy/ledger.hpp"
+#include "kvcim/mapper/placement.hpp"
+#include "kvcim/runtime/session.hpp"
+
+namespace kvcim::runtime {
+
+inline constexpr int kReportSchemaVersion = 1;
+
+// total_pj, per_token_pj, breakdown (component -> pJ), by_op, by_layer, latency_ns, per_token_latency_ns.
+nlohmann::json energy_json(const cmodel::energy::Breakdown& b, int tokens);
+
+struct RunInputs {
+  std::string model_path, tokenizer_path, hardware_path, eval_text_path;
+};
+
+nlohmann::json run_report(const GenerationResult& result, const SessionOptions& options,
+                          const mapper::Placement& placement, const RunInputs& inputs);
+
+}  // namespace kvcim::runtime

@@ -1,0 +1,199 @@
+// kvcim run: the main job. A whole generation on CIM (per operation class: reference, cim or rtl)
+// beside the float reference: texts, accuracy, energy per token against conventional compute,
+// and the mapping; --json writes the whole report.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "commands.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/io.hpp"
+#include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/policy.hpp"
+#include "kvcim/runtime/hardware.hpp"
+#include "kvcim/runtime/report.hpp"
+#ifdef KVCIM_HAVE_RTL
+#include "kvcim/testbench/rtl_tile.hpp"
+#endif
+
+namespace kvcim::cli {
+
+using namespace kvcim::cmodel;
+using namespace kvcim::runtime;
+using nlohmann::json;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "file", "unreadable", "cannot open the evaluation text");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Wraps text at `width` columns, breaking at spaces, honouring newlines.
+std::vector<std::string> wrap(const std::string& text, size_t width) {
+  std::vector<std::string> lines;
+  std::string line, word;
+  auto flush_word = [&] {
+    if (line.size() + word.size() > width && !line.empty()) {
+      lines.push_back(line);
+      line.clear();
+    }
+    line += word;
+    word.clear();
+  };
+  for (char ch : text) {
+    if (ch == '\n') {
+      flush_word();
+      lines.push_back(line);
+      line.clear();
+    } else {
+      word += ch;
+      if (ch == ' ') flush_word();
+    }
+  }
+  flush_word();
+  if (!line.empty()) lines.push_back(line);
+  return lines;
+}
+
+void print_side_by_side(const std::string& left, const std::string& right) {
+  const size_t w = 48;
+  auto l = wrap(left, w), r = wrap(right, w);
+  std::printf("%-*s | %s\n", int(w), "reference (float32)", "CIM");
+  std::printf("%s-+-%s\n", std::string(w, '-').c_str(), std::string(w, '-').c_str());
+  for (size_t i = 0; i < std::max(l.size(), r.size()); ++i)
+    std::printf("%-*s | %s\n", int(w), i < l.size() ? l[i].c_str() : "", i < r.size() ? r[i].c_str() : "");
+}
+
+std::string si(double pj) {
+  char buf[32];
+  if (pj >= 1e6) std::snprintf(buf, sizeof buf, "%.3f uJ", pj * 1e-6);
+  else if (pj >= 1e3) std::snprintf(buf, sizeof buf, "%.3f nJ", pj * 1e-3);
+  else std::snprintf(buf, sizeof buf, "%.3f pJ", pj);
+  return buf;
+}
+
+void print_report(const json& r) {
+  std::printf("\n");
+  print_side_by_side(r["text"]["reference"].get<std::string>(), r["text"]["cim"].get<std::string>());
+  const json& a = r["accuracy"];
+  std::printf("\naccuracy of CIM against the float reference fed the same tokens (%d steps)\n",
+              a["steps"].get<int>());
+  std::printf("  top-1 agreement %.4f   KL mean %.3g nats (max %.3g)   logit error max %.4f mean %.4f\n",
+              a["top1_agreement"].get<double>(), a["kl_mean"].get<double>(), a["kl_max"].get<double>(),
+              a["max_abs_logit_error"].get<double>(), a["mean_abs_logit_error"].get<double>());
+  if (a["perplexity"]["eval_tokens"].get<int>() > 0)
+    std::printf("  perplexity on the evaluation text (%d tokens): reference %.3f, CIM %.3f\n",
+                a["perplexity"]["eval_tokens"].get<int>(), a["perplexity"]["reference"].get<double>(),
+                a["perplexity"]["cim"].get<double>());
+  const json& e = r["energy"];
+  const json &cim = e["cim"], &conv = e["conventional"];
+  std::printf("\nenergy per token (%d forward passes; %s vs %s)\n", e["forward_passes"].get<int>(),
+              r["spec"]["technology"].get<std::string>().c_str(),
+              r["spec"]["baseline_technology"].get<std::string>().c_str());
+  std::printf("  %-12s %16s %16s\n", "component", "CIM", "conventional");
+  for (auto it = cim["breakdown"].begin(); it != cim["breakdown"].end(); ++it) {
+    const double c = it.value().get<double>() / e["forward_passes"].get<double>();
+    const double v = conv["breakdown"][it.key()].get<double>() / e["forward_passes"].get<double>();
+    std::printf("  %-12s %16s %16s\n", it.key().c_str(), si(c).c_str(), si(v).c_str());
+  }
+  std::printf("  %-12s %16s %16s\n", "total", si(cim["per_token_pj"].get<double>()).c_str(),
+              si(conv["per_token_pj"].get<double>()).c_str());
+  std::printf("  conventional / CIM = %.2fx   (weights written into the macros once: %s)\n",
+              e["conventional_over_cim"].get<double>(), si(e["weight_load_pj"].get<double>()).c_str());
+  const json& m = r["mapping"];
+  std::printf("\nmapping on %s: %lld of %lld macros used (%lld weights, %lld KV), utilisation %.3f,\n"
+              "  longest context that fits %lld tokens, %lld KV cell writes per token,\n"
+              "  latency bound %.1f ns per token\n",
+              r["spec"]["name"].get<std::string>().c_str(), m["macros_used"].get<long long>(),
+              m["macros_total"].get<long long>(), m["weight_macros"].get<long long>(),
+              m["kv_macros_used"].get<long long>(), m["utilization"].get<double>(),
+              m["max_context_tokens"].get<long long>(), m["kv_cell_writes_per_token"].get<long long>(),
+              m["latency_bound_ns_per_token"].get<double>());
+}
+
+}  // namespace
+
+void add_run(CLI::App& app) {
+  struct Opts {
+    std::string model = default_model_path(), tokenizer = default_tokenizer_path();
+    std::string hw = mapper::default_hardware_spec_path(), policy;
+    std::string prompt = "Once upon a time", eval_text, json_out;
+    std::string eval_text_path = std::string(KVCIM_SOURCE_DIR) + "/testdata/eval/tinystories_eval.txt";
+    int steps = 64;
+    std::string attention = "cim", linear = "cim";
+    uint64_t seed = 42;
+    float temperature = 0.0f, topp = 0.9f;
+    bool quiet = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
+  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--hw", o->hw, "hardware spec (YAML)")->capture_default_str();
+  cmd->add_option("--policy", o->policy, "mapping policy, e.g. page=32,kv_fraction=0.5");
+  cmd->add_option("--prompt", o->prompt, "prompt text")->capture_default_str();
+  cmd->add_option("--steps", o->steps, "forward passes, prompt included")->capture_default_str();
+  cmd->add_option("--attention-backend", o->attention, "reference | cim | rtl")->capture_default_str();
+  cmd->add_option("--linear-backend", o->linear, "reference | cim")->capture_default_str();
+  cmd->add_option("--eval-text", o->eval_text_path, "text for perplexity ('' to skip)")->capture_default_str();
+  cmd->add_option("--json", o->json_out, "write the whole report as JSON");
+  cmd->add_option("--seed", o->seed, "sampler seed")->capture_default_str();
+  cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
+  cmd->add_option("--topp", o->topp, "nucleus sampling threshold")->capture_default_str();
+  cmd->add_flag("--quiet", o->quiet, "no progress on the terminal");
+  cmd->callback([o] {
+    SessionOptions so;
+    so.prompt = o->prompt;
+    so.steps = o->steps;
+    so.seed = o->seed;
+    so.temperature = o->temperature;
+    so.topp = o->topp;
+    so.backends.attention = parse_backend("--attention-backend", o->attention);
+    so.backends.linear = parse_backend("--linear-backend", o->linear);
+    if (so.backends.linear == BackendKind::rtl)
+      fail("--linear-backend", "backend", "rtl", "the RTL implements attention only: use reference or cim");
+    if (!o->eval_text_path.empty()) so.eval_text = read_text(o->eval_text_path);
+    const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    const mapper::Policy policy = mapper::parse_policy(o->policy);
+    const Checkpoint ck = read_checkpoint(o->model);
+    const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);
+    const mapper::Placement placement = place_for_run(ck, hw, policy, o->steps);
+    const cim::TileParams tile = hw.tile(ck.config.head_dim());
+    TileFactory tiles = cmodel_tiles(tile);
+    if (so.backends.attention == BackendKind::rtl) {
+#ifdef KVCIM_HAVE_RTL
+      if (!(testbench::RtlTile().params() == tile))
+        fail(o->hw, "kv", "tile parameters of the spec",
+             "the RTL tile is built at head_dim 8, 64 tokens, 8-bit KV, exp_frac 6, 12-bit probabilities");
+      tiles = [] { return std::make_unique<testbench::RtlTile>(); };
+#else
+      fail("--attention-backend", "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
+#endif
+    }
+    // progress on an interactive terminal, unless --quiet
+    const bool show = !o->quiet && ::isatty(2);
+    const auto start = std::chrono::steady_clock::now();
+    if (show)
+      so.progress = [start](int done, int total) {
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        const double rate = done / std::max(s, 1e-9);
+        std::fprintf(stderr, "\r  %d/%d tokens  %.1f tokens/s  %.1f s left   ", done, total, rate,
+                     (total - done) / std::max(rate, 1e-9));
+        if (done == total) std::fprintf(stderr, "\n");
+      };
+    const GenerationResult r = run_generation(ck, tok, so, session_hardware(ck, placement, tiles));
+    const json report = run_report(r, so, placement, {o->model, o->tokenizer, o->hw, o->eval_text_path});
+    print_report(report);
+    if (!o->json_out.empty()) write_file_atomic(o->json_out, report.dump(1) + "\n");
+  });
+}
+
+}  // namespace kvcim::cli

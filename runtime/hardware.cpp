@@ -1,0 +1,51 @@
+#include "kvcim/runtime/hardware.hpp"
+
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/analysis.hpp"
+
+namespace kvcim::runtime {
+
+using namespace kvcim::cmodel;
+
+TileFactory cmodel_tiles(const cim::TileParams& params) {
+  params.validate("attention tile");
+  return [params] { return std::make_unique<cim::CModelTile>(params); };
+}
+
+mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec& hw,
+                                const mapper::Policy& policy, int context) {
+  mapper::ModelShape shape{ck.path, ck.config};
+  mapper::Placement p = mapper::place(shape, hw, policy, context);
+  const mapper::Figures f = mapper::figures(p);
+  if (f.offchip_tokens > 0 || f.evicted_tokens > 0)
+    fail(hw.source, "kv capacity", std::to_string(f.max_context_tokens) + " tokens fit in CIM",
+         "kvcim run keeps all " + std::to_string(context) +
+             " tokens' K and V in CIM tiles; give the KV cache more macros or run fewer --steps");
+  return p;
+}
+
+SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& p, TileFactory tiles) {
+  SessionHardware h;
+  h.macro = p.hw.macro;
+  h.tiles = std::move(tiles);
+  const Config config = ck.config;
+  h.blocks = [p, config](int layer, MatrixKind kind) {
+    const energy::Op op = op_of(kind);
+    const int l = kind == MatrixKind::classifier ? energy::kModelLevel : layer;
+    const mapper::MatrixPlacement& m = p.weights.matrices.at(p.weights.find(op, l, 0));
+    std::vector<Block> blocks;
+    for (int64_t b = 0; b < m.blocks(); ++b) {
+      const mapper::WeightBlock wb = m.block(b, p.hw.macro);
+      blocks.push_back({wb.row0, wb.rows, wb.out0, wb.outs, wb.macro >= 0});
+    }
+    return blocks;
+  };
+  const energy::BaselineConfig baseline = p.hw.baseline;
+  h.conventional = [config, baseline](int pos) { return energy::baseline_ledger(config, pos, baseline); };
+  h.periphery = [p](int pos) {
+    return mapper::token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, pos + 1).periphery;
+  };
+  return h;
+}
+
+}  // namespace kvcim::runtime

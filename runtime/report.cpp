@@ -1,0 +1,124 @@
+#include "kvcim/runtime/report.hpp"
+
+#include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/policy.hpp"
+
+namespace kvcim::runtime {
+
+using namespace kvcim::cmodel;
+using nlohmann::json;
+
+json energy_json(const energy::Breakdown& b, int tokens) {
+  json by_component = json::object(), by_op = json::object(), by_layer = json::array();
+  for (energy::Component c : energy::all_components())
+    by_component[std::string(energy::name(c))] = b.component_energy_aj[static_cast<int>(c)] * 1e-6;
+  for (energy::Op op : energy::all_ops())
+    by_op[std::string(energy::name(op))] = b.op_energy_aj[static_cast<int>(op)] * 1e-6;
+  for (size_t l = 0; l + 1 < b.layer_energy_aj.size(); ++l) by_layer.push_back(b.layer_energy_aj[l] * 1e-6);
+  const double n = std::max(1, tokens);
+  return {{"total_pj", b.energy_pj()},
+          {"per_token_pj", b.energy_pj() / n},
+          {"breakdown", by_component},
+          {"by_op", by_op},
+          {"by_layer", by_layer},
+          {"model_level_pj", b.layer_energy_aj.empty() ? 0.0 : b.layer_energy_aj.back() * 1e-6},
+          {"latency_ns", b.latency_ns()},
+          {"per_token_latency_ns", b.latency_ns() / n}};
+}
+
+namespace {
+
+json steps_json(const std::vector<StepAccuracy>& steps) {
+  json pos = json::array(), agree = json::array(), kl = json::array(), mx = json::array(),
+       mean = json::array(), margin = json::array();
+  for (const StepAccuracy& s : steps) {
+    pos.push_back(s.pos);
+    agree.push_back(s.top1_agree);
+    kl.push_back(s.kl);
+    mx.push_back(s.max_abs_error);
+    mean.push_back(s.mean_abs_error);
+    margin.push_back(s.reference_margin);
+  }
+  return {{"position", pos}, {"top1_agree", agree}, {"kl", kl}, {"max_abs_error", mx},
+          {"mean_abs_error", mean}, {"reference_margin", margin}};
+}
+
+json spec_json(const mapper::HardwareSpec& hw) {
+  const cim::MacroSpec& m = hw.macro;
+  return {{"name", hw.name},
+          {"source", hw.source},
+          {"technology", hw.tech.name},
+          {"kv_technology", hw.kv_tech.name},
+          {"baseline_technology", hw.baseline_tech.name},
+          {"macro", {{"kind", m.kind == cim::MacroKind::digital ? "digital" : "analog"},
+                     {"rows", m.rows}, {"cols", m.cols}, {"cell_bits", m.cell_bits},
+                     {"weight_bits", m.weight_bits}, {"input_bits", m.input_bits},
+                     {"input_bits_per_cycle", m.input_bits_per_cycle},
+                     {"rows_per_cycle", m.rows_per_cycle}, {"adc_bits", m.adc_bits},
+                     {"adc_share", m.adc_share}, {"cell_noise_sigma", m.cell_noise_sigma},
+                     {"read_noise_sigma", m.read_noise_sigma}, {"seed", m.seed}}},
+          {"macros", hw.organization.macros},
+          {"kv", {{"tokens_per_tile", hw.kv.tokens_per_tile}, {"prob_bits", hw.kv.prob_bits},
+                  {"exp_frac", hw.kv.exp_frac}}},
+          {"precision", {{"weight_bits", hw.precision.weight_bits},
+                         {"activation_bits", hw.precision.activation_bits},
+                         {"kv_bits", hw.precision.kv_bits}}},
+          {"baseline", {{"mac", hw.baseline.mac == energy::MacType::int8 ? "int8" : "fp16"},
+                        {"offchip", hw.baseline.offchip == energy::OffchipKind::hbm ? "hbm" : "dram"},
+                        {"sram_bytes", hw.baseline.sram_bytes}}}};
+}
+
+}  // namespace
+
+json run_report(const GenerationResult& r, const SessionOptions& o, const mapper::Placement& p,
+                const RunInputs& in) {
+  const mapper::HardwareSpec& hw = p.hw;
+  const energy::Costs cim_costs = hw.costs(), kv_costs = hw.kv_costs(), conv_costs = hw.baseline_costs();
+  const energy::Breakdown cim = r.ledger.cost(cim_costs, &kv_costs);
+  const energy::Breakdown conv = r.conventional.cost(conv_costs);
+  const energy::Breakdown load = r.load_ledger.cost(cim_costs);
+  const mapper::Figures f = mapper::figures(p);
+  json report;
+  report["schema_version"] = kReportSchemaVersion;
+  report["versions"] = {{"kvcim", KVCIM_VERSION}, {"report_schema", kReportSchemaVersion}};
+  report["inputs"] = {{"model", in.model_path}, {"tokenizer", in.tokenizer_path},
+                      {"hardware", in.hardware_path}, {"eval_text", in.eval_text_path}};
+  report["options"] = {{"prompt", o.prompt}, {"steps", o.steps},
+                       {"linear_backend", name(o.backends.linear)},
+                       {"attention_backend", name(o.backends.attention)},
+                       {"temperature", o.temperature}, {"topp", o.topp},
+                       {"policy", mapper::to_string(p.policy)}};
+  report["seeds"] = {{"sampler", o.seed}, {"macro_noise", hw.macro.seed}};
+  report["spec"] = spec_json(hw);
+  report["tokens"] = r.tokens;
+  report["reference_tokens"] = r.reference_tokens;
+  report["prompt_tokens"] = r.prompt_tokens;
+  report["text"] = {{"cim", r.text}, {"reference", r.reference_text}};
+  report["accuracy"] = {{"top1_agreement", r.accuracy.top1_agreement},
+                        {"kl_mean", r.accuracy.kl_mean},
+                        {"kl_max", r.accuracy.kl_max},
+                        {"max_abs_logit_error", r.accuracy.max_abs_error},
+                        {"mean_abs_logit_error", r.accuracy.mean_abs_error},
+                        {"steps", r.accuracy.steps},
+                        {"perplexity", {{"eval_tokens", r.perplexity.tokens},
+                                        {"reference", r.perplexity.reference},
+                                        {"cim", r.perplexity.cim}}}};
+  report["steps"] = steps_json(r.steps);
+  json energy = {{"cim", energy_json(cim, r.forward_passes)},
+                 {"conventional", energy_json(conv, r.forward_passes)},
+                 {"forward_passes", r.forward_passes},
+                 {"weight_load_pj", load.energy_pj()}};
+  energy["conventional_over_cim"] = cim.energy_aj > 0 ? double(conv.energy_aj) / double(cim.energy_aj) : 0.0;
+  energy["simulated_events"] = r.simulated.counts_json();
+  report["energy"] = energy;
+  report["mapping"] = {{"macros_total", f.macros_total}, {"macros_used", f.macros_used},
+                       {"weight_macros", f.weight_macros}, {"kv_macros_used", f.kv_macros_used},
+                       {"kv_tiles", f.kv_tiles}, {"utilization", f.utilization},
+                       {"fragmentation", f.fragmentation}, {"max_context_tokens", f.max_context_tokens},
+                       {"kv_cell_writes_per_token", f.kv_cell_writes_per_token},
+                       {"weights_onchip_fraction", f.weights_onchip_fraction},
+                       {"latency_bound_ns_per_token", f.latency_ns_cim}};
+  return report;
+}
+
+}  // namespace kvcim::runtime
