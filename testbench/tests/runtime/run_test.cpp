@@ -1,0 +1,104 @@
+// The main job end to end on the shipped specs: simulated CIM events equal the mapper's analytic
+// count, energy totals equal the sum of their parts, coarse analog ADCs cost accuracy, and the
+// report carries its fixed keys.
+#include <gtest/gtest.h>
+
+#include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/hardware.hpp"
+#include "kvcim/runtime/hardware.hpp"
+#include "kvcim/runtime/report.hpp"
+#include "test_paths.hpp"
+
+using namespace kvcim;
+using namespace kvcim::cmodel;
+using namespace kvcim::runtime;
+
+namespace {
+
+struct MainJob {
+  Checkpoint ck = read_checkpoint(test::model_path());
+  Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
+  mapper::HardwareSpec hw;
+  SessionOptions options;
+  std::unique_ptr<mapper::Placement> placement;
+
+  explicit MainJob(const std::string& spec, int steps = 24) {
+    hw = mapper::load_hardware_spec(test::source_dir() + "/configs/hw/" + spec);
+    options.steps = steps;
+  }
+  GenerationResult go() {
+    placement = std::make_unique<mapper::Placement>(place_for_run(ck, hw, mapper::Policy{}, options.steps));
+    return run_generation(ck, tok, options,
+                          session_hardware(ck, *placement, cmodel_tiles(hw.tile(ck.config.head_dim()))));
+  }
+};
+
+}  // namespace
+
+TEST(Run, SimulatedEventsEqualTheMappersAnalyticCount) {
+  for (const char* spec : {"sram_digital.yaml", "sram_analog.yaml", "reram_analog.yaml"}) {
+    MainJob run(spec, 20);
+    GenerationResult r = run.go();
+    ASSERT_EQ(r.forward_passes, 20) << spec;
+    const mapper::TokenLedgers analytic = mapper::generation_ledgers(*run.placement, 20);
+    EXPECT_TRUE(r.simulated == analytic.cim)
+        << spec << "\nsimulated: " << r.simulated.counts_json().dump() << "\nanalytic: "
+        << analytic.cim.counts_json().dump();
+    // the chip's total is what was simulated plus the analytic periphery
+    energy::Ledger total = analytic.cim;
+    total += analytic.periphery;
+    EXPECT_TRUE(r.ledger == total) << spec;
+  }
+}
+
+TEST(Run, EnergyTotalsEqualTheSumOfTheirParts) {
+  MainJob run("sram_digital.yaml", 16);
+  run.options.eval_text = "Tom and Lily played with a ball.";
+  GenerationResult r = run.go();
+  const nlohmann::json report = run_report(r, run.options, *run.placement, {});
+  for (const char* side : {"cim", "conventional"}) {
+    const nlohmann::json& e = report["energy"][side];
+    double by_component = 0, by_op = 0, by_layer = e["model_level_pj"];
+    for (auto& [k, v] : e["breakdown"].items()) by_component += v.get<double>();
+    for (auto& [k, v] : e["by_op"].items()) by_op += v.get<double>();
+    for (auto& v : e["by_layer"]) by_layer += v.get<double>();
+    const double total = e["total_pj"];
+    EXPECT_GT(total, 0.0) << side;
+    EXPECT_NEAR(by_component, total, 1e-9 * total) << side;
+    EXPECT_NEAR(by_op, total, 1e-9 * total) << side;
+    EXPECT_NEAR(by_layer, total, 1e-9 * total) << side;
+    EXPECT_NEAR(e["per_token_pj"].get<double>() * 16, total, 1e-9 * total) << side;
+  }
+  // fixed keys scripts read
+  EXPECT_EQ(report["schema_version"], kReportSchemaVersion);
+  EXPECT_EQ(report["tokens"].size(), 16u);
+  EXPECT_EQ(report["reference_tokens"].size(), 16u);
+  EXPECT_TRUE(report["accuracy"].contains("top1_agreement"));
+  EXPECT_TRUE(report["accuracy"].contains("kl_mean"));
+  EXPECT_GT(report["accuracy"]["perplexity"]["cim"].get<double>(), 1.0);
+  // CIM keeps weights and KV in the arrays: it must beat fetching them
+  EXPECT_GT(report["energy"]["conventional_over_cim"].get<double>(), 1.0);
+}
+
+TEST(Run, ThreeBitAdcsMeasurablyLowerAccuracy) {
+  auto accuracy = [](int adc_bits) {
+    MainJob run("sram_analog.yaml", 32);
+    run.hw.macro.adc_bits = adc_bits;
+    run.hw.macro.adc_range = cim::AdcRange::full_scale;
+    run.hw.validate();
+    return run.go().accuracy;
+  };
+  const AccuracySummary fine = accuracy(8), coarse = accuracy(3);
+  EXPECT_GT(coarse.kl_mean, 2 * fine.kl_mean);
+  EXPECT_GT(coarse.mean_abs_error, fine.mean_abs_error);
+  EXPECT_LE(coarse.top1_agreement, fine.top1_agreement);
+}
+
+TEST(Run, ReportIsByteIdenticalRunAfterRun) {
+  auto once = [] {
+    MainJob run("sram_analog.yaml", 12);
+    GenerationResult r = run.go();
+    return run_report(r, run.options, *run.placement, {}).dump();
+  };
+  EXPECT_EQ(once(), once());
+}
