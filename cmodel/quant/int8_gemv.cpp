@@ -1,0 +1,244 @@
+// The int8 GEMV kernels and the quantised linear layer (see int8_gemv.hpp for the contract).
+#include "kvcim/cmodel/quant/int8_gemv.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "kvcim/error.hpp"
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+#define KVCIM_GEMV_X86 1
+#endif
+
+namespace kvcim::cmodel::quant {
+namespace {
+
+constexpr int kVector = 64;  // stored rows are padded to this many codes
+constexpr int kRowsPerPass = 4;  // rows sharing one pass over x: x is loaded once for four rows
+
+// Scratch copies of x in a kernel's operand format, per thread (gemv is const on the matrix).
+std::vector<uint8_t>& x_unsigned_scratch() {
+  thread_local std::vector<uint8_t> v;
+  return v;
+}
+std::vector<int16_t>& x_int16_scratch() {
+  thread_local std::vector<int16_t> v;
+  return v;
+}
+
+void gemv_portable(const Int8Matrix& w, const int8_t* x, int32_t* acc) {
+  const int cols = w.cols();
+  for (int o = 0; o < w.rows(); ++o) {
+    const int8_t* row = w.row(o);
+    int32_t s = 0;
+    for (int c = 0; c < cols; ++c) s += int32_t{row[c]} * int32_t{x[c]};
+    acc[o] = s;
+  }
+}
+
+#ifdef KVCIM_GEMV_X86
+
+__attribute__((target("avx2"))) inline int32_t hsum256(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+// 16 weight codes sign-extended to int16.
+__attribute__((target("avx2"))) inline __m256i load_w(const int8_t* p) {
+  return _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// x16: stride int16 values (zero beyond cols). Every vpmaddwd pair sum is at most 2 * 128 * 128.
+__attribute__((target("avx2"))) void gemv_avx2(const Int8Matrix& w, const int16_t* x16,
+                                                int32_t* acc) {
+  const int rows = w.rows(), steps = w.stride() / 16;
+  int o = 0;
+  for (; o + kRowsPerPass <= rows; o += kRowsPerPass) {
+    const int8_t *w0 = w.row(o), *w1 = w.row(o + 1), *w2 = w.row(o + 2), *w3 = w.row(o + 3);
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (int s = 0; s < steps; ++s) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x16 + s * 16));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(load_w(w0 + s * 16), xv));
+      a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(load_w(w1 + s * 16), xv));
+      a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(load_w(w2 + s * 16), xv));
+      a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(load_w(w3 + s * 16), xv));
+    }
+    acc[o] = hsum256(a0);
+    acc[o + 1] = hsum256(a1);
+    acc[o + 2] = hsum256(a2);
+    acc[o + 3] = hsum256(a3);
+  }
+  for (; o < rows; ++o) {
+    const int8_t* w0 = w.row(o);
+    __m256i a0 = _mm256_setzero_si256();
+    for (int s = 0; s < steps; ++s) {
+      const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x16 + s * 16));
+      a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(load_w(w0 + s * 16), xv));
+    }
+    acc[o] = hsum256(a0);
+  }
+}
+
+// Sum of the 16 int32 lanes. The zero-masked forms are used because GCC 12's unmasked ones
+// (and _mm512_reduce_add_epi32) start from an "undefined" vector and trip -Wmaybe-uninitialized.
+__attribute__((target("avx512f"))) inline int32_t hsum512(__m512i v) {
+  v = _mm512_add_epi32(v, _mm512_maskz_shuffle_i64x2(0xFF, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+  v = _mm512_add_epi32(v, _mm512_maskz_shuffle_i64x2(0xFF, v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+  __m128i s = _mm512_maskz_extracti32x4_epi32(0xF, v, 0);
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(s);
+}
+
+__attribute__((target("avx512f"))) inline __m512i load(const void* p) {
+  return _mm512_loadu_si512(p);
+}
+
+// xu: stride bytes x + 128 (128, i.e. x = 0, beyond cols; the padded codes are 0 anyway).
+// vpdpbusd multiplies unsigned by signed bytes, four products per int32 lane; the offset is
+// removed with the row's code sum: sum (x+128) w - 128 sum w = sum x w, all within int32.
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemv_avx512_vnni(
+    const Int8Matrix& w, const uint8_t* xu, int32_t* acc) {
+  const int rows = w.rows(), steps = w.stride() / kVector;
+  const int32_t* sums = w.row_sums().data();
+  int o = 0;
+  for (; o + kRowsPerPass <= rows; o += kRowsPerPass) {
+    const int8_t *w0 = w.row(o), *w1 = w.row(o + 1), *w2 = w.row(o + 2), *w3 = w.row(o + 3);
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
+    for (int s = 0; s < steps; ++s) {
+      const __m512i xv = load(xu + s * kVector);
+      a0 = _mm512_dpbusd_epi32(a0, xv, load(w0 + s * kVector));
+      a1 = _mm512_dpbusd_epi32(a1, xv, load(w1 + s * kVector));
+      a2 = _mm512_dpbusd_epi32(a2, xv, load(w2 + s * kVector));
+      a3 = _mm512_dpbusd_epi32(a3, xv, load(w3 + s * kVector));
+    }
+    acc[o] = hsum512(a0) - 128 * sums[o];
+    acc[o + 1] = hsum512(a1) - 128 * sums[o + 1];
+    acc[o + 2] = hsum512(a2) - 128 * sums[o + 2];
+    acc[o + 3] = hsum512(a3) - 128 * sums[o + 3];
+  }
+  for (; o < rows; ++o) {
+    const int8_t* w0 = w.row(o);
+    __m512i a0 = _mm512_setzero_si512();
+    for (int s = 0; s < steps; ++s) a0 = _mm512_dpbusd_epi32(a0, load(xu + s * kVector), load(w0 + s * kVector));
+    acc[o] = hsum512(a0) - 128 * sums[o];
+  }
+}
+
+#endif  // KVCIM_GEMV_X86
+
+}  // namespace
+
+const char* name(GemvKernel kernel) {
+  switch (kernel) {
+    case GemvKernel::portable: return "portable";
+    case GemvKernel::avx2: return "avx2";
+    case GemvKernel::avx512_vnni: return "avx512_vnni";
+  }
+  return "?";
+}
+
+bool kernel_available(GemvKernel kernel) {
+  switch (kernel) {
+    case GemvKernel::portable: return true;
+#ifdef KVCIM_GEMV_X86
+    case GemvKernel::avx2: return __builtin_cpu_supports("avx2");
+    case GemvKernel::avx512_vnni:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+             __builtin_cpu_supports("avx512vnni");
+#endif
+    default: return false;
+  }
+}
+
+std::vector<GemvKernel> available_kernels() {
+  std::vector<GemvKernel> out;
+  for (GemvKernel k : {GemvKernel::portable, GemvKernel::avx2, GemvKernel::avx512_vnni})
+    if (kernel_available(k)) out.push_back(k);
+  return out;
+}
+
+GemvKernel best_kernel() {
+  static const GemvKernel best = available_kernels().back();
+  return best;
+}
+
+Int8Matrix::Int8Matrix(const QuantizedMatrix& q)
+    : rows_(q.rows), cols_(q.cols), bits_(q.bits) {
+  if (q.rows < 0 || q.cols < 0 || q.q.size() != static_cast<size_t>(q.rows) * q.cols ||
+      q.scale.size() != static_cast<size_t>(q.rows))
+    fail("Int8Matrix", "sizes",
+         std::to_string(q.q.size()) + " codes, " + std::to_string(q.scale.size()) + " scales",
+         std::to_string(q.rows) + " x " + std::to_string(q.cols) + " codes and one scale per row");
+  if (q.cols > kMaxGemvCols)
+    fail("Int8Matrix", "cols", std::to_string(q.cols),
+         "at most " + std::to_string(kMaxGemvCols) + " (int32 accumulation must not overflow)");
+  stride_ = (cols_ + kVector - 1) / kVector * kVector;
+  codes_.assign(static_cast<size_t>(rows_) * stride_, 0);
+  row_sums_.assign(rows_, 0);
+  for (int r = 0; r < rows_; ++r) {
+    const int8_t* src = q.q.data() + static_cast<size_t>(r) * cols_;
+    std::copy(src, src + cols_, codes_.data() + static_cast<size_t>(r) * stride_);
+    int32_t s = 0;
+    for (int c = 0; c < cols_; ++c) s += src[c];
+    row_sums_[r] = s;
+  }
+  scale_ = q.scale;
+}
+
+int64_t Int8Matrix::bytes() const {
+  return static_cast<int64_t>(codes_.size()) + static_cast<int64_t>(scale_.size()) * 4;
+}
+
+void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel) {
+  if (!kernel_available(kernel))
+    fail("quant::gemv", "kernel", name(kernel), "a kernel this CPU runs (see available_kernels())");
+  if (w.rows() == 0) return;
+  switch (kernel) {
+#ifdef KVCIM_GEMV_X86
+    case GemvKernel::avx2: {
+      std::vector<int16_t>& x16 = x_int16_scratch();
+      x16.assign(w.stride(), 0);
+      std::copy(x, x + w.cols(), x16.begin());
+      gemv_avx2(w, x16.data(), acc);
+      return;
+    }
+    case GemvKernel::avx512_vnni: {
+      std::vector<uint8_t>& xu = x_unsigned_scratch();
+      xu.assign(w.stride(), 128);
+      for (int c = 0; c < w.cols(); ++c) xu[c] = static_cast<uint8_t>(x[c] + 128);
+      gemv_avx512_vnni(w, xu.data(), acc);
+      return;
+    }
+#endif
+    default:
+      gemv_portable(w, x, acc);
+  }
+}
+
+Int8Linear::Int8Linear(const Matrix& w, int weight_bits, int input_bits, GemvKernel kernel)
+    : matrix_(quantize_weights(w, weight_bits)), input_bits_(input_bits), kernel_(kernel) {
+  qmax(input_bits);  // validates the width now rather than at the first apply()
+  if (!kernel_available(kernel))
+    fail("Int8Linear", "kernel", name(kernel), "a kernel this CPU runs (see available_kernels())");
+  acc_.resize(matrix_.rows());
+}
+
+void Int8Linear::apply(const float* x, float* y) {
+  apply(quantize_activation(x, matrix_.cols(), input_bits_), y);
+}
+
+void Int8Linear::apply(const QuantizedVector& x, float* y) {
+  if (static_cast<int>(x.q.size()) != matrix_.cols())
+    fail("Int8Linear::apply", "x size", std::to_string(x.q.size()),
+         std::to_string(matrix_.cols()) + " codes (the matrix's columns)");
+  gemv(matrix_, x.q.data(), acc_.data(), kernel_);
+  const float* ws = matrix_.scale().data();
+  // CimLinear's order: (acc * x_scale) * w_scale, rounded after each multiply
+  for (int o = 0; o < matrix_.rows(); ++o) y[o] = static_cast<float>(acc_[o]) * x.scale * ws[o];
+}
+
+}  // namespace kvcim::cmodel::quant
