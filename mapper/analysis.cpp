@@ -98,9 +98,10 @@ void charge_stream(TokenLedgers& t, const HardwareSpec& hw, const KvLayout& kv, 
     energy::charge_softmax(t.periphery, layer, qh * n_streams, s.offchip_tokens);
     if (s.resident_pages > 0) t.periphery.add(layer, Op::kv_write, off, n_streams * token_bits);
   }
-  energy::charge_attention_buffer(t.periphery, layer, qh * n_streams, hd,
-                                  s.resident_tokens + s.offchip_tokens, kv.tile.kv_bits,
-                                  kv.tile.prob_bits);
+  // The tile keeps scores and probabilities inside (K macro -> softmax unit -> V macro): only q
+  // and the output cross the buffer; the digital engine's share over spilled tokens does not.
+  energy::charge_attention_buffer(t.periphery, layer, qh * n_streams, hd, s.offchip_tokens,
+                                  kv.tile.kv_bits, kv.tile.prob_bits);
 }
 
 }  // namespace
@@ -223,8 +224,9 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
       const WeightBlock b = m.block(0, hw.macro);
       t = static_cast<double>(cim::compute_events(hw.macro, b.rows, b.outs).cycles) * cycle;
     }
-    const int64_t off = m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks);
-    return std::max(t, static_cast<double>(off) * (wb * off_bit + mac));
+    // the digital engine overlaps fetching and multiplying: the slower of the two
+    const double off = static_cast<double>(m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks));
+    return std::max({t, off * wb * off_bit, off * mac});
   };
   LatencyBound lb;
   // stage time per layer = the slowest matrix of the stage
@@ -253,7 +255,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
       const double bits = 2.0 * static_cast<double>(s.offchip_tokens) * kv.tile.head_dim * kv.tile.kv_bits;
       const double macs = 2.0 * static_cast<double>(s.offchip_tokens) * kv.tile.head_dim *
                           kv.query_heads_per_stream;
-      attn = std::max(attn, bits * off_bit + macs * mac);
+      attn = std::max({attn, bits * off_bit, macs * mac});
     }
     lb.kv_write_ns = std::max(lb.kv_write_ns, write * c.n_layers);
     lb.attention_ns = std::max(lb.attention_ns, attn * c.n_layers);

@@ -9,6 +9,7 @@ void add_generate(CLI::App& app);
 void add_logits(CLI::App& app);
 void add_tokenize(CLI::App& app);
 void add_run(CLI::App& app);
+void add_map(CLI::App& app);
 
 // Parses "1,5,9" into ids; throws kvcim::Error naming `option` on bad input.
 std::vector<int> parse_ids(const std::string& option, const std::string& text);

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kvcim::cli::add_logits(app);
   kvcim::cli::add_tokenize(app);
   kvcim::cli::add_run(app);
+  kvcim::cli::add_map(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,31 @@
+// A placement as JSON (what `kvcim map --json` writes) and as a readable summary with a table per
+// layer. The JSON keys schema_version, macros_used, utilization, max_context_tokens,
+// kv_cell_writes_per_token, energy_per_token_pj.cim and energy_per_token_pj.conventional are
+// fixed: scripts read them.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "kvcim/mapper/analysis.hpp"
+
+namespace kvcim::mapper {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Everything `kvcim map` reports for a placement at its context.
+struct MapReport {
+  Figures figures;
+  TokenLedgers ledgers;
+  cmodel::energy::Ledger conventional;
+};
+MapReport analyse(const Placement& p);
+
+// Per-macro entries and block tables are listed in full up to these sizes; beyond them the
+// JSON says how to derive them (matrices[].first_macro and the tiling; the allocator).
+inline constexpr int64_t kMaxListedMacros = 4096;
+inline constexpr int64_t kMaxListedPages = 20000;
+
+nlohmann::json to_json(const Placement& p, const MapReport& r);
+std::string summary(const Placement& p, const MapReport& r);
+
+}  // namespace kvcim::mapper

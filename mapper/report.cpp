@@ -1,0 +1,293 @@
+#include "kvcim/mapper/report.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "kvcim/cmodel/energy/baseline.hpp"
+
+namespace kvcim::mapper {
+
+namespace energy = cmodel::energy;
+using nlohmann::json;
+
+namespace {
+
+// JSON has no infinity: an unlimited figure is null.
+json finite_or_null(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+const char* layer_name(int layer) { return layer == energy::kModelLevel ? "model" : nullptr; }
+
+json matrix_json(const MatrixPlacement& m, const HardwareSpec& hw) {
+  json j;
+  j["op"] = std::string(energy::name(m.op));
+  if (m.layer == energy::kModelLevel) j["layer"] = layer_name(m.layer);
+  else j["layer"] = m.layer;
+  j["replica"] = m.replica;
+  j["inputs"] = m.n_in;
+  j["outputs"] = m.n_out;
+  j["row_tiles"] = m.row_tiles;
+  j["col_tiles"] = m.col_tiles;
+  j["blocks"] = m.blocks();
+  j["onchip_blocks"] = m.onchip_blocks;
+  j["first_macro"] = m.first_macro;
+  int64_t cells = 0;
+  for (int64_t b = 0; b < m.onchip_blocks; ++b) cells += m.block_cells(b, hw.macro);
+  j["utilization"] = m.onchip_blocks
+                         ? static_cast<double>(cells) / (static_cast<double>(m.onchip_blocks) * hw.macro_cells())
+                         : 0.0;
+  return j;
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+MapReport analyse(const Placement& p) {
+  MapReport r;
+  r.conventional = energy::baseline_ledger(p.shape.config, p.context - 1, p.hw.baseline);
+  r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, &r.conventional);
+  r.ledgers = token_ledgers(p);
+  return r;
+}
+
+json to_json(const Placement& p, const MapReport& r) {
+  const Figures& f = r.figures;
+  const cmodel::Config& c = p.shape.config;
+  const HardwareSpec& hw = p.hw;
+  json j;
+  j["schema_version"] = kSchemaVersion;
+  j["model"] = {{"name", p.shape.name},       {"dim", c.dim},
+                {"hidden", c.hidden_dim},      {"layers", c.n_layers},
+                {"heads", c.n_heads},          {"kv_heads", c.n_kv_heads},
+                {"vocab", c.vocab_size},       {"context", c.seq_len},
+                {"shared_classifier", c.shared_classifier}};
+  const auto& m = hw.macro;
+  j["hardware"] = {
+      {"name", hw.name},
+      {"source", hw.source},
+      {"technology", hw.tech.name},
+      {"kv_technology", hw.kv_tech.name},
+      {"baseline_technology", hw.baseline_tech.name},
+      {"macro",
+       {{"kind", m.kind == cmodel::cim::MacroKind::digital ? "digital" : "analog"},
+        {"rows", m.rows}, {"cols", m.cols}, {"cell_bits", m.cell_bits},
+        {"weight_bits", m.weight_bits}, {"input_bits", m.input_bits},
+        {"input_bits_per_cycle", m.input_bits_per_cycle}, {"rows_per_cycle", m.rows_per_cycle},
+        {"adc_bits", m.adc_bits}, {"adc_share", m.adc_share},
+        {"slices_per_weight", m.slices_per_weight()}, {"weights_per_row", m.weights_per_row()}}},
+      {"organization",
+       {{"macros", hw.organization.macros}, {"macros_per_tile", hw.organization.macros_per_tile},
+        {"tiles_per_bank", hw.organization.tiles_per_bank}, {"tiles", hw.organization.tiles()},
+        {"banks", hw.organization.banks()}}}};
+  j["policy"] = {{"text", to_string(p.policy)},
+                 {"overflow", name(p.policy.overflow)},
+                 {"tokens_per_page", p.kv.tokens_per_page},
+                 {"kv_fraction", p.policy.kv_fraction < 0 ? json("auto") : json(p.policy.kv_fraction)},
+                 {"gqa_sharing", p.policy.gqa_sharing},
+                 {"replicas", p.policy.replicas},
+                 {"sequences", p.policy.sequences},
+                 {"window_tokens", p.policy.window_tokens}};
+  j["context"] = p.context;
+
+  // the fixed keys
+  j["macros_used"] = f.macros_used;
+  j["utilization"] = f.utilization;
+  j["max_context_tokens"] = f.max_context_tokens;
+  j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
+  j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional}};
+
+  j["macros_total"] = f.macros_total;
+  j["fragmentation"] = f.fragmentation;
+  j["occupancy"] = f.occupancy;
+  j["latency_per_token_ns"] = {{"cim", f.latency_ns_cim},
+                               {"conventional", f.latency_ns_conventional},
+                               {"cim_weights", f.latency.weights_ns},
+                               {"cim_kv_write", f.latency.kv_write_ns},
+                               {"cim_attention", f.latency.attention_ns},
+                               {"cim_digital", f.latency.digital_ns}};
+  j["endurance"] = {{"writes", f.endurance_writes ? json(*f.endurance_writes) : json(nullptr)},
+                    {"lifetime_tokens", finite_or_null(f.lifetime_tokens)},
+                    {"lifetime_tokens_wear_levelled", finite_or_null(f.lifetime_tokens_wear_levelled)},
+                    {"lifetime_seconds", finite_or_null(f.lifetime_seconds)}};
+
+  // weights
+  json mats = json::array();
+  for (const auto& mp : p.weights.matrices) mats.push_back(matrix_json(mp, hw));
+  json w = {{"macros_used", f.weight_macros},
+            {"blocks_offchip", f.weight_blocks_offchip},
+            {"onchip_fraction", f.weights_onchip_fraction},
+            {"matrices", mats}};
+  if (p.weights.macros_used <= kMaxListedMacros) {
+    json macros = json::array();
+    for (int64_t id = 0; id < p.weights.macros_used; ++id) {
+      const auto where = p.weights.macro_contents(id);
+      const MatrixPlacement& mp = p.weights.matrices[where->first];
+      const WeightBlock b = mp.block(where->second, hw.macro);
+      const int64_t tile = id / hw.organization.macros_per_tile;
+      macros.push_back({{"macro", id},
+                        {"tile", tile},
+                        {"bank", tile / hw.organization.tiles_per_bank},
+                        {"matrix", where->first},
+                        {"block", where->second},
+                        {"row0", b.row0}, {"rows", b.rows}, {"out0", b.out0}, {"outs", b.outs},
+                        {"utilization", static_cast<double>(mp.block_cells(where->second, hw.macro)) /
+                                            static_cast<double>(hw.macro_cells())}});
+    }
+    w["macros"] = macros;
+  } else {
+    w["macros"] = nullptr;
+    w["macros_omitted"] = "more than " + std::to_string(kMaxListedMacros) +
+                          " macros: macro first_macro + b of a matrix holds its block b "
+                          "(row tile b / col_tiles, column tile b % col_tiles)";
+  }
+  j["weights"] = w;
+
+  // KV cache
+  json kv = {{"tokens_per_tile", p.kv.tile.tokens},
+             {"tokens_per_page", p.kv.tokens_per_page},
+             {"pages_per_tile", p.kv.pages_per_tile},
+             {"tile_cells", p.kv.tile_cells},
+             {"tiles", p.kv.tiles},
+             {"slots", p.kv.slots()},
+             {"first_macro", f.weight_macros},
+             {"macros_reserved", f.kv_macros_reserved},
+             {"macros_used", f.kv_macros_used},
+             {"pages_in_use", f.kv_pages_in_use},
+             {"stored_heads", p.kv.stored_heads},
+             {"query_heads_per_stream", p.kv.query_heads_per_stream},
+             {"sequences", p.kv.sequences},
+             {"tokens", {{"resident", f.resident_tokens},
+                         {"offchip", f.offchip_tokens},
+                         {"evicted", f.evicted_tokens}}}};
+  int64_t pages = 0;
+  for (int64_t st = 0; st < p.kv.streams(); ++st)
+    pages += static_cast<int64_t>(p.allocator.block_table(st).size());
+  if (pages <= kMaxListedPages) {
+    json tables = json::array();
+    for (int s = 0; s < p.kv.sequences; ++s)
+      for (int l = 0; l < p.kv.layers; ++l)
+        for (int h = 0; h < p.kv.stored_heads; ++h) {
+          json pl = json::array();
+          for (const PageRef& r : p.allocator.block_table(p.allocator.stream(s, l, h))) {
+            json e = {{"where", name(r.where)}};
+            if (r.where == Where::cim) {
+              e["slot"] = r.slot;
+              e["tile"] = r.slot / p.kv.pages_per_tile;
+              e["first_column_group"] = (r.slot % p.kv.pages_per_tile) * p.kv.tokens_per_page;
+            } else if (r.where == Where::offchip) {
+              e["offchip_page"] = r.slot;
+            }
+            pl.push_back(e);
+          }
+          tables.push_back({{"sequence", s}, {"layer", l}, {"head", h}, {"pages", pl}});
+        }
+    kv["block_tables"] = tables;
+  } else {
+    kv["block_tables"] = nullptr;
+    kv["block_tables_omitted"] = "more than " + std::to_string(kMaxListedPages) + " pages";
+  }
+  j["kv"] = kv;
+
+  // ledgers and per-layer table
+  const energy::Costs costs = hw.costs(), kvc = hw.kv_costs(), bc = hw.baseline_costs();
+  j["ledgers"] = {{"cim", r.ledgers.cim.to_json(costs, &kvc)},
+                  {"periphery", r.ledgers.periphery.to_json(costs, &kvc)},
+                  {"conventional", r.conventional.to_json(bc)}};
+  const energy::Breakdown bcim = r.ledgers.total().cost(costs, &kvc), bconv = r.conventional.cost(bc);
+  json layers = json::array();
+  for (int l = 0; l < c.n_layers; ++l) {
+    int64_t onchip = 0, off = 0;
+    for (const auto& mp : p.weights.matrices)
+      if (mp.layer == l && mp.replica == 0) {
+        onchip += mp.onchip_blocks;
+        off += mp.blocks() - mp.onchip_blocks;
+      }
+    layers.push_back({{"layer", l},
+                      {"weight_macros", onchip},
+                      {"offchip_blocks", off},
+                      {"energy_pj_cim", bcim.layer_energy_aj[l] * 1e-6},
+                      {"energy_pj_conventional", bconv.layer_energy_aj[l] * 1e-6}});
+  }
+  j["layers"] = layers;
+  return j;
+}
+
+std::string summary(const Placement& p, const MapReport& r) {
+  const Figures& f = r.figures;
+  const cmodel::Config& c = p.shape.config;
+  const HardwareSpec& hw = p.hw;
+  std::ostringstream o;
+  o << "model     " << p.shape.name << ": dim " << c.dim << ", hidden " << c.hidden_dim << ", "
+    << c.n_layers << " layers, " << c.n_heads << " heads / " << c.n_kv_heads << " KV heads, vocab "
+    << c.vocab_size << ", context " << c.seq_len << "\n";
+  o << "hardware  " << hw.name << " (" << hw.source << "): " << hw.organization.macros << " "
+    << (hw.macro.kind == cmodel::cim::MacroKind::digital ? "digital" : "analog") << " macros of "
+    << hw.macro.rows << " x " << hw.macro.cols << " cells (" << hw.macro.cell_bits
+    << " bit), technology " << hw.tech.name << "\n";
+  o << "policy    " << to_string(p.policy) << "; context " << p.context << " tokens\n";
+  o << "macros    " << f.macros_used << " of " << f.macros_total << " used (weights "
+    << f.weight_macros << ", KV " << f.kv_macros_used << " of " << f.kv_macros_reserved
+    << " reserved); utilization " << fmt("%.3f", f.utilization) << ", fragmentation "
+    << fmt("%.3f", f.fragmentation) << "\n";
+  if (f.weight_blocks_offchip)
+    o << "weights   " << f.weight_blocks_offchip << " blocks off-chip (" << fmt("%.1f", 100 * (1 - f.weights_onchip_fraction))
+      << "% of the weights), computed by the digital engine\n";
+  o << "KV cache  " << p.kv.tiles << " tiles x " << p.kv.pages_per_tile << " pages of "
+    << p.kv.tokens_per_page << " tokens; max context " << f.max_context_tokens
+    << " tokens per sequence; " << f.kv_cell_writes_per_token << " cell writes per token";
+  if (f.offchip_tokens || f.evicted_tokens)
+    o << "; sequence 0: " << f.offchip_tokens << " token-heads off-chip, " << f.evicted_tokens << " evicted";
+  o << "\n";
+  o << "energy    " << fmt("%.1f", f.energy_pj_cim) << " pJ/token CIM, "
+    << fmt("%.1f", f.energy_pj_conventional) << " pJ/token conventional ("
+    << fmt("%.1f", f.energy_pj_conventional / f.energy_pj_cim) << "x)\n";
+  o << "latency   " << fmt("%.1f", f.latency_ns_cim) << " ns/token CIM (bound), "
+    << fmt("%.1f", f.latency_ns_conventional) << " ns/token conventional (roofline)\n";
+  if (f.endurance_writes)
+    o << "endurance " << fmt("%.3g", *f.endurance_writes) << " writes per cell: "
+      << fmt("%.3g", f.lifetime_tokens) << " tokens (" << fmt("%.3g", f.lifetime_seconds / 3600)
+      << " h) until the most-written KV cell wears out; " << fmt("%.3g", f.lifetime_tokens_wear_levelled)
+      << " tokens with ideal wear levelling\n";
+  else
+    o << "endurance unlimited (volatile cells)\n";
+
+  const energy::Costs costs = hw.costs(), kvc = hw.kv_costs(), bc = hw.baseline_costs();
+  const energy::Breakdown bcim = r.ledgers.total().cost(costs, &kvc), bconv = r.conventional.cost(bc);
+  o << "\n layer |    q    k    v    o   w1   w2   w3 | off-chip | KV pages |   CIM pJ   | conv. pJ\n";
+  o << "-------+------------------------------------+----------+----------+------------+------------\n";
+  const Op ops[] = {Op::q_proj, Op::k_proj, Op::v_proj, Op::o_proj, Op::ffn_w1, Op::ffn_w2, Op::ffn_w3};
+  const int64_t kv_pages_per_layer = f.kv_pages_in_use / c.n_layers;
+  for (int l = 0; l <= c.n_layers; ++l) {
+    const bool model = l == c.n_layers;
+    char buf[256];
+    if (model) {
+      const auto& cls = p.weights.matrices[p.weights.find(Op::classifier, energy::kModelLevel)];
+      std::snprintf(buf, sizeof buf, " model | classifier %4lld                    | %8lld | %8s | %10.1f | %10.1f\n",
+                    static_cast<long long>(cls.onchip_blocks),
+                    static_cast<long long>(cls.blocks() - cls.onchip_blocks), "-",
+                    bcim.layer_energy_aj[l] * 1e-6, bconv.layer_energy_aj[l] * 1e-6);
+    } else {
+      long long n[7], off = 0;
+      for (int i = 0; i < 7; ++i) {
+        const auto& mp = p.weights.matrices[p.weights.find(ops[i], l)];
+        n[i] = mp.onchip_blocks;
+        off += mp.blocks() - mp.onchip_blocks;
+      }
+      std::snprintf(buf, sizeof buf,
+                    " %5d | %4lld %4lld %4lld %4lld %4lld %4lld %4lld | %8lld | %8lld | %10.1f | %10.1f\n", l,
+                    n[0], n[1], n[2], n[3], n[4], n[5], n[6], off,
+                    static_cast<long long>(kv_pages_per_layer), bcim.layer_energy_aj[l] * 1e-6,
+                    bconv.layer_energy_aj[l] * 1e-6);
+    }
+    o << buf;
+  }
+  o << "(macros per matrix of replica 0; KV pages of all sequences; energy of one token at the context)\n";
+  return o.str();
+}
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,67 @@
+// kvcim map: place a model (checkpoint, shape string or preset) onto a hardware spec and report
+// capacity, utilisation, write traffic, endurance and analytic energy/latency per token.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/io.hpp"
+#include "kvcim/mapper/report.hpp"
+
+namespace kvcim::cli {
+
+void add_map(CLI::App& app) {
+  struct Opts {
+    std::string model, shape, preset, hw = mapper::default_hardware_spec_path(), policy, json;
+    long long context = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* cmd = app.add_subcommand(
+      "map", "Place a model's weights and KV cache onto CIM macros; report capacity and energy per token");
+  auto* m = cmd->add_option("--model", o->model, "llama2.c checkpoint (default: the embedded model)");
+  auto* s = cmd->add_option("--shape", o->shape,
+                            "model shape without weights: dim=..,hidden=..,layers=..,heads=..,"
+                            "kv_heads=..,vocab=..,context=..");
+  auto* p = cmd->add_option("--preset", o->preset,
+                            "named model shape: llama2-7b, llama3-8b, stories15m, stories110m, stories260k");
+  m->excludes(s)->excludes(p);
+  s->excludes(p);
+  cmd->add_option("--hw", o->hw, "hardware spec (YAML)")->capture_default_str();
+  cmd->add_option("--policy", o->policy,
+                  "overflow=fail|spill|window,page=N,kv_fraction=F|auto,gqa_sharing=on|off,"
+                  "replicas=N,sequences=N,window=TOKENS");
+  cmd->add_option("--context", o->context,
+                  "tokens in each sequence's cache (default: the model's context, capped by the "
+                  "CIM capacity under overflow=fail)");
+  cmd->add_option("--json", o->json, "write the placement as JSON to this file");
+  cmd->callback([o] {
+    mapper::ModelShape shape;
+    if (!o->shape.empty()) shape = mapper::parse_shape(o->shape);
+    else if (!o->preset.empty()) shape = mapper::shape_preset(o->preset);
+    else shape = mapper::shape_from_checkpoint(o->model.empty() ? cmodel::default_model_path() : o->model);
+    const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    const mapper::Policy policy = mapper::parse_policy(o->policy);
+    int64_t context = o->context;
+    if (context < 0) fail("--context", "context", std::to_string(context), "expected a positive token count");
+    if (context == 0) {
+      context = shape.config.seq_len;
+      if (policy.overflow == mapper::KvOverflow::fail) {
+        const mapper::Placement empty = mapper::place(shape, hw, policy, 0);
+        const int64_t fits = empty.kv.pages_per_stream() * empty.kv.tokens_per_page;
+        if (fits == 0)
+          fail("--hw", "KV capacity", "0 tokens",
+               "no KV page fits beside the weights (policy overflow=fail); use --policy overflow=spill, "
+               "kv_fraction=..., or a spec with more macros");
+        context = std::min(context, fits);
+      }
+    }
+    const mapper::Placement placement = mapper::place(shape, hw, policy, context);
+    const mapper::MapReport report = mapper::analyse(placement);
+    if (!o->json.empty()) write_file_atomic(o->json, mapper::to_json(placement, report).dump(2) + "\n");
+    std::cout << mapper::summary(placement, report);
+    if (!o->json.empty()) std::cout << "wrote " << o->json << "\n";
+  });
+}
+
+}  // namespace kvcim::cli

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# kvcim map: with every shipped hardware spec, on the embedded model and on presets, it prints
+# the summary and writes valid JSON with the fixed keys; bad input is one line and exit code 2.
+set -u
+KVCIM=$1; SRC=$2; PY=/usr/bin/python3
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fails=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
+
+# The fixed keys, their types, and a few relations that hold for any placement.
+validate() {
+  $PY -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d['schema_version'] == 1, 'schema_version'
+for k in ('macros_used', 'max_context_tokens', 'kv_cell_writes_per_token'):
+    assert isinstance(d[k], int) and not isinstance(d[k], bool) and d[k] >= 0, k
+assert isinstance(d['utilization'], float) and 0 <= d['utilization'] <= 1, 'utilization'
+e = d['energy_per_token_pj']
+assert e['cim'] > 0 and e['conventional'] > 0, 'energy_per_token_pj'
+assert d['macros_used'] <= d['hardware']['organization']['macros'], 'macros_used <= macros'
+assert abs(sum(d['ledgers']['conventional']['energy_pj_by_component'].values()) - e['conventional']) <= 1e-6 * e['conventional']
+cim = d['ledgers']['cim']['energy_pj'] + d['ledgers']['periphery']['energy_pj']
+assert abs(cim - e['cim']) <= 1e-6 * e['cim'], 'cim ledgers add up to energy_per_token_pj.cim'
+print('valid')
+" "$1" 2>&1
+}
+
+for hw in "$SRC"/configs/hw/*.yaml; do
+  n=$(basename "$hw" .yaml)
+  "$KVCIM" map --hw "$hw" --json "$T/$n.json" > "$T/$n.txt" 2> "$T/$n.err"
+  check "$n: exit code 0" "0" "$?"
+  check "$n: summary has the energy line" "1" "$(grep -c '^energy ' "$T/$n.txt")"
+  check "$n: summary has a row per layer (5) and the model row" "6" "$(grep -cE '^ +([0-9]+|model) \|' "$T/$n.txt")"
+  check "$n: JSON valid with the fixed keys" "valid" "$(validate "$T/$n.json")"
+done
+
+"$KVCIM" map --preset llama3-8b --policy overflow=spill --context 1024 --json "$T/l3.json" > /dev/null
+check "llama3-8b preset with spill: JSON valid" "valid" "$(validate "$T/l3.json")"
+check "llama3-8b: 8 KV heads" "8" "$($PY -c "import json;print(json.load(open('$T/l3.json'))['model']['kv_heads'])")"
+"$KVCIM" map --shape dim=256,hidden=512,layers=2,heads=8,kv_heads=2,vocab=100,context=128 --policy page=16,sequences=2 --json "$T/s.json" > /dev/null
+check "--shape with two sequences: JSON valid" "valid" "$(validate "$T/s.json")"
+check "--shape: block tables of 2 sequences x 2 layers x 2 KV heads" "8" "$($PY -c "import json;print(len(json.load(open('$T/s.json'))['kv']['block_tables']))")"
+"$KVCIM" map --context 64 --json "$T/c64.json" > /dev/null
+check "--context 64: 64 x 20 streams x 128 bits resident" "64" "$($PY -c "import json;d=json.load(open('$T/c64.json'));print(d['kv']['tokens']['resident']//20)")"
+
+# bad input: one line on stderr, exit code 2, no JSON written
+bad() {
+  local name=$1; shift
+  "$KVCIM" "$@" >/dev/null 2>"$T/err"; rc=$?
+  check "$name: exit code 2" "2" "$rc"
+  check "$name: one line on stderr" "1" "$(wc -l < "$T/err")"
+  check "$name: no JSON left behind" "no" "$([ -e "$T/bad.json" ] && echo yes || echo no)"
+}
+bad "missing --hw file" map --hw "$T/none.yaml" --json "$T/bad.json"
+sed 's/^  rows: 256/  rowz: 256/' "$SRC/configs/hw/sram_digital.yaml" > "$T/typo.yaml"
+bad "unknown key in --hw" map --hw "$T/typo.yaml" --json "$T/bad.json"
+"$KVCIM" map --hw "$T/typo.yaml" 2>&1 | grep -q "did you mean 'rows'"
+check "unknown key suggests the closest" "0" "$?"
+printf 'name: x\nmacro: [1, 2\n' > "$T/syntax.yaml"
+bad "YAML syntax error in --hw" map --hw "$T/syntax.yaml" --json "$T/bad.json"
+bad "unknown policy" map --policy overflw=spill --json "$T/bad.json"
+bad "context beyond capacity under fail" map --context 100000000 --json "$T/bad.json"
+bad "unknown preset" map --preset llama9 --json "$T/bad.json"
+bad "bad shape" map --shape dim=64,hidden=0,layers=1,heads=4,vocab=5,context=8 --json "$T/bad.json"
+bad "unwritable --json" map --json "$T/no/such/dir/x.json"
+bad "two model sources" map --preset llama2-7b --shape dim=64
+
+[ $fails -eq 0 ] && echo "all map checks passed" || { echo "$fails map check(s) failed"; exit 1; }
