@@ -11,4 +11,6 @@ foreach(src ${KVCIM_BENCH_SOURCES})
   endif()
   add_test(NAME benchmark.${name}
            COMMAND ${name} --benchmark_min_time=0.01 --benchmark_filter=${KVCIM_BENCH_SMOKE_FILTER})
+  # Benchmarks read KVCIM_BENCH_SMOKE to keep to small shapes in this smoke run.
+  set_tests_properties(benchmark.${name} PROPERTIES ENVIRONMENT KVCIM_BENCH_SMOKE=1)
 endforeach()
