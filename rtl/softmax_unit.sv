@@ -25,7 +25,8 @@ module softmax_unit
   input  logic                  evt_clear_i,
   input  logic                  start_valid_i,
   output logic                  start_ready_o,
-  input  logic [T*S_BITS-1:0]   scores_i,      // s_t, signed, latched at the start handshake
+  input  logic [T*S_BITS-1:0]   scores_i,      // s_t, signed, stable while busy (the K macro's
+                                               // result registers serve as the score buffer)
   input  logic [T*XB-1:0]       ek_i,          // per-token exponents, stable while busy
   input  logic [T*XB-1:0]       ev_i,
   input  logic [QMUL_BITS-1:0]  qmul_i,        // stable while busy
@@ -54,7 +55,7 @@ module softmax_unit
   phase_t phase;
   logic [T_BITS-1:0] t_q;
   logic [N_BITS-1:0] n_q;
-  logic signed [Y_BITS-1:0] y [T];    // s_t after the start, Y_t after SCALE
+  logic signed [Y_BITS-1:0] y [T];    // Y_t, written in SCALE
   logic [E_BITS-1:0] e [T];
   logic [PROB_BITS-1:0] p [T];
   logic signed [Y_BITS-1:0] ymax;
@@ -73,11 +74,12 @@ module softmax_unit
   // ---- the datapath of token t_q (one of each unit) ---------------------------------------------
   wire signed [XB-1:0] ek_t = ek_i[int'(t_q)*XB +: XB];
   wire signed [XB-1:0] ev_t = ev_i[int'(t_q)*XB +: XB];
+  wire signed [S_BITS-1:0] s_t = scores_i[int'(t_q)*S_BITS +: S_BITS];
 
   // SCALE: Y = (s qmul + 2^(sh-1)) >>> sh, sh = clamp(-(qexp + ek + F), 0, 62)
   logic signed [Y_BITS-1:0] y_scaled;
   always_comb begin
-    automatic logic signed [63:0] prod = 64'(y[t_q]) * $signed({48'd0, qmul_i});
+    automatic logic signed [63:0] prod = 64'(s_t) * $signed({48'd0, qmul_i});
     automatic logic signed [XB+2:0] e2 = (XB+3)'($signed(qexp_i)) + (XB+3)'(ek_t) + (XB+3)'(EXP_FRAC);
     automatic logic signed [XB+2:0] neg = -e2;
     automatic int sh = (neg < 0) ? 0 : (int'(neg) > SCALE_MAX_SHIFT) ? SCALE_MAX_SHIFT : int'(neg);
@@ -126,7 +128,6 @@ module softmax_unit
     end else begin
       case (phase)
         IDLE: if (start_valid_i) begin
-          for (int t = 0; t < T; t++) y[t] <= Y_BITS'($signed(scores_i[t*S_BITS +: S_BITS]));
           n_q <= n_i;
           t_q <= '0;
           ymax <= {1'b1, {(Y_BITS-1){1'b0}}};  // most negative: the first token always wins
