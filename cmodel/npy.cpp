@@ -13,6 +13,8 @@ NpyArray read_npy(const std::string& path) {
   char magic[8];
   if (!in.read(magic, 8) || std::string(magic, 6) != "\x93NUMPY")
     fail(path, "magic", "missing", "not a .npy file");
+  if (magic[6] < 1 || magic[6] > 3)
+    fail(path, "version", std::to_string(int(magic[6])), "expected a .npy format version 1, 2 or 3");
   uint32_t header_len = 0;
   if (magic[6] == 1) {
     uint16_t len16 = 0;
@@ -40,7 +42,14 @@ NpyArray read_npy(const std::string& path) {
     if (end == std::string::npos) end = dims.size();
     std::string item = dims.substr(pos, end - pos);
     if (item.find_first_not_of(' ') != std::string::npos) {
-      long v = std::stol(item);
+      long v = -1;
+      size_t used = 0;
+      try {
+        v = std::stol(item, &used);
+      } catch (const std::exception&) {
+        v = -1;
+      }
+      if (item.find_first_not_of(' ', used) != std::string::npos) v = -1;
       if (v < 0 || v > (1L << 31)) fail(path, "shape", item, "a dimension in 0..2^31");
       a.shape.push_back(v);
       count *= v;
@@ -48,6 +57,14 @@ NpyArray read_npy(const std::string& path) {
     }
     pos = end + 1;
   }
+  // The shape must be backed by bytes in the file before anything is allocated for it.
+  std::error_code ec;
+  const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(path, ec));
+  const int64_t left = ec ? -1 : file_bytes - static_cast<int64_t>(in.tellg());
+  if (left < count * 4)
+    fail(path, "data", std::to_string(left < 0 ? 0 : left) + " bytes",
+         "truncated: the shape needs " + std::to_string(count) + " float32 values (" +
+             std::to_string(count * 4) + " bytes)");
   a.data.resize(count);
   if (!in.read(reinterpret_cast<char*>(a.data.data()), count * 4))
     fail(path, "data", "truncated", std::to_string(count) + " float32 values expected");

@@ -1,5 +1,6 @@
 #include "kvcim/cmodel/checkpoint.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -45,17 +46,23 @@ int64_t file_size(const std::string& path) {
 }
 
 void read_into(std::ifstream& in, float* dst, int64_t count, const std::string& path,
-               const char* what) {
+               const std::string& what) {
   in.read(reinterpret_cast<char*>(dst), count * 4);
   if (!in) fail(path, what, "short read", "the file ended early");
+  // A NaN or infinite weight is never meant: it would turn every later activation into NaN.
+  for (int64_t i = 0; i < count; ++i)
+    if (!std::isfinite(dst[i]))
+      fail(path, what, std::to_string(dst[i]) + " at element " + std::to_string(i),
+           "finite float32 weights");
 }
 
 void read_layers(std::ifstream& in, const Config& c, std::vector<LayerWeights>& layers,
                  Matrix LayerWeights::*member, int rows, int cols, const std::string& path,
                  const char* what) {
-  for (auto& l : layers) {
-    (l.*member).resize(rows, cols);
-    read_into(in, (l.*member).data(), int64_t(rows) * cols, path, what);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    auto& m = layers[i].*member;
+    m.resize(rows, cols);
+    read_into(in, m.data(), int64_t(rows) * cols, path, std::string(what) + " of layer " + std::to_string(i));
   }
   (void)c;
 }
@@ -63,9 +70,10 @@ void read_layers(std::ifstream& in, const Config& c, std::vector<LayerWeights>& 
 void read_layer_vectors(std::ifstream& in, std::vector<LayerWeights>& layers,
                         Vector LayerWeights::*member, int size, const std::string& path,
                         const char* what) {
-  for (auto& l : layers) {
-    (l.*member).resize(size);
-    read_into(in, (l.*member).data(), size, path, what);
+  for (size_t i = 0; i < layers.size(); ++i) {
+    auto& v = layers[i].*member;
+    v.resize(size);
+    read_into(in, v.data(), size, path, std::string(what) + " of layer " + std::to_string(i));
   }
 }
 

@@ -8,6 +8,22 @@ namespace {
 // Largest size any one header field may take: beyond it products could overflow int64 and the
 // file could not exist anyway.
 constexpr int kMaxField = 1 << 24;
+// Whole-model limits, checked in 128-bit arithmetic before any product is formed in int64:
+// no checkpoint has more than 2^40 float32 values (4 TiB), and the KV cache, allocated in full
+// when a model is built, may not exceed 2^33 values (32 GiB; Llama-2-70B at 4k context needs
+// 2^29.3).
+constexpr int64_t kMaxCheckpointFloats = int64_t(1) << 40;
+constexpr int64_t kMaxKvCacheFloats = int64_t(1) << 33;
+using Wide = unsigned __int128;
+
+std::string decimal(Wide v) {
+  std::string s;
+  do {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(v % 10)));
+    v /= 10;
+  } while (v);
+  return s;
+}
 
 void check_range(const std::string& where, const char* field, int value) {
   if (value <= 0) fail(where, field, std::to_string(value), "expected a positive size");
@@ -33,6 +49,18 @@ void Config::validate(const std::string& where) const {
          "must divide n_heads = " + std::to_string(n_heads));
   if (head_dim() % 2 != 0)
     fail(where, "head_dim", std::to_string(head_dim()), "RoPE needs an even head size");
+  const Wide d = dim, h = hidden_dim, L = n_layers, V = vocab_size, hd = head_dim(),
+             kv = kv_dim(), S = seq_len;
+  const Wide floats = V * d * (shared_classifier ? 1 : 2) +
+                      L * (2 * d + 2 * d * d + 2 * kv * d + 3 * h * d) + d + S * hd;
+  if (floats > Wide(kMaxCheckpointFloats))
+    fail(where, "tensor sizes", decimal(floats) + " float32 values",
+         "at most 2^40: the header's sizes are corrupt (or the model is beyond any memory)");
+  const Wide kv_floats = 2 * L * kv * S;
+  if (kv_floats > Wide(kMaxKvCacheFloats))
+    fail(where, "seq_len", std::to_string(seq_len),
+         "its KV cache (2 x n_layers x kv_dim x seq_len) would be " + decimal(kv_floats) +
+             " float32 values; at most 2^33 (32 GiB)");
 }
 
 int64_t Config::checkpoint_floats() const {

@@ -38,10 +38,20 @@ float Sampler::random_f32() { return (random_u32() >> 8) / 16777216.0f; }
 
 int Sampler::sample(const Vector& logits) {
   const int n = static_cast<int>(logits.size());
+  // Non-finite logits mean the activations overflowed float32: no token is meaningful, and
+  // NaN probabilities would leave the top-p candidate list empty.
+  for (int i = 0; i < n; ++i)
+    if (!std::isfinite(logits[i]))
+      fail("sampler", "logits", std::to_string(logits[i]) + " at token " + std::to_string(i),
+           "finite logits (the model's activations overflowed float32)");
   if (temperature_ == 0.0f) return argmax(logits.data(), n);
   std::vector<float> probs(logits.data(), logits.data() + n);
   for (float& p : probs) p /= temperature_;
   softmax(probs.data(), n);
+  // A tiny temperature can push finite logits past float32 (inf - inf = NaN in the softmax):
+  // that is the greedy limit.
+  for (float p : probs)
+    if (!std::isfinite(p)) return argmax(logits.data(), n);
   const float coin = random_f32();
   if (topp_ <= 0.0f || topp_ >= 1.0f) {
     // sample from the whole distribution
@@ -57,6 +67,7 @@ int Sampler::sample(const Vector& logits) {
   std::vector<int> idx;
   for (int i = 0; i < n; ++i)
     if (probs[i] >= cutoff) idx.push_back(i);
+  if (idx.empty()) return argmax(probs.data(), n);  // n == 1: the cutoff (1 - topp) / 0 is inf
   std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return probs[a] > probs[b]; });
   float cumulative = 0.0f;
   size_t last = idx.size() - 1;

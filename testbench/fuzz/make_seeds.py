@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Writes the small seed inputs of testbench/fuzz/corpus/<target>/ (committed; rerun only to
+regenerate them). Crash reproducers found by fuzzing are committed beside the seeds by hand and
+are not touched here (their names start with crash-, leak-, timeout- or oom-)."""
+import os
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+SRC = os.path.dirname(os.path.dirname(ROOT))
+
+
+def put(target, name, data):
+    d = os.path.join(ROOT, "corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, name), "wb") as f:
+        f.write(data)
+
+
+def checkpoint(dim, hidden, layers, heads, kv_heads, vocab, seq, shared=True, fill=0.01):
+    hd = dim // heads
+    kv = hd * kv_heads
+    n = vocab * dim + layers * (dim + dim * dim + 2 * kv * dim + dim * dim + dim + 3 * hidden * dim)
+    n += dim + seq * hd + (0 if shared else vocab * dim)
+    header = struct.pack("<7i", dim, hidden, layers, heads, kv_heads, vocab if shared else -vocab, seq)
+    floats = struct.pack("<%df" % n, *[fill * ((i % 7) - 3) for i in range(n)])
+    return header + floats
+
+
+def tokenizer(extra=(), max_len=8):
+    entries = [(0.0, b"<unk>"), (0.0, b"<s>"), (0.0, b"</s>")]
+    entries += [(0.0, b"<0x%02X>" % b) for b in range(256)]
+    entries += list(extra)
+    out = struct.pack("<i", max_len)
+    for score, piece in entries:
+        out += struct.pack("<fi", score, len(piece)) + piece
+    return out
+
+
+def tok_input(text, file_bytes):
+    return struct.pack("<H", len(text)) + text + file_bytes
+
+
+def npy(shape, version=1, descr="<f4", values=None):
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': (%s), }" % (descr, dims)
+    lenbytes = 2 if version == 1 else 4
+    pad = (64 - (6 + 2 + lenbytes + len(header) + 1) % 64) % 64
+    header = header + " " * pad + "\n"
+    count = 1
+    for d in shape:
+        count *= d
+    values = values if values is not None else [float(i) for i in range(count)]
+    return (b"\x93NUMPY" + bytes([version, 0]) + struct.pack("<H" if version == 1 else "<I", len(header))
+            + header.encode() + struct.pack("<%df" % len(values), *values))
+
+
+def main():
+    # checkpoint: tiny valid shapes (MHA, GQA, separate classifier) and a few broken ones
+    put("checkpoint", "mha_shared.bin", checkpoint(2, 3, 1, 1, 1, 4, 2))
+    put("checkpoint", "gqa_separate.bin", checkpoint(4, 3, 2, 2, 1, 5, 3, shared=False))
+    put("checkpoint", "large_weights.bin", checkpoint(2, 2, 1, 1, 1, 3, 2, fill=1e30))
+    put("checkpoint", "header_only.bin", struct.pack("<7i", 2, 3, 1, 1, 1, 4, 2))
+    put("checkpoint", "truncated.bin", checkpoint(2, 3, 1, 1, 1, 4, 2)[:-5])
+    put("checkpoint", "overflow.bin", struct.pack("<7i", 1 << 24, 1 << 24, 1 << 24, 1 << 22, 1 << 22, 1 << 24, 1 << 24))
+
+    # tokenizer: [u16 text length][text][tokenizer file]
+    merges = [(1.0, b" "), (2.0, b"a"), (3.0, b" a"), (4.0, b"ab"), (5.0, b" ab"), (0.5, b"\xc3\xa9")]
+    put("tokenizer", "minimal.bin", tok_input(b"ab a\xc3\xa9", tokenizer(merges)))
+    put("tokenizer", "bytes_only.bin", tok_input(b"\xff\xfe abc", tokenizer()))
+    put("tokenizer", "truncated.bin", tok_input(b"a", tokenizer(merges)[:-3]))
+    put("tokenizer", "huge_length.bin", tok_input(b"", struct.pack("<ifi", 8, 0.0, 1 << 30)))
+
+    # encode: texts for the embedded vocabulary, valid UTF-8 and not
+    texts = {
+        "ascii.txt": b"Once upon a time, Lily and Tom went to the park.",
+        "utf8.txt": "caf\u00e9 \u2603 \U0001F600 na\u00efve".encode(),
+        "invalid_utf8.txt": b"\xff\xfe\xc3(\xa0\xa1\xe2\x28\xa1\xf0\x90\x28\xbc\xc0\xaf\xed\xa0\x80",
+        "truncated_utf8.txt": b"abc \xe2\x98",
+        "byte_piece_text.txt": b"<0x41> <s> </s> <unk>",
+        "controls.txt": b"\x00\x01\n\t\r \x7f",
+    }
+    for name, t in texts.items():
+        put("encode", name, t)
+
+    # tech_table: the shipped 45 nm table (complete, no base:) and small broken variants
+    base = open(os.path.join(SRC, "configs", "tech", "digital_45nm.yaml"), "rb").read()
+    put("tech_table", "digital_45nm.yaml", base)
+    put("tech_table", "unknown_key.yaml", b"name: x\nevnets: {}\n")
+    put("tech_table", "wrong_unit.yaml",
+        b"name: x\nevents:\n  adder_op:\n    energy_pj: {value: 3 ns, source: \"[H1] x\"}\n"
+        b"    latency_ns: {value: 1, assumption: \"a sentence of reasoning here\"}\n")
+    put("tech_table", "base_missing.yaml", b"name: x\nbase: nothere.yaml\n")
+    put("tech_table", "flow.yaml", b"{name: t, cell: {endurance_writes: {value: unlimited, source: '[M1]'}}}\n")
+
+    # npy: valid v1/v2 arrays and broken headers
+    put("npy", "v1_2x3.npy", npy([2, 3]))
+    put("npy", "v2_4.npy", npy([4], version=2))
+    put("npy", "scalar.npy", npy([]))
+    put("npy", "huge_shape.npy", npy([1 << 30], values=[1.0]))
+    put("npy", "f8.npy", npy([2], descr="<f8"))
+    put("npy", "bad_dim.npy", npy([2], values=[1.0, 2.0]).replace(b"(2,)", b"(x,)"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

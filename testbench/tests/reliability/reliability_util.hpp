@@ -1,0 +1,52 @@
+// Helpers of the reliability suite: temporary files, and the message of the kvcim::Error that a
+// call is expected to throw (a test fails when it throws nothing or something else).
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kvcim/error.hpp"
+
+namespace kvcim::test {
+
+inline std::string temp_path(const std::string& name) { return ::testing::TempDir() + "/rel_" + name; }
+
+inline std::string write_bytes(const std::string& name, const std::string& bytes) {
+  const std::string path = temp_path(name);
+  std::ofstream(path, std::ios::binary | std::ios::trunc).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  return path;
+}
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+template <class T>
+std::string pod_bytes(const std::vector<T>& v) {
+  return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+}
+
+// The message of the kvcim::Error that `f` throws; "" (and a test failure) otherwise.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const kvcim::Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected kvcim::Error, got another exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected kvcim::Error, nothing was thrown";
+  return "";
+}
+
+// Every message of a reader: names the file and fits on one line.
+#define EXPECT_NAMES(msg, text) EXPECT_NE((msg).find(text), std::string::npos) << "message: " << (msg)
+#define EXPECT_ONE_LINE(msg) EXPECT_EQ((msg).find('\n'), std::string::npos) << "message: " << (msg)
+
+}  // namespace kvcim::test
