@@ -147,10 +147,13 @@ Ledger TokenLedgers::total() const {
 }
 
 TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
-                           const WeightPlacement& weights, const KvLayout& kv, int64_t context) {
+                           const WeightPlacement& weights, const KvLayout& kv, int64_t context,
+                           bool per_layer) {
   const cmodel::Config& c = shape.config;
   if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
-  TokenLedgers t{Ledger(c.n_layers), Ledger(c.n_layers)};
+  const int n_slots = per_layer ? c.n_layers : 1;
+  auto slot = [&](int layer) { return per_layer || layer == energy::kModelLevel ? layer : 0; };
+  TokenLedgers t{Ledger(n_slots), Ledger(n_slots)};
   const EventKind off = hw.offchip_event();
   const int wb = hw.precision.weight_bits, ab = hw.precision.activation_bits;
 
@@ -169,13 +172,13 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
       } else {
         e = blocks_compute_events(m, hw.macro, m.onchip_blocks);
       }
-      energy::charge_cim_linear(t.cim, m.layer, m.op, e, m.n_out * (m.row_tiles - 1), m.n_out, m.n_in);
+      energy::charge_cim_linear(t.cim, slot(m.layer), m.op, e, m.n_out * (m.row_tiles - 1), m.n_out, m.n_in);
     }
     const int64_t off_elems = m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks);
     if (off_elems > 0)
-      energy::charge_conventional_matvec(t.periphery, m.layer, m.op, off_elems, 1, wb,
+      energy::charge_conventional_matvec(t.periphery, slot(m.layer), m.op, off_elems, 1, wb,
                                          EventKind::int8_mac, 0, off);
-    energy::charge_matvec_buffer(t.periphery, m.layer, m.op, m.n_in, m.n_out, ab);
+    energy::charge_matvec_buffer(t.periphery, slot(m.layer), m.op, m.n_in, m.n_out, ab);
   }
 
   // Attention: two stream classes (with and without the extra page).
@@ -184,11 +187,11 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   const StreamClass extra = any_extra ? stream_class(kv, policy, 0, context) : plain;
   for (int l = 0; l < c.n_layers; ++l) {
     const int64_t n_extra = extra_streams_in_layer(kv, l);
-    charge_stream(t, hw, kv, l, extra, n_extra);
-    charge_stream(t, hw, kv, l, plain, kv.stored_heads - n_extra);
+    charge_stream(t, hw, kv, slot(l), extra, n_extra);
+    charge_stream(t, hw, kv, slot(l), plain, kv.stored_heads - n_extra);
     // K and V are quantised once per KV head, however many copies are stored
-    t.cim.add(l, Op::kv_write, EventKind::fp32_mul, 2 * int64_t{c.head_dim()} * c.n_kv_heads);
-    energy::charge_layer_elementwise(t.periphery, l, c);
+    t.cim.add(slot(l), Op::kv_write, EventKind::fp32_mul, 2 * int64_t{c.head_dim()} * c.n_kv_heads);
+    energy::charge_layer_elementwise(t.periphery, slot(l), c);
   }
   energy::charge_model_elementwise(t.periphery, c);
   t.periphery.add(energy::kModelLevel, Op::other, off, int64_t{c.dim} * wb);  // embedding row
@@ -229,16 +232,17 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
     return std::max({t, off * wb * off_bit, off * mac});
   };
   LatencyBound lb;
-  // stage time per layer = the slowest matrix of the stage
-  std::map<std::pair<int, Op>, double> t;
+  // stage time per layer = the slowest matrix of the stage; matrices of replica 0 come in token
+  // order, seven per layer, then the classifier
+  std::vector<double> t;
+  t.reserve(weights.matrices.size());
   for (const MatrixPlacement& m : weights.matrices)
-    if (m.replica == 0) t[{m.layer, m.op}] = matrix_ns(m);
+    if (m.replica == 0) t.push_back(matrix_ns(m));
   for (int l = 0; l < c.n_layers; ++l) {
-    lb.weights_ns += std::max({t[{l, Op::q_proj}], t[{l, Op::k_proj}], t[{l, Op::v_proj}]}) +
-                     t[{l, Op::o_proj}] + std::max(t[{l, Op::ffn_w1}], t[{l, Op::ffn_w3}]) +
-                     t[{l, Op::ffn_w2}];
+    const double* m = &t[7 * static_cast<size_t>(l)];  // q k v o w1 w2 w3
+    lb.weights_ns += std::max({m[0], m[1], m[2]}) + m[3] + std::max(m[4], m[6]) + m[5];
   }
-  lb.weights_ns += t[{energy::kModelLevel, Op::classifier}];
+  lb.weights_ns += t.back();
   // KV write and attention: every stream in parallel; the slowest stream class sets the pace.
   for (int64_t i : {int64_t{0}, kv.streams() - 1}) {
     const StreamTokens s = stream_tokens(kv, policy, i, context);
@@ -260,19 +264,26 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
     lb.kv_write_ns = std::max(lb.kv_write_ns, write * c.n_layers);
     lb.attention_ns = std::max(lb.attention_ns, attn * c.n_layers);
   }
-  // Elementwise digital work on the periphery lanes.
-  Ledger other(c.n_layers);
-  for (int l = 0; l < c.n_layers; ++l) energy::charge_layer_elementwise(other, l, c);
-  energy::charge_model_elementwise(other, c);
+  // Elementwise digital work on the periphery lanes (every layer does the same).
+  Ledger layer(1), model(0);
+  energy::charge_layer_elementwise(layer, 0, c);
+  energy::charge_model_elementwise(model, c);
   for (auto k : energy::all_event_kinds())
-    lb.digital_ns += static_cast<double>(other.count(k)) * costs.latency(k) * 1e-6 /
-                     static_cast<double>(hw.digital_units);
+    lb.digital_ns += static_cast<double>(layer.count(k) * c.n_layers + model.count(k)) *
+                     costs.latency(k) * 1e-6 / static_cast<double>(hw.digital_units);
   return lb;
+}
+
+BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context) {
+  if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
+  const Ledger base = energy::baseline_ledger(shape.config, context - 1, hw.baseline);
+  const energy::Costs bc = hw.baseline_costs();
+  return {base.cost(bc).energy_pj(), energy::baseline_latency(base, bc, hw.baseline).bound_ns()};
 }
 
 Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                 const WeightPlacement& weights, const KvLayout& kv, int64_t context,
-                const Ledger* baseline) {
+                const BaselineFigures* baseline) {
   const cmodel::Config& c = shape.config;
   Figures f;
   f.context = context;
@@ -309,15 +320,15 @@ Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& p
   f.offchip_tokens = r0 * extra.offchip_tokens + n0 * plain.offchip_tokens;
   f.evicted_tokens = r0 * extra.evicted_tokens + n0 * plain.evicted_tokens;
 
-  const TokenLedgers t = token_ledgers(shape, hw, policy, weights, kv, context);
+  const TokenLedgers t = token_ledgers(shape, hw, policy, weights, kv, context, false);
   f.kv_cell_writes_per_token = t.cim.count(Op::kv_write, EventKind::cell_write);
   const energy::Costs costs = hw.costs(), kvc = hw.kv_costs();
-  f.energy_pj_cim = t.total().cost(costs, &kvc).energy_pj();
-  const Ledger base = baseline ? *baseline : energy::baseline_ledger(c, context - 1, hw.baseline);
-  f.energy_pj_conventional = base.cost(hw.baseline_costs()).energy_pj();
+  f.energy_pj_cim = static_cast<double>(t.cim.energy_aj(costs, &kvc) + t.periphery.energy_aj(costs, &kvc)) * 1e-6;
+  const BaselineFigures b = baseline ? *baseline : baseline_figures(shape, hw, context);
+  f.energy_pj_conventional = b.energy_pj;
+  f.latency_ns_conventional = b.latency_ns;
   f.latency = cim_latency(shape, hw, policy, weights, kv, context);
   f.latency_ns_cim = f.latency.total_ns();
-  f.latency_ns_conventional = energy::baseline_latency(base, hw.baseline_costs(), hw.baseline).bound_ns();
 
   // Endurance of the KV cells: the most-written cell belongs to the stream whose slots are
   // reused most often (ceil(pages / pages it may hold) writes per sequence).

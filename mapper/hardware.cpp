@@ -74,7 +74,8 @@ const std::vector<std::string> kTop = {"name",      "description", "technology",
 std::string resolve(const Section& s, const std::string& key, const std::string& base_dir) {
   const std::string rel = s.get_string(key);
   const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(base_dir) / rel;
-  if (!fs::exists(p)) s.error(key, "no such technology table: " + p.string());
+  // a regular file: a FIFO or device named here would block the reader forever
+  if (!fs::is_regular_file(p)) s.error(key, "no such technology table (a regular file): " + p.string());
   return p.lexically_normal().string();
 }
 

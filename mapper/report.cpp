@@ -50,7 +50,10 @@ std::string fmt(const char* f, double v) {
 MapReport analyse(const Placement& p) {
   MapReport r;
   r.conventional = energy::baseline_ledger(p.shape.config, p.context - 1, p.hw.baseline);
-  r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, &r.conventional);
+  const energy::Costs bc = p.hw.baseline_costs();
+  const BaselineFigures b{r.conventional.cost(bc).energy_pj(),
+                          energy::baseline_latency(r.conventional, bc, p.hw.baseline).bound_ns()};
+  r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, &b);
   r.ledgers = token_ledgers(p);
   return r;
 }

@@ -1,6 +1,7 @@
 // Weight placement: row tiles over inputs x column tiles over outputs, one block per macro, on
 // consecutive macros in token order (see placement.hpp).
 #include <algorithm>
+#include <array>
 
 #include "kvcim/cmodel/energy/workload.hpp"
 #include "kvcim/error.hpp"
@@ -68,10 +69,12 @@ int WeightPlacement::find(Op op, int layer, int replica) const {
 }
 
 int64_t weight_macros_needed(const cmodel::Config& c, const MacroSpec& spec, int replicas) {
-  int64_t n = 0;
-  for (const auto& m : cmodel::energy::token_matrices(c))
-    n += int64_t{row_tiles(m.n_in, spec)} * col_tiles(m.n_out, spec);
-  return n * replicas;
+  // every layer has the same seven shapes
+  const int64_t R = spec.rows, W = spec.weights_per_row();
+  auto blocks = [&](int64_t n_in, int64_t n_out) { return ((n_in + R - 1) / R) * ((n_out + W - 1) / W); };
+  int64_t per_layer = 0;
+  for (const auto& m : cmodel::energy::layer_matrices(c, 0)) per_layer += blocks(m.n_in, m.n_out);
+  return (per_layer * c.n_layers + blocks(c.dim, c.vocab_size)) * replicas;
 }
 
 WeightPlacement place_weights(const cmodel::Config& c, const MacroSpec& spec, int replicas,
@@ -82,34 +85,43 @@ WeightPlacement place_weights(const cmodel::Config& c, const MacroSpec& spec, in
     fail("placement", "macros_available", std::to_string(macros_available), "expected >= 0");
   WeightPlacement wp;
   wp.macros_available = macros_available;
-  const auto shapes = cmodel::energy::token_matrices(c);
+  wp.matrices.reserve((7 * static_cast<size_t>(c.n_layers) + 1) * replicas);
   const int64_t slices = spec.slices_per_weight();
+  const int64_t R = spec.rows, W = spec.weights_per_row();
+  // The seven shapes of a layer, tiled once (every layer is the same), and the classifier.
+  std::array<cmodel::energy::MatrixShape, 8> shapes{};
+  const auto layer = cmodel::energy::layer_matrices(c, 0);
+  std::copy(layer.begin(), layer.end(), shapes.begin());
+  shapes[7] = {Op::classifier, cmodel::energy::kModelLevel, c.dim, c.vocab_size};
+  std::array<int, 8> rt{}, ct{};
+  for (int i = 0; i < 8; ++i) {
+    rt[i] = static_cast<int>((shapes[i].n_in + R - 1) / R);
+    ct[i] = static_cast<int>((shapes[i].n_out + W - 1) / W);
+  }
   int64_t next = 0;
-  for (int r = 0; r < replicas; ++r)
-    for (const auto& s : shapes) {
-      MatrixPlacement m{s.op, s.layer, r, s.n_in, s.n_out, row_tiles(s.n_in, spec),
-                        col_tiles(s.n_out, spec), -1, 0};
-      m.onchip_blocks = std::min(m.blocks(), macros_available - next);
-      if (m.onchip_blocks > 0) {
-        m.first_macro = next;
-        next += m.onchip_blocks;
-        // Cells of the on-chip blocks: whole row tiles of blocks plus a partial one.
-        const int64_t full_rows = m.onchip_blocks / m.col_tiles, rem = m.onchip_blocks % m.col_tiles;
-        int64_t elems = 0;
-        const int per_row = spec.weights_per_row();
-        const int64_t rows_before = std::min<int64_t>(full_rows * spec.rows, s.n_in);
-        elems += rows_before * s.n_out;
-        if (rem > 0) {
-          const int64_t rows_here = std::min<int64_t>(spec.rows, s.n_in - full_rows * spec.rows);
-          elems += rows_here * std::min<int64_t>(rem * per_row, s.n_out);
-        }
-        wp.elements_onchip += elems;
-        wp.cells_used += elems * slices;
-      }
-      wp.blocks_offchip += m.blocks() - m.onchip_blocks;
-      wp.elements_total += s.n_in * s.n_out;
-      wp.matrices.push_back(m);
+  auto add = [&](int i, int layer_index, int r) {
+    const auto& s = shapes[i];
+    MatrixPlacement m{s.op, layer_index, r, s.n_in, s.n_out, rt[i], ct[i], -1, 0};
+    m.onchip_blocks = std::max<int64_t>(0, std::min(m.blocks(), macros_available - next));
+    if (m.onchip_blocks > 0) {
+      m.first_macro = next;
+      next += m.onchip_blocks;
+      // elements of the on-chip blocks: whole row tiles of blocks plus a partial one
+      const int64_t full_rows = m.onchip_blocks / m.col_tiles, rem = m.onchip_blocks % m.col_tiles;
+      int64_t elems = std::min(full_rows * R, s.n_in) * s.n_out;
+      if (rem > 0) elems += std::min(R, s.n_in - full_rows * R) * std::min(rem * W, s.n_out);
+      wp.elements_onchip += elems;
+      wp.cells_used += elems * slices;
     }
+    wp.blocks_offchip += m.blocks() - m.onchip_blocks;
+    wp.elements_total += s.n_in * s.n_out;
+    wp.matrices.push_back(m);
+  };
+  for (int r = 0; r < replicas; ++r) {
+    for (int l = 0; l < c.n_layers; ++l)
+      for (int i = 0; i < 7; ++i) add(i, l, r);
+    add(7, cmodel::energy::kModelLevel, r);
+  }
   wp.macros_used = next;
   return wp;
 }

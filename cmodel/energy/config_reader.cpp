@@ -178,10 +178,18 @@ void Section::error(const std::string& key, const std::string& expected) const {
 }
 
 void Section::check_keys(const std::vector<std::string>& known) const {
+  std::vector<std::string> seen;
   for (const auto& kv : node_) {
     if (!kv.first.IsScalar())
       fail(where(), path_.empty() ? "(top level)" : path_, "(non-scalar key)", "keys are names");
     const std::string k = kv.first.Scalar();
+    // YAML keys are unique; yaml-cpp would silently read the first of two.
+    if (std::find(seen.begin(), seen.end(), k) != seen.end()) {
+      const int line = kv.first.Mark().line;  // the second occurrence
+      fail(line < 0 ? file_ : file_ + ":" + std::to_string(line + 1), field(k), show(kv.second),
+           "duplicate key: given twice in this section");
+    }
+    seen.push_back(k);
     if (std::find(known.begin(), known.end(), k) == known.end())
       fail(where(k), field(k), show(kv.second), "unknown key; " + suggestion(k, known));
   }

@@ -150,6 +150,24 @@ Breakdown Ledger::cost(const Costs& main, const Costs* attention) const {
   return b;
 }
 
+int64_t Ledger::energy_aj(const Costs& main, const Costs* attention) const {
+  // Accumulated in 128 bits and range-checked once; equal to cost().energy_aj when that fits.
+  __int128 sum = 0;
+  auto layer_sum = [&](const Cells& cells) {
+    for (int op = 0; op < kOps; ++op) {
+      const Costs& c = attention && is_attention_op(static_cast<Op>(op)) ? *attention : main;
+      const int64_t* n = &cells[op * kEventKinds];
+      for (int k = 0; k < kEventKinds; ++k)
+        if (n[k]) sum += static_cast<__int128>(n[k]) * c.energy_aj[k];
+    }
+  };
+  layer_sum(model_);
+  for (const auto& cells : layers_) layer_sum(cells);
+  if (sum > static_cast<__int128>(INT64_MAX))
+    fail("ledger", "total", "(overflow)", "exceeds the int64 range of the ledger (9.2e18 attojoules = 9.2 J)");
+  return static_cast<int64_t>(sum);
+}
+
 nlohmann::json Ledger::counts_json() const {
   nlohmann::json j;
   nlohmann::json events = nlohmann::json::object();

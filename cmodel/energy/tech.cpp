@@ -92,7 +92,8 @@ void read_into(const std::string& path, Partial& out, int depth) {
   // The base is read first; this file's entries then override it.
   if (top.has("base")) {
     const fs::path base = fs::path(path).parent_path() / top.get_string("base");
-    if (!fs::exists(base)) top.error("base", "no such file: " + base.string());
+    // a regular file: a FIFO or device named here would block the reader forever
+    if (!fs::is_regular_file(base)) top.error("base", "no such file (a regular file): " + base.string());
     read_into(base.string(), out, depth + 1);
   }
   out.name = top.get_string("name");

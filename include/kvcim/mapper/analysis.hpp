@@ -24,8 +24,11 @@ struct TokenLedgers {
   cmodel::energy::Ledger total() const;
 };
 
+// per_layer = false charges every layer's events to layer 0 (same totals, a one-layer ledger:
+// what design-space sweeps need).
 TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
-                           const WeightPlacement& weights, const KvLayout& kv, int64_t context);
+                           const WeightPlacement& weights, const KvLayout& kv, int64_t context,
+                           bool per_layer = true);
 TokenLedgers token_ledgers(const Placement& p);  // at p.context
 // The sum over contexts 1..steps: a whole generation of `steps` tokens from an empty cache.
 TokenLedgers generation_ledgers(const Placement& p, int64_t steps);
@@ -65,9 +68,15 @@ struct Figures {
   double energy_pj_cim = 0, energy_pj_conventional = 0;
 };
 
+// The conventional baseline's figures for a context (independent of the CIM design).
+struct BaselineFigures {
+  double energy_pj = 0, latency_ns = 0;
+};
+BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context);
+
 Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                 const WeightPlacement& weights, const KvLayout& kv, int64_t context,
-                const cmodel::energy::Ledger* baseline = nullptr);
+                const BaselineFigures* baseline = nullptr);
 Figures figures(const Placement& p);
 
 // Sum of cim::compute_events over blocks [0, k) of a matrix (closed form over block shapes).

@@ -221,3 +221,26 @@ TEST(Analysis, GenerationLedgerSumsTokens) {
             [&] { int64_t n = 0; for (int c = 1; c <= 70; ++c) n += 5 * 8 * c; return n; }());
   (void)queries;
 }
+
+TEST(Analysis, CollapsedLayersKeepTotalsAndFastEnergyEqualsBreakdown) {
+  std::mt19937_64 rng(8);
+  for (int trial = 0; trial < 20; ++trial) {
+    const HardwareSpec hw = random_hw(rng);
+    const ModelShape shape{"random", random_cases::random_shape(rng)};
+    Policy p;
+    p.overflow = KvOverflow::spill;
+    const Placement pl = place(shape, hw, p, 0);
+    const int64_t ctx = 1 + static_cast<int64_t>(rng() % 50);
+    const TokenLedgers a = token_ledgers(shape, hw, p, pl.weights, pl.kv, ctx, true);
+    const TokenLedgers b = token_ledgers(shape, hw, p, pl.weights, pl.kv, ctx, false);
+    EXPECT_EQ(b.cim.n_layers(), 1);
+    for (auto op : all_ops())
+      for (auto k : all_event_kinds()) {
+        ASSERT_EQ(a.cim.count(op, k), b.cim.count(op, k));
+        ASSERT_EQ(a.periphery.count(op, k), b.periphery.count(op, k));
+      }
+    const Costs c = hw.costs(), kvc = hw.kv_costs();
+    EXPECT_EQ(a.cim.energy_aj(c, &kvc), a.cim.cost(c, &kvc).energy_aj);
+    EXPECT_EQ(a.periphery.energy_aj(c), a.periphery.cost(c).energy_aj);
+  }
+}

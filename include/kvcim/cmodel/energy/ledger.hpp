@@ -63,6 +63,8 @@ class Ledger {
   // The attention operations (is_attention_op) costed with `attention` when it is given: the KV
   // tiles may be of another technology than the weight macros.
   Breakdown cost(const Costs& costs, const Costs* attention) const;
+  // Only the total energy (attojoules) of cost(): cheaper, for design-space sweeps.
+  int64_t energy_aj(const Costs& costs, const Costs* attention = nullptr) const;
 
   // {"events": {kind: count}, "by_op": {op: {kind: count}}, "by_layer": [...]} (counts only).
   nlohmann::json counts_json() const;
