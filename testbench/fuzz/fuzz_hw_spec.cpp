@@ -1,0 +1,25 @@
+// Fuzz target: the hardware-spec parser (mapper), from YAML/JSON text as a Python dict or a file
+// gives it. Technology paths resolve against the shipped configs/hw folder, so seeds that name
+// ../tech/*.yaml reach the whole parser. A refusal must be a one-line kvcim::Error naming the
+// source; an accepted spec must pass its own validate() and cost its events.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fuzz_util.hpp"
+#include "kvcim/mapper/hardware.hpp"
+
+using namespace kvcim::mapper;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const std::string hw_dir = shipped_config_dir() + "/hw";
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  kvcim::fuzz::expect_clean("fuzzed.yaml", [&] {
+    const HardwareSpec spec = hardware_spec_from_text(text, hw_dir, "fuzzed.yaml");
+    spec.validate();
+    (void)spec.costs();
+    (void)spec.kv_costs();
+    (void)spec.baseline_costs();
+  });
+  return 0;
+}
