@@ -38,10 +38,14 @@ HAVE_RTL = _core.HAVE_RTL
 
 # Parts of the C++ library that are bound only once they exist in the build; re-exported when
 # present so that `kvcim.map`, `kvcim.run`, ... appear without changing this file.
-for _name in ("HardwareSpec", "Placement", "map", "Report", "run"):
+for _name in ("HardwareSpec", "Placement", "Policy", "ModelShape", "map", "parse_shape",
+              "shape_preset", "preset_names", "shape_from_checkpoint",
+              "default_hardware_spec_path"):
     if hasattr(_core, _name):
         globals()[_name] = getattr(_core, _name)
 del _name
+if hasattr(_core, "_run"):
+    from .report import Report, run  # noqa: E402,F401
 
 
 def __getattr__(name):

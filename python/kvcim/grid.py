@@ -7,12 +7,13 @@ A spec (a YAML file or a dict):
     tokenizer: null               # tokenizer path (default: the embedded tokenizer)
     hardware: ../configs/hw/x.yaml  # the base hardware spec: a path (relative to the spec file)
                                     # or an inline mapping
-    policy: null                  # mapper policy (map and run)
+    policy: null                  # mapper policy (map and run): text "overflow=spill,page=16"
+                                  # or a mapping of Policy fields {tokens_per_page: 16}
     run: {prompt: "Once upon a time", steps: 16}   # options of the evaluation
     grid:                         # every combination of these values is one point
       hardware.macro.adc_bits: [4, 6, 8]
       macro.rows: [64, 128]       # a path that does not start with a point field is a hardware path
-      policy: [packed, spread]
+      policy.tokens_per_page: [8, 64]   # (with a mapping policy)
     points:                       # optional: extra points, each a mapping of path -> value
       - {hardware.macro.adc_bits: 3}
 
@@ -47,6 +48,13 @@ def _fail(where, field, value, expected):
 def _short(value):
     text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _run_options(evaluate):
+    """The options a built-in evaluation reads from `run` (None: any, for custom ones)."""
+    from . import experiment
+    return {"map": experiment.MAP_OPTIONS, "run": experiment.RUN_OPTIONS,
+            "perplexity": {"text", "max_tokens"}}.get(evaluate)
 
 
 class Point:
@@ -143,6 +151,12 @@ class SweepSpec:
         if not isinstance(run, dict):
             _fail(w, "run", run, "expected a mapping of evaluation options")
         self.run = run
+        allowed = _run_options(evaluate)
+        if allowed is not None:
+            for key in run:
+                if key not in allowed:
+                    _fail(w, f"run.{key}", run[key], f"unknown option of evaluate: {evaluate} "
+                          f"(expected one of {', '.join(sorted(allowed))})")
         self.max_attempts = data.get("max_attempts", 2)
         if (not isinstance(self.max_attempts, int) or isinstance(self.max_attempts, bool)
                 or not 1 <= self.max_attempts <= 10):
@@ -189,20 +203,36 @@ class SweepSpec:
         return os.path.normpath(path)
 
     def _load_hardware(self, value):
-        if value is None or isinstance(value, dict):
-            return copy.deepcopy(value)
-        if not isinstance(value, str):
+        if value is None:
+            return None
+        if isinstance(value, dict):
+            hw, base_dir, label = copy.deepcopy(value), self.base_dir, "hardware"
+        elif isinstance(value, str):
+            path = self._resolve_path(value, "hardware")
+            import yaml
+            try:
+                with open(path, encoding="utf-8") as f:
+                    hw = yaml.safe_load(f)
+            except yaml.YAMLError as e:
+                _fail(self.where, "hardware", value, f"not valid YAML ({str(e).splitlines()[0]})")
+            if not isinstance(hw, dict):
+                _fail(self.where, "hardware", value, "expected the file to hold a mapping")
+            base_dir, label = os.path.dirname(path), value
+        else:
             _fail(self.where, "hardware", value, "expected a YAML file path or a mapping")
-        path = self._resolve_path(value, "hardware")
-        import yaml
+        return self._complete_hardware(hw, base_dir, label)
+
+    def _complete_hardware(self, hw, base_dir, label):
+        """The base spec through the C++ parser: validated now (a bad base is a spec error, not
+        one failed point after another), every default written out and technology paths made
+        absolute, so that each point document is complete and self-contained."""
+        from . import _core
+        if not hasattr(_core, "HardwareSpec"):
+            return hw  # a build without the mapper: documents carry the spec as written
         try:
-            with open(path, encoding="utf-8") as f:
-                hw = yaml.safe_load(f)
-        except yaml.YAMLError as e:
-            _fail(self.where, "hardware", value, f"not valid YAML ({str(e).splitlines()[0]})")
-        if not isinstance(hw, dict):
-            _fail(self.where, "hardware", value, "expected the file to hold a mapping")
-        return hw
+            return _core.HardwareSpec.from_dict(hw, base_dir).to_dict()
+        except Error as e:
+            _fail(self.where, "hardware", label, f"invalid hardware spec ({e})")
 
     def _normalise_path(self, path, field):
         parts = path.split(".")
@@ -212,7 +242,12 @@ class SweepSpec:
             parts = ["hardware"] + parts
         if parts[0] in ("evaluate",):
             _fail(self.where, field, path, "the evaluation is fixed for a whole sweep")
-        if parts[0] in ("model", "tokenizer", "policy") and len(parts) > 1:
+        if parts[0] == "run" and len(parts) > 1:
+            allowed = _run_options(self.evaluate)
+            if allowed is not None and parts[1] not in allowed:
+                _fail(self.where, field, path, f"unknown option of evaluate: {self.evaluate} "
+                      f"(expected one of {', '.join(sorted(allowed))})")
+        if parts[0] in ("model", "tokenizer") and len(parts) > 1:
             _fail(self.where, field, path, f"{parts[0]} is a single value, not a mapping")
         if parts[0] == "hardware" and self.hardware is None:
             _fail(self.where, field, path, "a hardware path needs a base hardware spec")
@@ -222,15 +257,17 @@ class SweepSpec:
 
     def base_document(self):
         return {"evaluate": self.evaluate, "model": self.model, "tokenizer": self.tokenizer,
-                "hardware": copy.deepcopy(self.hardware), "policy": self.policy,
+                "hardware": copy.deepcopy(self.hardware), "policy": copy.deepcopy(self.policy),
                 "run": copy.deepcopy(self.run)}
 
     def _apply(self, document, path, value, field):
         parts = path.split(".")
         node = document
+        if parts[0] == "hardware" and len(parts) > 1:
+            self._check_hardware_path(parts[1:], field)
         for i, part in enumerate(parts[:-1]):
             child = node.get(part) if isinstance(node, dict) else None
-            if child is None and isinstance(node, dict) and (i >= 1 or part == "run"):
+            if child is None and isinstance(node, dict) and (i >= 1 or part in ("run", "policy")):
                 # A section the base omits (its defaults apply) may be created, so long as the
                 # hardware spec then accepts the field (checked when the point is evaluated).
                 child = node[part] = {}
@@ -239,6 +276,21 @@ class SweepSpec:
                       f"'{'.'.join(parts[:i + 1])}' is not a mapping in the base point")
             node = child
         node[parts[-1]] = copy.deepcopy(value)
+
+    def _check_hardware_path(self, parts, field):
+        # The completed base lists every field the parser knows (the ADC fields only for an
+        # analog macro), so a path missing from it is misspelt or meaningless here.
+        from . import _core
+        if not hasattr(_core, "HardwareSpec"):
+            return
+        node = self.hardware
+        for i, part in enumerate(parts):
+            if not isinstance(node, dict) or part not in node:
+                where = "hardware" + "".join("." + p for p in parts[:i])
+                known = ", ".join(sorted(node)) if isinstance(node, dict) else "(not a mapping)"
+                _fail(self.where, field, ".".join(parts),
+                      f"no field '{part}' in {where} of the base hardware (known: {known})")
+            node = node[part]
 
     def points(self):
         """Every point: the grid's combinations in order (last path varying fastest), then the

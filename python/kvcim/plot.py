@@ -226,7 +226,7 @@ def pareto(records, out, energy_key=None, accuracy_key=None):
 
 
 def _macros_of(placement):
-    for key in ("macros", "macro_utilisation", "utilisation_per_macro"):
+    for key in ("macro_map", "macros", "macro_utilisation", "utilisation_per_macro"):
         v = placement.get(key)
         if isinstance(v, list) and v:
             return v

@@ -13,4 +13,6 @@ PYBIND11_MODULE(_core, m) {
   kvcim::python::bind_errors(m);
   kvcim::python::bind_model(m);
   kvcim::python::bind_cim(m);
+  kvcim::python::bind_mapper(m);
+  kvcim::python::bind_runtime(m);
 }

@@ -12,7 +12,7 @@ import pytest
 
 import kvcim
 from kvcim import grid, results
-from conftest import PYTHON, child_env
+from conftest import PYTHON, SOURCE_DIR, child_env
 
 SLOW = "sweep_helpers:slow_square"
 
@@ -21,32 +21,54 @@ def keys_in(path):
     return [r["key"] for r in results.read_records(path)]
 
 
-def test_grid_points_are_the_product_with_stable_keys(tmp_path):
+def write_hardware(tmp_path, rows=256):
+    """An analog hardware spec in tmp_path (technology paths pointing at the shipped tables)."""
+    text = (SOURCE_DIR / "configs" / "hw" / "sram_analog.yaml").read_text()
+    text = text.replace("../tech/", str(SOURCE_DIR / "configs" / "tech") + "/")
+    text = text.replace("  rows: 256\n", f"  rows: {rows}\n", 1)
     hw = tmp_path / "hw.yaml"
-    hw.write_text("macro:\n  rows: 64\n  adc_bits: 8\nkv:\n  page_tokens: 16\n")
-    spec = {"evaluate": "perplexity", "hardware": str(hw),
-            "grid": {"macro.adc_bits": [4, 6, 8], "hardware.kv.page_tokens": [8, 16],
-                     "policy": ["a", "b"]},
+    hw.write_text(text)
+    return hw
+
+
+def test_grid_points_are_the_product_with_stable_keys(tmp_path):
+    hw = write_hardware(tmp_path)
+    spec = {"evaluate": "map", "hardware": str(hw),
+            "grid": {"macro.adc_bits": [4, 6, 8], "hardware.kv.tokens_per_tile": [32, 64],
+                     "policy": ["overflow=fail", "overflow=spill"]},
             "points": [{"macro.rows": 128}]}
     points = grid.SweepSpec.from_dict(spec).points()
     assert len(points) == 3 * 2 * 2 + 1
     assert len({p.key for p in points}) == len(points)
     # The grid's values are written into the point document, and nothing else changes.
-    p = points[5]  # adc 6, page 8, policy b (last path varies fastest)
-    assert p.overrides == {"hardware.macro.adc_bits": 6, "hardware.kv.page_tokens": 8,
-                           "policy": "b"}
-    assert p.document["hardware"] == {"macro": {"rows": 64, "adc_bits": 6},
-                                      "kv": {"page_tokens": 8}}
-    assert p.document["policy"] == "b"
-    assert points[-1].document["hardware"]["macro"] == {"rows": 128, "adc_bits": 8}
+    p = points[5]  # adc 6, tokens 32, spill (last path varies fastest)
+    assert p.overrides == {"hardware.macro.adc_bits": 6, "hardware.kv.tokens_per_tile": 32,
+                           "policy": "overflow=spill"}
+    base = kvcim.HardwareSpec.from_yaml(hw).to_dict()
+    expected = json.loads(json.dumps(base))
+    expected["macro"]["adc_bits"] = 6
+    expected["kv"]["tokens_per_tile"] = 32
+    assert p.document["hardware"] == expected
+    assert p.document["policy"] == "overflow=spill"
+    assert points[-1].document["hardware"]["macro"]["rows"] == 128
+    assert points[-1].document["hardware"]["macro"]["adc_bits"] == 8
     # Keys are a function of the point only: the same spec gives the same keys, and a changed
     # base gives new keys (old results are not reused for a different machine), except for the
     # extra point that sets the changed field itself: its document, hence its key, is the same.
     assert [q.key for q in grid.SweepSpec.from_dict(spec).points()] == [q.key for q in points]
-    hw.write_text("macro:\n  rows: 32\n  adc_bits: 8\nkv:\n  page_tokens: 16\n")
+    write_hardware(tmp_path, rows=128)
     changed = grid.SweepSpec.from_dict(spec).points()
     assert not {q.key for q in changed[:-1]} & {q.key for q in points}
     assert changed[-1].key == points[-1].key
+
+
+def test_misspelt_hardware_path_is_a_spec_error(tmp_path):
+    hw = write_hardware(tmp_path)
+    with pytest.raises(grid.SpecError, match="adc_bit.*known: .*adc_bits"):
+        grid.SweepSpec.from_dict({"evaluate": "map", "hardware": str(hw),
+                                  "grid": {"macro.adc_bit": [4]}})
+    with pytest.raises(kvcim.Error, match="hardware"):
+        grid.SweepSpec.from_dict({"evaluate": "map", "hardware": {"name": "x"}})
 
 
 BAD_SPECS = [

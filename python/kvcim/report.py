@@ -1,0 +1,138 @@
+"""kvcim.run(): one whole generation on CIM beside the float reference, and its Report.
+
+The Report holds what `kvcim run --json` writes (schema_version 1), read as plain dicts:
+report.energy and report.accuracy are dicts with the C++ report's keys, report.steps holds the
+per-step figures as numpy arrays, report.to_json() gives the JSON text back.
+"""
+import copy
+import json
+import os
+
+import numpy as np
+
+from . import _core
+
+# Per-step arrays of the report and their numpy types.
+_STEP_TYPES = {"position": np.int64, "top1_agree": np.bool_, "kl": np.float64,
+               "max_abs_error": np.float64, "mean_abs_error": np.float64,
+               "reference_margin": np.float64}
+
+
+class Report:
+    """The report of a run: energy, accuracy, per-step figures, texts, tokens, mapping."""
+
+    def __init__(self, data):
+        if not isinstance(data, dict) or "schema_version" not in data:
+            raise _core.Error("Report: data = not a report: expected the JSON of kvcim run "
+                              "(with schema_version)")
+        self._data = data
+        self.steps = {k: np.asarray(v, dtype=_STEP_TYPES.get(k, np.float64))
+                      for k, v in data.get("steps", {}).items()}
+
+    @classmethod
+    def from_json(cls, text_or_path):
+        """A report from JSON text or from a file written by `kvcim run --json`."""
+        text = text_or_path
+        if isinstance(text_or_path, os.PathLike) or (isinstance(text_or_path, str)
+                                                     and not text_or_path.lstrip().startswith("{")):
+            path = os.fspath(text_or_path)
+            try:
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+            except OSError as e:
+                raise _core.Error(f"{path}: file = unreadable: {e.strerror}") from None
+        try:
+            return cls(json.loads(text))
+        except ValueError as e:
+            raise _core.Error(f"Report.from_json: json = invalid: {e}") from None
+
+    def to_dict(self):
+        return copy.deepcopy(self._data)
+
+    def to_json(self, indent=None):
+        return json.dumps(self._data, indent=indent)
+
+    def save(self, path):
+        """Writes the JSON atomically (temporary file, then rename)."""
+        path = os.fspath(path)
+        tmp = f"{path}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(self.to_json(indent=1) + "\n")
+        os.replace(tmp, path)
+        return path
+
+    def __getitem__(self, key):
+        return self._data[key]
+
+    energy = property(lambda self: self._data["energy"])
+    accuracy = property(lambda self: self._data["accuracy"])
+    mapping = property(lambda self: self._data.get("mapping"))
+    spec = property(lambda self: self._data.get("spec"))
+    text = property(lambda self: self._data.get("text"))
+    tokens = property(lambda self: self._data["tokens"])
+    reference_tokens = property(lambda self: self._data["reference_tokens"])
+    schema_version = property(lambda self: self._data["schema_version"])
+
+    def __repr__(self):
+        e, a = self.energy, self.accuracy
+        return (f"Report(steps={a.get('steps')}, top1_agreement={a.get('top1_agreement'):.4f}, "
+                f"kl_mean={a.get('kl_mean'):.3g}, cim_pj_per_token="
+                f"{e['cim']['per_token_pj']:.4g}, conventional_over_cim="
+                f"{e.get('conventional_over_cim', float('nan')):.2f})")
+
+
+def _hardware(spec):
+    if isinstance(spec, _core.HardwareSpec):
+        return spec
+    if spec is None:
+        return _core.HardwareSpec.default()
+    if isinstance(spec, dict):
+        return _core.HardwareSpec.from_dict(spec)
+    return _core.HardwareSpec.from_yaml(spec)
+
+
+def _policy(policy):
+    if isinstance(policy, _core.Policy):
+        return policy
+    if policy is None:
+        return _core.Policy()
+    if isinstance(policy, dict):
+        return _core.Policy.from_dict(policy)
+    if isinstance(policy, str):
+        return _core.Policy.parse(policy)
+    raise _core.Error(f"run: policy = {policy!r}: expected a Policy, a dict or text such as "
+                      "'page=16'")
+
+
+def _backends(backends):
+    if backends is None:
+        return "cim", "cim"
+    if isinstance(backends, str):
+        # One name: attention on it; linear layers on CIM unless it is the reference.
+        return ("reference" if backends == "reference" else "cim"), backends
+    if isinstance(backends, dict):
+        unknown = set(backends) - {"linear", "attention"}
+        if unknown:
+            raise _core.Error(f"run: backends = {sorted(unknown)[0]!r}: unknown operation class "
+                              "(expected linear, attention)")
+        return backends.get("linear", "cim"), backends.get("attention", "cim")
+    raise _core.Error(f"run: backends = {backends!r}: expected a name (reference, cim, rtl) or "
+                      "a dict {'linear': ..., 'attention': ...}")
+
+
+def run(model=None, spec=None, prompt="Once upon a time", steps=64, backends=None, policy=None,
+        tokenizer=None, seed=42, temperature=0.0, topp=0.9, eval_text=None, eval_text_path=None,
+        progress=None):
+    """Runs a whole generation on CIM beside the float reference (what `kvcim run` does).
+
+    model: a Model, a checkpoint path or None (the embedded model). spec: a HardwareSpec, a YAML
+    path, a dict or None (configs/hw/sram_digital.yaml). backends: "cim" (default), "reference",
+    "rtl" (attention on the Verilated tile), or {"linear": ..., "attention": ...}. policy: a
+    Policy, a dict or text. eval_text / eval_text_path: a text for perplexity (default: none).
+    progress: called as progress(done, total) after every forward pass."""
+    linear, attention = _backends(backends)
+    text = _core._run(model, _hardware(spec), _policy(policy),
+                      None if tokenizer is None else os.fspath(tokenizer), prompt, int(steps),
+                      linear, attention, int(seed), float(temperature), float(topp), eval_text,
+                      None if eval_text_path is None else os.fspath(eval_text_path), progress)
+    return Report(json.loads(text))

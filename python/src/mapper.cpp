@@ -1,0 +1,502 @@
+// The mapper from Python: HardwareSpec (from a YAML file or a dict), Policy, ModelShape, and
+// map(model_or_shape, spec, policy) -> Placement with its analytic figures, per-token ledgers and
+// a per-macro utilisation map. Field names are the C++ ones; HardwareSpec.to_dict() gives the
+// YAML schema back (technology paths made absolute) so that from_dict(to_dict()) round-trips.
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+
+#include "bindings.hpp"
+#include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/placement.hpp"
+#include "kvcim/mapper/policy.hpp"
+#include "kvcim/mapper/report.hpp"
+#include "kvcim/mapper/shape.hpp"
+
+namespace kvcim::python {
+
+using namespace kvcim::mapper;
+namespace energy = kvcim::cmodel::energy;
+namespace cim = kvcim::cmodel::cim;
+
+namespace {
+
+const char* macro_kind_name(cim::MacroKind k) { return k == cim::MacroKind::analog ? "analog" : "digital"; }
+const char* adc_range_name(cim::AdcRange r) {
+  return r == cim::AdcRange::calibrated ? "calibrated" : "full_scale";
+}
+const char* encoding_name(cim::WeightEncoding e) {
+  switch (e) {
+    case cim::WeightEncoding::offset: return "offset";
+    case cim::WeightEncoding::differential: return "differential";
+    default: return "twos_complement";
+  }
+}
+const char* offchip_name(energy::OffchipKind k) { return k == energy::OffchipKind::hbm ? "hbm" : "dram"; }
+
+std::string absolute(const std::string& path) {
+  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
+}
+
+// The YAML schema of configs/hw/*.yaml, every field explicit.
+py::dict hardware_dict(const HardwareSpec& hw) {
+  py::dict d;
+  d["name"] = hw.name;
+  d["description"] = hw.description;
+  d["technology"] = absolute(hw.tech.path);
+  py::dict macro;
+  const auto& m = hw.macro;
+  macro["kind"] = macro_kind_name(m.kind);
+  macro["rows"] = m.rows;
+  macro["cols"] = m.cols;
+  macro["cell_bits"] = m.cell_bits;
+  macro["input_bits_per_cycle"] = m.input_bits_per_cycle;
+  macro["rows_per_cycle"] = m.rows_per_cycle;
+  if (m.kind == cim::MacroKind::analog) {  // the parser rejects ADC fields on a digital macro
+    macro["adc_bits"] = m.adc_bits;
+    macro["adc_share"] = m.adc_share;
+    macro["adc_range"] = adc_range_name(m.adc_range);
+    macro["adc_clip"] = m.adc_clip;
+  }
+  macro["encoding"] = encoding_name(m.encoding);
+  macro["cell_noise_sigma"] = m.cell_noise_sigma;
+  macro["read_noise_sigma"] = m.read_noise_sigma;
+  macro["seed"] = m.seed;
+  d["macro"] = macro;
+  py::dict org;
+  org["macros"] = hw.organization.macros;
+  org["macros_per_tile"] = hw.organization.macros_per_tile;
+  org["tiles_per_bank"] = hw.organization.tiles_per_bank;
+  d["organization"] = org;
+  py::dict kv;
+  kv["tokens_per_tile"] = hw.kv.tokens_per_tile;
+  kv["prob_bits"] = hw.kv.prob_bits;
+  kv["exp_frac"] = hw.kv.exp_frac;
+  kv["technology"] = absolute(hw.kv_tech.path);
+  d["kv"] = kv;
+  py::dict prec;
+  prec["weight_bits"] = hw.precision.weight_bits;
+  prec["activation_bits"] = hw.precision.activation_bits;
+  prec["kv_bits"] = hw.precision.kv_bits;
+  d["precision"] = prec;
+  py::dict buffer;
+  buffer["bytes"] = hw.buffer_bytes;
+  d["buffer"] = buffer;
+  py::dict off;
+  off["kind"] = offchip_name(hw.offchip);
+  off["capacity"] = hw.offchip_bytes;
+  d["offchip"] = off;
+  py::dict dig;
+  dig["units"] = hw.digital_units;
+  d["digital"] = dig;
+  py::dict base;
+  base["mac"] = hw.baseline.mac == energy::MacType::int8 ? "int8" : "fp16";
+  base["offchip"] = offchip_name(hw.baseline.offchip);
+  base["sram"] = hw.baseline.sram_bytes;
+  base["mac_units"] = hw.baseline.mac_units;
+  base["technology"] = absolute(hw.baseline_tech.path);
+  d["baseline"] = base;
+  return d;
+}
+
+py::object section(const HardwareSpec& hw, const char* name) {
+  py::dict d = hardware_dict(hw);
+  py::object out = d[name];
+  return out;
+}
+
+HardwareSpec hardware_from_dict(const py::dict& d, const std::string& base_dir) {
+  const nlohmann::json j = to_json(d, "HardwareSpec.from_dict");
+  const std::string text = j.dump();
+  py::gil_scoped_release release;
+  return hardware_spec_from_text(text, base_dir, "<dict>");
+}
+
+py::dict policy_dict(const Policy& p) {
+  py::dict d;
+  d["kv_fraction"] = p.kv_fraction;
+  d["tokens_per_page"] = p.tokens_per_page;
+  d["gqa_sharing"] = p.gqa_sharing;
+  d["replicas"] = p.replicas;
+  d["sequences"] = p.sequences;
+  d["overflow"] = name(p.overflow);
+  d["window_tokens"] = p.window_tokens;
+  return d;
+}
+
+// A dict with the C++ field names (unknown names are errors).
+Policy policy_from_dict(const py::dict& d) {
+  Policy p;
+  for (auto item : d) {
+    const std::string key = py::str(item.first);
+    const py::handle v = item.second;
+    auto integer = [&](const char* field) {
+      if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
+        fail("Policy.from_dict", field, py::str(py::repr(v)), "expected an integer");
+      return v.cast<int64_t>();
+    };
+    if (key == "kv_fraction") {
+      if (v.is_none()) p.kv_fraction = -1.0;
+      else if (py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v)) p.kv_fraction = v.cast<double>();
+      else fail("Policy.from_dict", key, py::str(py::repr(v)), "expected a number in [0, 1] or None (weights first)");
+    } else if (key == "tokens_per_page") p.tokens_per_page = static_cast<int>(integer("tokens_per_page"));
+    else if (key == "gqa_sharing") {
+      if (!py::isinstance<py::bool_>(v)) fail("Policy.from_dict", key, py::str(py::repr(v)), "expected True or False");
+      p.gqa_sharing = v.cast<bool>();
+    } else if (key == "replicas") p.replicas = static_cast<int>(integer("replicas"));
+    else if (key == "sequences") p.sequences = static_cast<int>(integer("sequences"));
+    else if (key == "window_tokens") p.window_tokens = integer("window_tokens");
+    else if (key == "overflow") {
+      const std::string o = py::str(v);
+      p = parse_policy("overflow=" + o, p);
+    } else
+      fail("Policy.from_dict", key, py::str(py::repr(v)),
+           "unknown field (expected kv_fraction, tokens_per_page, gqa_sharing, replicas, "
+           "sequences, overflow, window_tokens)");
+  }
+  p.validate("Policy.from_dict");
+  return p;
+}
+
+Policy as_policy(const py::handle& h) {
+  if (h.is_none()) return Policy{};
+  if (py::isinstance<Policy>(h)) return h.cast<Policy>();
+  if (py::isinstance<py::str>(h)) return parse_policy(h.cast<std::string>());
+  if (py::isinstance<py::dict>(h)) return policy_from_dict(h.cast<py::dict>());
+  fail("map", "policy", py::str(py::repr(h)), "expected a Policy, a dict or text such as 'overflow=spill,page=16'");
+}
+
+HardwareSpec as_hardware(const py::handle& h) {
+  if (py::isinstance<HardwareSpec>(h)) return h.cast<HardwareSpec>();
+  if (py::isinstance<py::dict>(h)) return hardware_from_dict(h.cast<py::dict>(), "");
+  if (py::isinstance<py::str>(h) || py::hasattr(h, "__fspath__")) {
+    const std::string path = py::str(py::module_::import("os").attr("fspath")(h));
+    py::gil_scoped_release release;
+    return load_hardware_spec(path);
+  }
+  if (h.is_none()) {
+    py::gil_scoped_release release;
+    return load_hardware_spec(default_hardware_spec_path());
+  }
+  fail("map", "spec", py::str(py::repr(h)), "expected a HardwareSpec, a YAML path or a dict");
+}
+
+ModelShape as_shape(const py::handle& h) {
+  if (py::isinstance<ModelShape>(h)) return h.cast<ModelShape>();
+  if (py::isinstance<PyModel>(h)) {
+    const auto& m = h.cast<const PyModel&>();
+    return ModelShape{m.model->path(), m.model->config()};
+  }
+  if (py::isinstance<cmodel::Config>(h)) {
+    ModelShape s{"custom", h.cast<cmodel::Config>()};
+    s.config.validate("map: shape");
+    return s;
+  }
+  if (py::isinstance<py::str>(h)) {
+    const std::string text = h.cast<std::string>();
+    if (text.find('=') != std::string::npos) return parse_shape(text);
+    if (std::filesystem::is_regular_file(text)) return shape_from_checkpoint(text);
+    return shape_preset(text);
+  }
+  fail("map", "model_or_shape", py::str(py::repr(h)),
+       "expected a Model, a Config, a ModelShape, a preset name, 'dim=...,...' or a checkpoint path");
+}
+
+py::dict figures_dict(const Figures& f) {
+  py::dict d;
+  d["context"] = f.context;
+  d["macros_total"] = f.macros_total;
+  d["weight_macros"] = f.weight_macros;
+  d["kv_macros_reserved"] = f.kv_macros_reserved;
+  d["kv_macros_used"] = f.kv_macros_used;
+  d["macros_used"] = f.macros_used;
+  d["kv_tiles"] = f.kv_tiles;
+  d["kv_slots"] = f.kv_slots;
+  d["kv_pages_in_use"] = f.kv_pages_in_use;
+  d["utilization"] = f.utilization;
+  d["fragmentation"] = f.fragmentation;
+  d["occupancy"] = f.occupancy;
+  d["weight_blocks_offchip"] = f.weight_blocks_offchip;
+  d["weights_onchip_fraction"] = f.weights_onchip_fraction;
+  d["max_context_tokens"] = f.max_context_tokens;
+  d["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
+  d["endurance_writes"] = f.endurance_writes ? py::cast(*f.endurance_writes) : py::none();
+  d["lifetime_tokens"] = f.lifetime_tokens;
+  d["lifetime_tokens_wear_levelled"] = f.lifetime_tokens_wear_levelled;
+  d["lifetime_seconds"] = f.lifetime_seconds;
+  d["resident_tokens"] = f.resident_tokens;
+  d["offchip_tokens"] = f.offchip_tokens;
+  d["evicted_tokens"] = f.evicted_tokens;
+  py::dict lat;
+  lat["weights_ns"] = f.latency.weights_ns;
+  lat["kv_write_ns"] = f.latency.kv_write_ns;
+  lat["attention_ns"] = f.latency.attention_ns;
+  lat["digital_ns"] = f.latency.digital_ns;
+  lat["total_ns"] = f.latency.total_ns();
+  d["latency"] = lat;
+  d["latency_ns_cim"] = f.latency_ns_cim;
+  d["latency_ns_conventional"] = f.latency_ns_conventional;
+  d["energy_pj_cim"] = f.energy_pj_cim;
+  d["energy_pj_conventional"] = f.energy_pj_conventional;
+  return d;
+}
+
+// Per macro: its role and the fraction of its cells holding data. Weight macros from their
+// blocks; the KV macros (kv.macros of them right after the weight macros, as `kvcim map --json`
+// says in kv.first_macro) from the pages in use, laid over the KV area by cell count (the mapper
+// counts KV tiles by cell area).
+constexpr int64_t kMaxMacroMap = 1 << 16;
+
+struct MacroMap {
+  std::vector<double> used_cells;
+  std::vector<uint8_t> role;  // 0 unused, 1 weights, 2 kv
+  bool truncated = false;
+};
+
+MacroMap macro_map(const Placement& p) {
+  const int64_t total = p.hw.organization.macros;
+  const int64_t n = std::min(total, kMaxMacroMap);
+  const double cells = static_cast<double>(p.hw.macro_cells());
+  MacroMap out;
+  out.used_cells.assign(n, 0.0);
+  out.role.assign(n, 0);
+  out.truncated = total > n;
+  for (const auto& m : p.weights.matrices)
+    for (int64_t b = 0; b < m.onchip_blocks; ++b) {
+      const int64_t macro = m.first_macro + b;
+      if (macro >= n) break;
+      out.role[macro] = 1;
+      out.used_cells[macro] += static_cast<double>(m.block_cells(b, p.hw.macro));
+    }
+  const KvLayout& kv = p.kv;
+  const int64_t kv_first = p.weights.macros_used;
+  for (int64_t i = kv_first; i < std::min(n, kv_first + kv.macros); ++i) out.role[i] = 2;
+  if (kv.pages_per_tile <= 0 || kv.tokens_per_page <= 0) return out;
+  auto add_cells = [&](double offset, double used) {  // KV-area cells -> macros
+    while (used > 0) {
+      const int64_t macro = kv_first + static_cast<int64_t>(offset / cells);
+      if (macro >= n) return;
+      const double room = cells - std::fmod(offset, cells);
+      const double take = std::min(room, used);
+      out.used_cells[macro] += take;
+      used -= take;
+      offset += take;
+    }
+  };
+  const double page_cells = static_cast<double>(kv.page_cells());
+  const double token_cells = static_cast<double>(kv.token_cells());
+  for (int seq = 0; seq < kv.sequences; ++seq) {
+    const int64_t length = p.allocator.length(seq);
+    for (int layer = 0; layer < kv.layers; ++layer)
+      for (int head = 0; head < kv.stored_heads; ++head) {
+        const auto& table = p.allocator.block_table(p.allocator.stream(seq, layer, head));
+        for (size_t page = 0; page < table.size(); ++page) {
+          if (table[page].where != Where::cim) continue;
+          const int64_t first = static_cast<int64_t>(page) * kv.tokens_per_page;
+          const int64_t tokens = std::clamp<int64_t>(length - first, 0, kv.tokens_per_page);
+          const int64_t slot = table[page].slot;
+          const double offset = static_cast<double>(slot / kv.pages_per_tile) *
+                                    static_cast<double>(kv.tile_cells) +
+                                static_cast<double>(slot % kv.pages_per_tile) * page_cells;
+          add_cells(offset, static_cast<double>(tokens) * token_cells);
+        }
+      }
+  }
+  return out;
+}
+
+py::dict ledger_dict(const energy::Ledger& l, const HardwareSpec& hw) {
+  const energy::Costs costs = hw.costs(), kv_costs = hw.kv_costs();
+  return to_python(l.to_json(costs, &kv_costs)).cast<py::dict>();
+}
+
+// cim + periphery = what the CIM chip spends; conventional = the baseline engine doing the same
+// token (or the same tokens) on the baseline technology.
+py::dict token_ledgers_dict(const TokenLedgers& t, const energy::Ledger& conventional,
+                            const HardwareSpec& hw) {
+  py::dict d;
+  d["cim"] = ledger_dict(t.cim, hw);
+  d["periphery"] = ledger_dict(t.periphery, hw);
+  d["total"] = ledger_dict(t.total(), hw);
+  d["conventional"] = to_python(conventional.to_json(hw.baseline_costs()));
+  return d;
+}
+
+// What `kvcim map --json` writes (mapper::to_json), plus macro_map: every macro of the chip with
+// its role (weights, kv, unused) and utilisation, for the utilisation plot.
+py::dict placement_dict(const Placement& p) {
+  nlohmann::json j;
+  {
+    py::gil_scoped_release release;
+    j = mapper::to_json(p, analyse(p));
+  }
+  py::dict d = to_python(j).cast<py::dict>();
+  const MacroMap mm = macro_map(p);
+  const double cells = static_cast<double>(p.hw.macro_cells());
+  static const char* roles[] = {"unused", "weights", "kv"};
+  py::list macros;
+  for (size_t i = 0; i < mm.used_cells.size(); ++i) {
+    py::dict md;
+    md["macro"] = i;
+    md["role"] = roles[mm.role[i]];
+    md["utilization"] = cells > 0 ? std::min(1.0, mm.used_cells[i] / cells) : 0.0;
+    macros.append(md);
+  }
+  d["macro_map"] = macros;
+  d["macro_map_truncated"] = mm.truncated;
+  return d;
+}
+
+}  // namespace
+
+void bind_mapper(py::module_& m) {
+  m.def("default_hardware_spec_path", &default_hardware_spec_path,
+        "configs/hw/sram_digital.yaml of the source tree.");
+
+  py::class_<HardwareSpec>(m, "HardwareSpec",
+                           "A validated hardware spec (kvcim::mapper::HardwareSpec).")
+      .def_static(
+          "from_yaml",
+          [](const py::object& path) {
+            const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+            py::gil_scoped_release release;
+            return load_hardware_spec(p);
+          },
+          py::arg("path"), "Reads and validates a spec file (configs/hw/*.yaml).")
+      .def_static("from_dict", &hardware_from_dict, py::arg("d"), py::arg("base_dir") = "",
+                  "The same from a dict; relative technology paths are resolved against "
+                  "base_dir (default: the shipped configs/hw).")
+      .def_static(
+          "default", [] { return load_hardware_spec(default_hardware_spec_path()); },
+          "The shipped configs/hw/sram_digital.yaml.")
+      .def_readonly("name", &HardwareSpec::name)
+      .def_readonly("description", &HardwareSpec::description)
+      .def_readonly("source", &HardwareSpec::source)
+      .def_readonly("macro", &HardwareSpec::macro)
+      .def_readonly("buffer_bytes", &HardwareSpec::buffer_bytes)
+      .def_readonly("offchip_bytes", &HardwareSpec::offchip_bytes)
+      .def_readonly("digital_units", &HardwareSpec::digital_units)
+      // Sections as dicts (copies). An item accessor would borrow from a temporary dict, so
+      // each is turned into an owning object before the dict goes away.
+      .def_property_readonly("organization", [](const HardwareSpec& h) { return section(h, "organization"); })
+      .def_property_readonly("kv", [](const HardwareSpec& h) { return section(h, "kv"); })
+      .def_property_readonly("precision", [](const HardwareSpec& h) { return section(h, "precision"); })
+      .def_property_readonly("offchip", [](const HardwareSpec& h) { return offchip_name(h.offchip); })
+      .def_property_readonly("baseline", [](const HardwareSpec& h) { return section(h, "baseline"); })
+      .def("tile", &HardwareSpec::tile, py::arg("head_dim"))
+      .def("macro_cells", &HardwareSpec::macro_cells)
+      .def("validate", &HardwareSpec::validate)
+      .def("to_dict", &hardware_dict,
+           "The YAML schema, every field explicit, technology paths absolute.")
+      .def("__repr__", [](const HardwareSpec& h) {
+        return "HardwareSpec(name='" + h.name + "', source='" + h.source + "')";
+      })
+      .def(py::pickle([](const HardwareSpec& h) { return hardware_dict(h); },
+                      [](const py::dict& d) { return hardware_from_dict(d, ""); }));
+
+  py::class_<Policy>(m, "Policy", "A mapping policy (kvcim::mapper::Policy).")
+      .def(py::init<>())
+      .def_static("parse", [](const std::string& text) { return parse_policy(text); },
+                  py::arg("text"), "From text such as 'overflow=spill,page=16,kv_fraction=0.5'.")
+      .def_static("from_dict", &policy_from_dict, py::arg("d"))
+      .def_readwrite("kv_fraction", &Policy::kv_fraction)
+      .def_readwrite("tokens_per_page", &Policy::tokens_per_page)
+      .def_readwrite("gqa_sharing", &Policy::gqa_sharing)
+      .def_readwrite("replicas", &Policy::replicas)
+      .def_readwrite("sequences", &Policy::sequences)
+      .def_property(
+          "overflow", [](const Policy& p) { return std::string(name(p.overflow)); },
+          [](Policy& p, const std::string& o) { p = parse_policy("overflow=" + o, p); })
+      .def_readwrite("window_tokens", &Policy::window_tokens)
+      .def("validate", &Policy::validate, py::arg("where") = "Policy")
+      .def("to_dict", &policy_dict)
+      .def("__str__", [](const Policy& p) { return to_string(p); })
+      .def("__repr__", [](const Policy& p) { return "Policy('" + to_string(p) + "')"; });
+
+  py::class_<ModelShape>(m, "ModelShape", "A model's dimensions without weights.")
+      .def_readonly("name", &ModelShape::name)
+      .def_readonly("config", &ModelShape::config)
+      .def("__str__", [](const ModelShape& s) { return to_string(s.config); })
+      .def("__repr__", [](const ModelShape& s) {
+        return "ModelShape('" + s.name + "', '" + to_string(s.config) + "')";
+      });
+  m.def("parse_shape", &parse_shape, py::arg("text"));
+  m.def("shape_preset", &shape_preset, py::arg("name"));
+  m.def("preset_names", &preset_names);
+  m.def("shape_from_checkpoint", &shape_from_checkpoint, py::arg("path"));
+
+  py::class_<Placement, std::shared_ptr<Placement>>(
+      m, "Placement", "Where every weight block and KV page lives (kvcim::mapper::Placement).")
+      .def_property_readonly("shape", [](const Placement& p) { return p.shape; })
+      .def_property_readonly("hardware", [](const Placement& p) { return p.hw; })
+      .def_property_readonly("policy", [](const Placement& p) { return p.policy; })
+      .def_property_readonly("context", [](const Placement& p) { return p.context; })
+      .def_property_readonly("figures", [](const Placement& p) {
+        Figures f;
+        {
+          py::gil_scoped_release release;
+          f = figures(p);
+        }
+        return figures_dict(f);
+      })
+      .def("token_ledgers",
+           [](const Placement& p) {
+             MapReport r;
+             {
+               py::gil_scoped_release release;
+               r = analyse(p);
+             }
+             return token_ledgers_dict(r.ledgers, r.conventional, p.hw);
+           },
+           "Events and energy (ledger JSON) of one generated token at the placement's context: "
+           "cim, periphery, total (the CIM chip) and conventional (the baseline engine).")
+      .def("generation_ledgers",
+           [](const Placement& p, int64_t steps) {
+             if (steps < 1) fail("Placement.generation_ledgers", "steps", std::to_string(steps), "expected at least 1");
+             TokenLedgers t;
+             energy::Ledger base;
+             {
+               py::gil_scoped_release release;
+               t = generation_ledgers(p, steps);
+               for (int64_t pos = 0; pos < steps; ++pos)
+                 base += energy::baseline_ledger(p.shape.config, pos, p.hw.baseline);
+             }
+             return token_ledgers_dict(t, base, p.hw);
+           },
+           py::arg("steps"), "The same summed over a generation of `steps` tokens.")
+      .def("to_dict", &placement_dict,
+           "What `kvcim map --json` writes (schema_version 1), plus macro_map: every macro's "
+           "role and utilization.")
+      .def("summary", [](const Placement& p) { return mapper::summary(p, analyse(p)); },
+           "The readable summary `kvcim map` prints.")
+      .def("__repr__", [](const Placement& p) {
+        return "Placement(shape='" + p.shape.name + "', hardware='" + p.hw.name +
+               "', policy='" + to_string(p.policy) + "', context=" + std::to_string(p.context) + ")";
+      });
+
+  m.def(
+      "map",
+      [](const py::object& model_or_shape, const py::object& spec, const py::object& policy,
+         std::optional<int64_t> context) {
+        const ModelShape shape = as_shape(model_or_shape);
+        const HardwareSpec hw = as_hardware(spec);
+        const Policy pol = as_policy(policy);
+        const int64_t ctx = context.value_or(shape.config.seq_len);
+        py::gil_scoped_release release;
+        return std::make_shared<Placement>(place(shape, hw, pol, ctx));
+      },
+      py::arg("model_or_shape"), py::arg("spec") = py::none(), py::arg("policy") = py::none(),
+      py::arg("context") = py::none(),
+      "Places a model (Model, Config, ModelShape, preset name, 'dim=...' text or checkpoint "
+      "path) on a hardware spec (HardwareSpec, YAML path, dict; default: the shipped "
+      "sram_digital) under a policy (Policy, dict, text; default: weights first, fail on "
+      "overflow), with every sequence grown to `context` tokens (default: the model's seq_len).");
+}
+
+}  // namespace kvcim::python

@@ -1,0 +1,115 @@
+// The runtime from Python: one whole generation on CIM beside the float reference, composed as
+// `kvcim run` composes it (spec + policy -> placement -> session hardware -> run_generation ->
+// run_report), returning the report as JSON text that the Python Report class wraps. The GIL is
+// released for the run; Ctrl-C in Python stops it at the next forward pass.
+#include <fstream>
+#include <sstream>
+
+#include "bindings.hpp"
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/tokenizer.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/policy.hpp"
+#include "kvcim/runtime/hardware.hpp"
+#include "kvcim/runtime/report.hpp"
+#ifdef KVCIM_HAVE_RTL
+#include "kvcim/testbench/rtl_tile.hpp"
+#endif
+
+namespace kvcim::python {
+
+using namespace kvcim::cmodel;
+using namespace kvcim::runtime;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "file", "unreadable", "cannot open the evaluation text");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+void bind_runtime(py::module_& m) {
+  m.def(
+      "_run",
+      [](const py::object& model, const mapper::HardwareSpec& hw, const mapper::Policy& policy,
+         const std::optional<std::string>& tokenizer_path, const std::string& prompt, int steps,
+         const std::string& linear, const std::string& attention, uint64_t seed, float temperature,
+         float topp, const std::optional<std::string>& eval_text,
+         const std::optional<std::string>& eval_text_path, const py::object& progress) {
+        SessionOptions so;
+        so.prompt = prompt;
+        so.steps = steps;
+        so.seed = seed;
+        so.temperature = temperature;
+        so.topp = topp;
+        so.backends.linear = parse_backend("backends.linear", linear);
+        so.backends.attention = parse_backend("backends.attention", attention);
+        if (so.backends.linear == BackendKind::rtl)
+          fail("backends.linear", "backend", "rtl",
+               "the RTL implements attention only: use reference or cim");
+        if (eval_text && eval_text_path)
+          fail("run", "eval_text", "given with eval_text_path", "expected one of the two");
+        if (eval_text) so.eval_text = *eval_text;
+        if (eval_text_path) so.eval_text = read_text(*eval_text_path);
+
+        // The checkpoint: the Model's own weights (copied), or read from a path.
+        Checkpoint ck;
+        if (py::isinstance<PyModel>(model)) {
+          const auto& pm = model.cast<const PyModel&>();
+          ck = Checkpoint{pm.model->config(), pm.model->weights(), pm.model->path()};
+        } else {
+          const std::string path =
+              model.is_none() ? default_model_path()
+                              : std::string(py::str(py::module_::import("os").attr("fspath")(model)));
+          py::gil_scoped_release release;
+          ck = read_checkpoint(path);
+        }
+        const std::string tok_path = tokenizer_path.value_or(default_tokenizer_path());
+
+        // Each forward pass: the Python progress callback (if any), and a chance for Ctrl-C.
+        so.progress = [&progress](int done, int total) {
+          py::gil_scoped_acquire acquire;
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+          if (!progress.is_none()) progress(done, total);
+        };
+
+        nlohmann::json report;
+        {
+          py::gil_scoped_release release;
+          const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
+          const mapper::Placement placement = place_for_run(ck, hw, policy, steps);
+          const cim::TileParams tile = hw.tile(ck.config.head_dim());
+          TileFactory tiles = cmodel_tiles(tile);
+          if (so.backends.attention == BackendKind::rtl) {
+#ifdef KVCIM_HAVE_RTL
+            if (!(testbench::RtlTile().params() == tile))
+              fail(hw.source, "kv", "tile parameters of the spec",
+                   "the RTL tile is built at head_dim 8, 64 tokens, 8-bit KV, exp_frac 6, "
+                   "12-bit probabilities");
+            tiles = [] { return std::make_unique<testbench::RtlTile>(); };
+#else
+            fail("backends.attention", "backend", "rtl",
+                 "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
+#endif
+          }
+          const GenerationResult r =
+              run_generation(ck, tok, so, session_hardware(ck, placement, tiles));
+          report = run_report(r, so, placement,
+                              {ck.path, tok_path, hw.source, eval_text_path.value_or("")});
+        }
+        return report.dump();
+      },
+      py::arg("model"), py::arg("hw"), py::arg("policy"), py::arg("tokenizer"), py::arg("prompt"),
+      py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),
+      py::arg("temperature"), py::arg("topp"), py::arg("eval_text"), py::arg("eval_text_path"),
+      py::arg("progress"),
+      "The report of `kvcim run` as JSON text; use kvcim.run(), which wraps it in a Report.");
+}
+
+}  // namespace kvcim::python

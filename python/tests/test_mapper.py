@@ -1,0 +1,130 @@
+"""The mapper from Python: hardware specs from YAML and dicts (fields as the files spell them,
+round trips), map() on every kind of model argument, the placement's per-macro map held to the
+mapper's own figures, ledgers held to the figures, and errors as kvcim.Error."""
+import json
+
+import pytest
+import yaml
+
+import kvcim
+from conftest import SOURCE_DIR
+
+HW = SOURCE_DIR / "configs" / "hw"
+
+
+@pytest.fixture(scope="module")
+def analog():
+    return kvcim.HardwareSpec.from_yaml(HW / "sram_analog.yaml")
+
+
+@pytest.mark.parametrize("name", ["sram_digital", "sram_analog", "reram_analog"])
+def test_spec_fields_match_the_yaml_and_round_trip(name):
+    path = HW / f"{name}.yaml"
+    raw = yaml.safe_load(path.read_text())
+    hw = kvcim.HardwareSpec.from_yaml(path)
+    assert hw.name == raw["name"] and hw.source == str(path)
+    assert hw.macro.rows == raw["macro"]["rows"] and hw.macro.cols == raw["macro"]["cols"]
+    assert hw.organization["macros"] == raw["organization"]["macros"]
+    assert hw.precision == raw["precision"]
+    d = hw.to_dict()
+    for section in ("organization", "precision"):
+        assert d[section] == raw[section]
+    assert d["macro"]["kind"] == raw["macro"]["kind"]
+    # The dict is complete: reading it back gives the same spec, field for field.
+    again = kvcim.HardwareSpec.from_dict(json.loads(json.dumps(d)))
+    assert again.to_dict() == d
+
+
+def test_spec_errors_name_the_field(analog, tmp_path):
+    d = analog.to_dict()
+    d["macro"]["adc_bitz"] = 4
+    with pytest.raises(kvcim.Error, match="adc_bitz"):
+        kvcim.HardwareSpec.from_dict(d)
+    d = analog.to_dict()
+    d["organization"]["macros"] = 0
+    with pytest.raises(kvcim.Error, match="macros"):
+        kvcim.HardwareSpec.from_dict(d)
+    with pytest.raises(kvcim.Error, match="nowhere.yaml"):
+        kvcim.HardwareSpec.from_yaml(tmp_path / "nowhere.yaml")
+
+
+def test_map_accepts_every_kind_of_model(analog):
+    model = kvcim.Model.load()
+    by_model = kvcim.map(model, analog, "overflow=spill", context=64)
+    by_config = kvcim.map(model.config, analog, "overflow=spill", context=64)
+    by_path = kvcim.map(kvcim.default_model_path(), analog, "overflow=spill", context=64)
+    by_preset = kvcim.map("stories260k", analog, "overflow=spill", context=64)
+    figures = [p.figures for p in (by_model, by_config, by_path, by_preset)]
+    assert all(f == figures[0] for f in figures)
+    assert by_model.context == 64 and by_model.shape.config == model.config
+    # Every weight matrix of every layer, and the classifier, is placed.
+    placed = by_model.to_dict()
+    assert len(placed["weights"]["matrices"]) == 7 * model.config.n_layers + 1
+    assert kvcim.map("llama2-7b", analog, "overflow=spill", context=16).shape.config.dim == 4096
+
+
+def test_macro_map_agrees_with_the_mapper_figures(analog):
+    model = kvcim.Model.load()
+    p = kvcim.map(model, analog, kvcim.Policy.from_dict({"tokens_per_page": 16,
+                                                         "overflow": "spill"}), context=100)
+    d = p.to_dict()
+    f = p.figures
+    macros = d["macro_map"]
+    assert len(macros) == f["macros_total"] and not d["macro_map_truncated"]
+    roles = [m["role"] for m in macros]
+    assert roles.count("weights") == f["weight_macros"]
+    assert sum(1 for m in macros if m["role"] == "kv" and m["utilization"] > 0) == \
+        f["kv_macros_used"]
+    # The map's KV region starts where `kvcim map --json` says it does.
+    assert roles.index("kv") == d["kv"]["first_macro"]
+    # The C++ report's fixed keys are there, and agree with the figures.
+    assert d["schema_version"] == 1
+    assert d["utilization"] == f["utilization"] and d["macros_used"] == f["macros_used"]
+    assert d["energy_per_token_pj"]["cim"] == f["energy_pj_cim"]
+    used = [m["utilization"] for m in macros if m["utilization"] > 0]
+    assert len(used) == f["macros_used"]
+    # Data cells / cells of the macros used, from the map, equals the mapper's utilisation.
+    assert sum(used) / len(used) == pytest.approx(f["utilization"], rel=1e-9)
+
+
+def test_ledgers_equal_the_figures(analog):
+    p = kvcim.map(kvcim.Model.load(), analog, "overflow=spill", context=80)
+    f = p.figures
+    ledgers = p.token_ledgers()
+    assert ledgers["total"]["energy_pj"] == pytest.approx(f["energy_pj_cim"], rel=1e-12)
+    assert ledgers["conventional"]["energy_pj"] == pytest.approx(f["energy_pj_conventional"],
+                                                                 rel=1e-12)
+    for side in ("total", "conventional"):
+        parts = ledgers[side]["energy_pj_by_component"].values()
+        assert sum(parts) == pytest.approx(ledgers[side]["energy_pj"], rel=1e-9)
+    assert ledgers["total"]["energy_pj"] == pytest.approx(
+        ledgers["cim"]["energy_pj"] + ledgers["periphery"]["energy_pj"], rel=1e-12)
+    # A generation of n tokens sums the tokens at contexts 1..n.
+    one = kvcim.map(kvcim.Model.load(), analog, "overflow=spill", context=1).token_ledgers()
+    two = kvcim.map(kvcim.Model.load(), analog, "overflow=spill", context=2).token_ledgers()
+    gen = kvcim.map(kvcim.Model.load(), analog, "overflow=spill", context=2).generation_ledgers(2)
+    assert gen["total"]["energy_pj"] == pytest.approx(
+        one["total"]["energy_pj"] + two["total"]["energy_pj"], rel=1e-12)
+
+
+def test_policy_round_trips_and_rejects_unknown_fields():
+    p = kvcim.Policy.parse("overflow=window,page=8,window=64,replicas=2")
+    assert (p.overflow, p.tokens_per_page, p.window_tokens, p.replicas) == ("window", 8, 64, 2)
+    assert kvcim.Policy.from_dict(p.to_dict()).to_dict() == p.to_dict()
+    assert str(kvcim.Policy.parse(str(p))) == str(p)
+    with pytest.raises(kvcim.Error, match="page_size"):
+        kvcim.Policy.from_dict({"page_size": 8})
+    with pytest.raises(kvcim.Error, match="overflow"):
+        kvcim.Policy.parse("overflow=explode")
+
+
+def test_small_pages_fragment_less_at_short_contexts(analog):
+    model = kvcim.Model.load()
+    frag = {page: kvcim.map(model, analog, f"page={page},overflow=spill", context=10)
+            .figures["fragmentation"] for page in (8, 64)}
+    assert frag[8] < frag[64]
+
+
+def test_context_that_does_not_fit_is_a_kvcim_error():
+    with pytest.raises(kvcim.Error, match="context|fit"):
+        kvcim.map("llama2-7b", HW / "sram_digital.yaml", "overflow=fail", context=4096)
