@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <sys/wait.h>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -214,6 +216,29 @@ TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
   EXPECT_NE(text.find("res_valid_o"), std::string::npos);
   std::filesystem::remove(path);
   EXPECT_THROW(RtlTile(RtlTileOptions{.trace_path = "/nonexistent-dir/x.vcd"}), kvcim::Error);
+}
+
+}  // namespace
+
+namespace {
+
+// `kvcim cosim` from the command line: a clean run exits 0 and reports zero mismatches; bad
+// arguments exit 2.
+TEST(CosimCommand, ReportsZeroMismatchesAndRejectsBadArguments) {
+  const std::string exe = KVCIM_KVCIM_EXE;
+  if (!std::filesystem::exists(exe)) GTEST_SKIP() << "kvcim not built: " << exe;
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("kvcim_cosim_" + std::to_string(::getpid()) + ".txt")).string();
+  int rc = std::system((exe + " cosim --trials 200 --seed 3 > " + out + " 2>&1").c_str());
+  std::ifstream f(out);
+  const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(WEXITSTATUS(rc), 0) << text;
+  EXPECT_NE(text.find("trials: 200"), std::string::npos) << text;
+  EXPECT_NE(text.find("output mismatches: 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("event-count mismatches: 0"), std::string::npos) << text;
+  rc = std::system((exe + " cosim --tokens 65 > " + out + " 2>&1").c_str());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
+  std::filesystem::remove(out);
 }
 
 }  // namespace
