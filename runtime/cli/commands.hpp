@@ -10,6 +10,9 @@ void add_logits(CLI::App& app);
 void add_tokenize(CLI::App& app);
 void add_run(CLI::App& app);
 void add_map(CLI::App& app);
+#ifdef KVCIM_HAVE_RTL
+void add_cosim(CLI::App& app);
+#endif
 
 // Parses "1,5,9" into ids; throws kvcim::Error naming `option` on bad input.
 std::vector<int> parse_ids(const std::string& option, const std::string& text);

@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   kvcim::cli::add_tokenize(app);
   kvcim::cli::add_run(app);
   kvcim::cli::add_map(app);
+#ifdef KVCIM_HAVE_RTL
+  kvcim::cli::add_cosim(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
