@@ -70,7 +70,18 @@ std::string display_piece(const Tokenizer& tok, int id) {
     std::snprintf(buf, sizeof buf, "\\x%02X", byte);
     return buf;
   }
-  return p;
+  // control characters escaped, so a piece always prints on one line
+  std::string out;
+  for (unsigned char ch : p) {
+    if (ch == '\n') out += "\\n";
+    else if (ch == '\t') out += "\\t";
+    else if (ch < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", ch);
+      out += buf;
+    } else out += static_cast<char>(ch);
+  }
+  return out;
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "kvcim/runtime/session.hpp"
 
 #include <chrono>
+#include <future>
 #include <cmath>
 
 #include "kvcim/cmodel/sampler.hpp"
@@ -82,8 +83,10 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
            "longer than the model's context of " + std::to_string(c.seq_len));
     ReferenceBackend ref(c, w);
     r.perplexity.tokens = static_cast<int>(ids.size()) - 1;
-    r.perplexity.reference = perplexity(c, w, ref, ids);
+    std::future<double> ref_ppl;
+    if (o.threads > 1) ref_ppl = std::async(std::launch::async, [&] { return perplexity(c, w, ref, ids); });
     r.perplexity.cim = perplexity(c, w, cim, ids);
+    r.perplexity.reference = o.threads > 1 ? ref_ppl.get() : perplexity(c, w, ref, ids);
     cim.reset();
     cim.ledger() = energy::Ledger(c.n_layers);
   }
@@ -99,8 +102,19 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   std::vector<int> printed{token}, ref_printed{ref_token};
   for (int pos = 0; pos < o.steps; ++pos) {
     const bool in_prompt = pos + 1 < static_cast<int>(prompt.size());
+    // the float passes (shadow and free-running reference) need nothing from the CIM pass, so
+    // with two threads they run beside it; the results do not depend on the thread count
+    const Vector* ls = nullptr;
+    const Vector* lf = nullptr;
+    auto reference_passes = [&] {
+      ls = &forward(c, w, s_shadow, shadow, token, pos);
+      if (!ref_done) lf = &forward(c, w, s_free, free_ref, ref_token, pos);
+    };
+    std::future<void> refs;
+    if (o.threads > 1) refs = std::async(std::launch::async, reference_passes);
     const Vector& lc = forward(c, w, s_cim, cim, token, pos);
-    const Vector& ls = forward(c, w, s_shadow, shadow, token, pos);
+    if (o.threads > 1) refs.get(); else reference_passes();
+    r.steps.push_back(compare_logits(*ls, lc, pos));
     if (hw.conventional) {
       const energy::Ledger conv = hw.conventional(pos);
       r.conventional += conv;
@@ -109,11 +123,9 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     if (hw.periphery)
       add_ops(r.ledger, hw.periphery(pos), [&](energy::Op op) { return on_cim(op, o.backends) || op == energy::Op::other; });
     ++r.forward_passes;
-    r.steps.push_back(compare_logits(ls, lc, pos));
     const int next = in_prompt ? prompt[pos + 1] : sample_cim.sample(lc);
     if (!ref_done) {
-      const Vector& lf = forward(c, w, s_free, free_ref, ref_token, pos);
-      const int ref_next = in_prompt ? prompt[pos + 1] : sample_ref.sample(lf);
+      const int ref_next = in_prompt ? prompt[pos + 1] : sample_ref.sample(*lf);
       if (ref_next == kBos) {
         ref_done = true;
       } else {

@@ -132,6 +132,7 @@ void add_run(CLI::App& app) {
     uint64_t seed = 42;
     float temperature = 0.0f, topp = 0.9f;
     bool quiet = false;
+    int threads = 2;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
@@ -149,6 +150,8 @@ void add_run(CLI::App& app) {
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
   cmd->add_option("--topp", o->topp, "nucleus sampling threshold")->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no progress on the terminal");
+  cmd->add_option("--threads", o->threads, "1 or 2: the float shadows beside the CIM pass")
+      ->check(CLI::Range(1, 2))->capture_default_str();
   cmd->callback([o] {
     SessionOptions so;
     so.prompt = o->prompt;
@@ -156,6 +159,7 @@ void add_run(CLI::App& app) {
     so.seed = o->seed;
     so.temperature = o->temperature;
     so.topp = o->topp;
+    so.threads = o->threads;
     so.backends.attention = parse_backend("--attention-backend", o->attention);
     so.backends.linear = parse_backend("--linear-backend", o->linear);
     if (so.backends.linear == BackendKind::rtl)

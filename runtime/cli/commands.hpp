@@ -9,6 +9,7 @@ void add_generate(CLI::App& app);
 void add_logits(CLI::App& app);
 void add_tokenize(CLI::App& app);
 void add_run(CLI::App& app);
+void add_explain(CLI::App& app);
 void add_map(CLI::App& app);
 #ifdef KVCIM_HAVE_RTL
 void add_cosim(CLI::App& app);

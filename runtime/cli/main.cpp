@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   kvcim::cli::add_logits(app);
   kvcim::cli::add_tokenize(app);
   kvcim::cli::add_run(app);
+  kvcim::cli::add_explain(app);
   kvcim::cli::add_map(app);
 #ifdef KVCIM_HAVE_RTL
   kvcim::cli::add_cosim(app);

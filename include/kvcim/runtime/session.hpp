@@ -23,6 +23,7 @@ struct SessionOptions {
   float topp = 0.9f;
   uint64_t seed = 42;            // sampler seed
   std::string eval_text;         // the evaluation text itself (empty: no perplexity)
+  int threads = 1;               // 2: the float shadows run beside the CIM pass (same results)
   // Called after every forward pass of the generation: (positions done, positions in all).
   std::function<void(int, int)> progress;
 };

@@ -125,3 +125,10 @@ TEST(Explain, CostFiguresAreTheLedgers) {
                   l.count(energy::Op::kv_write, energy::EventKind::hbm_bit));
   }
 }
+
+TEST(Explain, PiecesPrintOnOneLine) {
+  Fixture f;
+  EXPECT_EQ(display_piece(f.tok, 1), "\\n<s>\\n");        // BOS is "\n<s>\n" in tok512
+  EXPECT_EQ(display_piece(f.tok, 0xE2 + 3), "\\xE2");     // a byte-fallback piece shows its byte
+  EXPECT_EQ(display_piece(f.tok, 403), " Once");
+}

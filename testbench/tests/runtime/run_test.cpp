@@ -94,11 +94,15 @@ TEST(Run, ThreeBitAdcsMeasurablyLowerAccuracy) {
   EXPECT_LE(coarse.top1_agreement, fine.top1_agreement);
 }
 
-TEST(Run, ReportIsByteIdenticalRunAfterRun) {
-  auto once = [] {
+TEST(Run, ReportIsByteIdenticalRunAfterRunAndWithTwoThreads) {
+  auto once = [](int threads) {
     MainJob run("sram_analog.yaml", 12);
+    run.options.threads = threads;
+    run.options.eval_text = "The cat sat.";
     GenerationResult r = run.go();
     return run_report(r, run.options, *run.placement, {}).dump();
   };
-  EXPECT_EQ(once(), once());
+  const std::string one = once(1);
+  EXPECT_EQ(one, once(1));
+  EXPECT_EQ(one, once(2));
 }
