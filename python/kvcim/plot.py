@@ -304,7 +304,12 @@ def plot_file(path, out_dir, fmt="png"):
             raise Error(f"{path}: json = invalid: {e}") from None
         if not isinstance(data, dict):
             raise Error(f"{path}: json = {type(data).__name__}: expected an object")
-        if "energy" in data:
+        from . import explain_plot
+        if explain_plot.is_explain(data):
+            for fig in (explain_plot.attention_heatmap, explain_plot.kv_and_traffic,
+                        explain_plot.energy_per_step):
+                attempt(fig, data, os.path.join(out_dir, f"{fig.__name__}.{fmt}"))
+        elif "energy" in data:
             attempt(energy_breakdown, data, os.path.join(out_dir, f"energy_breakdown.{fmt}"))
         placement = data.get("placement", data)
         if isinstance(placement, dict) and _macros_of(placement):
