@@ -71,7 +71,7 @@ def evaluate_map(document):
 
 def evaluate_run(document):
     from . import _core
-    if not hasattr(_core, "run"):
+    if not hasattr(_core, "_run"):
         raise NotImplementedError("this build of kvcim has no runtime binding")
     from . import experiment
     return experiment.run_point(document)

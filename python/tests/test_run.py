@@ -1,0 +1,122 @@
+"""kvcim.run(): the Python composition gives exactly the report of the `kvcim run` command, the
+Report's dicts and per-step numpy arrays, ADC bits that cost accuracy, errors as kvcim.Error,
+progress callbacks, and a sweep of run points equal to direct runs."""
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+import kvcim
+from conftest import SOURCE_DIR
+
+ANALOG = SOURCE_DIR / "configs" / "hw" / "sram_analog.yaml"
+EVAL = SOURCE_DIR / "testdata" / "eval" / "tinystories_eval.txt"
+
+
+def kvcim_exe():
+    exe = os.environ.get("KVCIM_EXE")
+    if exe:
+        return pathlib.Path(exe)
+    import kvcim as k  # a build tree: <build>/python/kvcim -> <build>/kvcim
+    return pathlib.Path(k.__file__).resolve().parents[2] / "kvcim"
+
+
+def test_report_equals_the_kvcim_run_command(tmp_path):
+    exe = kvcim_exe()
+    assert exe.exists(), f"the kvcim command is built beside the module ({exe})"
+    out = tmp_path / "cli.json"
+    subprocess.run([str(exe), "run", "--hw", str(ANALOG), "--steps", "12", "--policy", "page=16",
+                    "--eval-text", str(EVAL), "--json", str(out), "--quiet"], check=True,
+                   capture_output=True, timeout=300)
+    cli = json.loads(out.read_text())
+    report = kvcim.run(spec=str(ANALOG), steps=12, policy="page=16", eval_text_path=str(EVAL))
+    assert report.to_dict() == cli
+
+
+def test_report_fields_and_per_step_arrays():
+    report = kvcim.run(steps=10, prompt="Lily and Tom")
+    assert report.schema_version == 1
+    assert len(report.tokens) == 10 and len(report.reference_tokens) == 10
+    for name in ("position", "top1_agree", "kl", "max_abs_error", "mean_abs_error"):
+        assert isinstance(report.steps[name], np.ndarray) and report.steps[name].shape == (10,)
+    assert report.steps["top1_agree"].dtype == np.bool_
+    assert report.steps["position"].tolist() == list(range(10))
+    # The summary is the mean of the per-step figures.
+    assert report.accuracy["top1_agreement"] == pytest.approx(report.steps["top1_agree"].mean())
+    assert report.accuracy["kl_mean"] == pytest.approx(report.steps["kl"].mean())
+    cim = report.energy["cim"]
+    assert sum(cim["breakdown"].values()) == pytest.approx(cim["total_pj"], rel=1e-9)
+    assert cim["per_token_pj"] == pytest.approx(cim["total_pj"] / report.energy["forward_passes"])
+    # The prompt is fed first, then generated tokens.
+    prompt_ids = kvcim.Tokenizer.load().encode("Lily and Tom")
+    assert report.tokens[:len(prompt_ids)] == prompt_ids
+    again = kvcim.Report.from_json(report.to_json())
+    assert again.to_dict() == report.to_dict()
+
+
+def test_fewer_adc_bits_cost_accuracy():
+    hw = kvcim.HardwareSpec.from_yaml(ANALOG).to_dict()
+    kl = {}
+    for bits in (3, 8):
+        hw["macro"]["adc_bits"] = bits
+        kl[bits] = kvcim.run(spec=hw, steps=16).accuracy["kl_mean"]
+    assert kl[3] > 10 * kl[8]
+
+
+def test_reference_backends_agree_with_the_float_model():
+    report = kvcim.run(steps=12, backends="reference")
+    assert report.tokens == report.reference_tokens
+    assert report.accuracy["top1_agreement"] == 1.0
+    assert report.accuracy["kl_mean"] == pytest.approx(0.0, abs=1e-9)
+
+
+def test_run_errors_are_kvcim_errors():
+    with pytest.raises(kvcim.Error, match="attention only"):
+        kvcim.run(steps=6, backends={"linear": "rtl"})
+    with pytest.raises(kvcim.Error, match="backends.attention"):
+        kvcim.run(steps=6, backends={"attention": "gpu"})
+    with pytest.raises(kvcim.Error, match="page_size"):
+        kvcim.run(steps=6, policy={"page_size": 8})
+    with pytest.raises(kvcim.Error):
+        kvcim.run(steps=100000)
+    if not kvcim.HAVE_RTL:
+        with pytest.raises(kvcim.Error, match="RTL"):
+            kvcim.run(steps=6, backends="rtl")
+
+
+def test_progress_callback_and_an_exception_from_it():
+    calls = []
+    kvcim.run(steps=6, progress=lambda done, total: calls.append((done, total)))
+    assert calls == [(i, 6) for i in range(1, 7)]
+
+    def stop(done, total):
+        if done == 3:
+            raise KeyboardInterrupt  # what Ctrl-C raises in the callback's place
+    with pytest.raises(KeyboardInterrupt):
+        kvcim.run(steps=8, progress=stop)
+    assert kvcim.run(steps=6).accuracy["steps"] == 6  # usable afterwards
+
+
+@pytest.mark.skipif(not kvcim.HAVE_RTL, reason="needs a build with the Verilated tile")
+def test_rtl_attention_gives_the_c_model_report():
+    cim = kvcim.run(steps=10, backends="cim").to_dict()
+    rtl = kvcim.run(steps=10, backends="rtl").to_dict()
+    for key in ("tokens", "accuracy", "steps"):
+        assert rtl[key] == cim[key]
+
+
+def test_run_sweep_equals_direct_runs(tmp_path):
+    spec = {"evaluate": "run", "hardware": str(ANALOG), "run": {"steps": 10},
+            "grid": {"macro.adc_bits": [4, 8]}}
+    result = kvcim.sweep(spec, tmp_path / "r.jsonl", workers=2, progress=False)
+    assert (result.ok, result.errors) == (2, 0)
+    hw = kvcim.HardwareSpec.from_yaml(ANALOG).to_dict()
+    for r in result.records:
+        hw["macro"]["adc_bits"] = r["overrides"]["hardware.macro.adc_bits"]
+        direct = kvcim.run(spec=hw, steps=10).to_dict()
+        assert r["result"]["accuracy"] == direct["accuracy"]
+        assert r["result"]["energy"]["cim"] == direct["energy"]["cim"]
+        assert r["result"]["tokens"] == direct["tokens"]
