@@ -99,10 +99,15 @@ def _save(fig, out):
 
 # --- figures -------------------------------------------------------------------------------------
 
-def _breakdown_of(side):
-    """A {component: pJ} dict from a report's energy side (several shapes accepted)."""
+def _breakdown_of(side, per_token=True):
+    """A {component: pJ} dict from a report's energy side (several shapes accepted); per
+    generated token when the side gives both total_pj and per_token_pj."""
     if not isinstance(side, dict):
         return {}
+    scale = 1.0
+    total, each = side.get("total_pj"), side.get("per_token_pj")
+    if per_token and isinstance(total, (int, float)) and isinstance(each, (int, float)) and total:
+        scale = each / total
     for key in ("breakdown", "by_component", "energy_pj_by_component", "per_token_breakdown"):
         b = side.get(key)
         if isinstance(b, dict):
@@ -111,47 +116,65 @@ def _breakdown_of(side):
                 if isinstance(v, dict):
                     _, v = pick(v, ("per_token_pj", "total_pj", "energy_pj", "pj"))
                 if isinstance(v, (int, float)) and v is not None:
-                    out[name] = float(v)
+                    out[name] = float(v) * scale
             return out
     return {}
 
 
 def energy_breakdown(report, out, title=None):
-    """Stacked bars of energy by component, CIM against conventional compute.
+    """Stacked bars of energy per token by component, CIM against conventional compute.
 
-    report: a run report (its "energy" holds "cim" and "conventional", each with a total and a
-    breakdown by component), or a mapping {label: {component: pJ}} of bars to draw."""
+    report: a run report (its "energy" holds "cim" and "conventional", each with totals and a
+    breakdown by component), or a mapping {label: {component: pJ}} of bars to draw (many bars
+    are drawn horizontally, one labelled row each)."""
     energy = report.get("energy", report)
-    if isinstance(energy, dict) and ("cim" in energy or "conventional" in energy):
+    if isinstance(energy, dict) and any(isinstance(energy.get(k), dict) and
+                                        ("total_pj" in energy[k] or "breakdown" in energy[k])
+                                        for k in ("cim", "conventional")):
         bars = {name: _breakdown_of(energy[name]) for name in ("cim", "conventional")
                 if name in energy}
-        unit = "per_token_pj" if any(isinstance(energy.get(n), dict) and "per_token_pj"
-                                      in energy[n] for n in bars) else "total_pj"
     else:
         bars = {k: v for k, v in energy.items() if isinstance(v, dict)}
-        unit = "pj"
     if not bars or not any(bars.values()):
         raise Error("plot: energy = missing: expected energy.cim / energy.conventional with a "
                     "breakdown by component")
     components = []
     for b in bars.values():
         components += [c for c in b if c not in components]
-    fig, ax = plt.subplots(figsize=(max(4.5, 1.6 * len(bars) + 3), 4.2))
-    bottoms = [0.0] * len(bars)
-    colours = plt.get_cmap("tab10" if len(components) <= 10 else "tab20")
     labels = list(bars)
+    horizontal = len(labels) > 3
+    if horizontal:
+        fig, ax = plt.subplots(figsize=(8, 1.2 + 0.42 * len(labels)))
+    else:
+        fig, ax = plt.subplots(figsize=(max(4.5, 1.6 * len(bars) + 3), 4.2))
+    starts = [0.0] * len(bars)
+    colours = plt.get_cmap("tab10" if len(components) <= 10 else "tab20")
+    positions = range(len(labels))
     for ci, comp in enumerate(components):
         values = [bars[b].get(comp, 0.0) for b in labels]
-        ax.bar(labels, values, bottom=bottoms, label=comp, color=colours(ci % 20))
-        bottoms = [b + v for b, v in zip(bottoms, values)]
-    for i, total in enumerate(bottoms):
-        ax.annotate(f"{total:.3g} pJ", (i, total), ha="center", va="bottom", fontsize=8)
-    if len(bottoms) == 2 and min(bottoms) > 0:
-        ratio = max(bottoms) / min(bottoms)
-        ax.set_title(title or f"Energy by component ({ratio:.1f}x between the two)")
+        if horizontal:
+            ax.barh(positions, values, left=starts, label=comp, color=colours(ci % 20))
+        else:
+            ax.bar(positions, values, bottom=starts, label=comp, color=colours(ci % 20))
+        starts = [b + v for b, v in zip(starts, values)]
+    for i, total in enumerate(starts):
+        if horizontal:
+            ax.annotate(f" {total:.3g} pJ", (total, i), ha="left", va="center", fontsize=7)
+        else:
+            ax.annotate(f"{total:.3g} pJ", (i, total), ha="center", va="bottom", fontsize=8)
+    if horizontal:
+        ax.set_yticks(list(positions), labels, fontsize=7)
+        ax.invert_yaxis()
+        ax.set_xlabel("energy per token (pJ)")
+        ax.set_xlim(0, max(starts) * 1.18)
     else:
-        ax.set_title(title or "Energy by component")
-    ax.set_ylabel("energy per token (pJ)" if unit == "per_token_pj" else "energy (pJ)")
+        ax.set_xticks(list(positions), labels)
+        ax.set_ylabel("energy per token (pJ)")
+    if len(starts) == 2 and min(starts) > 0:
+        ratio = max(starts) / min(starts)
+        ax.set_title(title or f"Energy per token by component ({ratio:.1f}x between the two)")
+    else:
+        ax.set_title(title or "Energy per token by component")
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _save(fig, out)
 
@@ -283,12 +306,18 @@ def plot_file(path, out_dir, fmt="png"):
             raise Error(f"{path}: records = 0: no sweep records in the file")
         attempt(pareto, records, os.path.join(out_dir, f"pareto.{fmt}"))
         attempt(accuracy_vs_adc, records, os.path.join(out_dir, f"accuracy_vs_adc.{fmt}"))
-        bars = {}
-        for r in ok_records(records)[:8]:
-            energy = r["result"].get("energy", {})
-            b = _breakdown_of(energy.get("cim")) if isinstance(energy, dict) else {}
+        # CIM per point (at most 16, cheapest first), then the conventional engine once.
+        bars, conventional = {}, None
+        recs = [r for r in ok_records(records) if isinstance(r["result"].get("energy"), dict)]
+        recs.sort(key=lambda r: pick(flatten(r["result"]), ENERGY_KEYS)[1] or 0.0)
+        for r in recs[:16]:
+            energy = r["result"]["energy"]
+            b = _breakdown_of(energy.get("cim"))
             if b:
-                bars[_label(r.get("overrides", {}))] = b
+                bars["CIM " + _label(r.get("overrides", {}))] = b
+            conventional = conventional or _breakdown_of(energy.get("conventional"))
+        if bars and conventional:
+            bars["conventional compute"] = conventional
         if bars:
             attempt(energy_breakdown, bars, os.path.join(out_dir, f"energy_breakdown.{fmt}"))
         placements = [r["result"]["placement"] for r in ok_records(records)
