@@ -96,37 +96,49 @@ module cim_macro #(
     for (int r = 0; r < ROWS; r++) xb[r] = x_q[r*IN_BITS + int'(bit_q)] && (r < int'(nr_q));
   end
 
-  // ---- one column group per generate instance: W_BITS bitlines, adder trees, accumulator -------
-  for (genvar g = 0; g < N_W; g++) begin : group
-    logic [ROWS-1:0] cells [W_BITS];  // cells[s][r]: slice s (bitline g*W_BITS+s), wordline r
-    logic signed [ACC_BITS-1:0] acc;
-    assign y_o[g*ACC_BITS +: ACC_BITS] = acc;
-
-    always_ff @(posedge clk) begin
-      if (row_we_i) begin
-        for (int s = 0; s < W_BITS; s++) cells[s][row_addr_i] <= row_data_i[g*W_BITS + s];
-      end
-      if (col_we && int'(col_grp) == g) begin
-        for (int s = 0; s < W_BITS; s++) cells[s][col_row] <= col_bits[s];
+  // ---- the cell array: one memory word per column group ------------------------------------
+  // mem[g][s][r]: the cell of slice s (bitline g*W_BITS + s) on wordline r. A column-group write
+  // replaces one bit of each slice of one word per cycle; a row write one bit in every word. The
+  // tile never does both in one cycle on the same macro.
+  logic [W_BITS-1:0][ROWS-1:0] mem [N_W];
+  always_ff @(posedge clk) begin
+    if (col_we) begin
+      automatic logic [W_BITS-1:0][ROWS-1:0] w = mem[col_grp];
+      for (int s = 0; s < W_BITS; s++) w[s][col_row] = col_bits[s];
+      mem[col_grp] <= w;
+    end else if (row_we_i) begin
+      for (int g = 0; g < N_W; g++) begin
+        automatic logic [W_BITS-1:0][ROWS-1:0] w = mem[g];
+        for (int s = 0; s < W_BITS; s++) w[s][row_addr_i] = row_data_i[g*W_BITS + s];
+        mem[g] <= w;
       end
     end
+  end
 
-    always_ff @(posedge clk) begin
-      if (state == IDLE && cmp_fire) begin
-        acc <= '0;
-      end else if (state == BUSY && g < int'(no_q)) begin
-        automatic logic signed [PART_BITS-1:0] part = '0;
-        automatic logic signed [ACC_BITS-1:0] term;
-        for (int s = 0; s < W_BITS; s++) begin
-          // adder tree of one bitline: the rows whose cell and input bit are both 1
-          automatic logic signed [PART_BITS-1:0] cnt = PART_BITS'($countones(cells[s] & xb));
-          if (s == W_BITS - 1) part = part - (cnt <<< s);  // sign slice: -2^(W_BITS-1)
-          else part = part + (cnt <<< s);
+  // ---- adder trees and shift-and-add: one accumulator per column group ----------------------
+  logic [N_W-1:0][ACC_BITS-1:0] acc;
+  assign y_o = acc;
+  always_ff @(posedge clk) begin
+    if (state == IDLE && cmp_fire) begin
+      acc <= '0;
+    end else if (state == BUSY) begin
+      automatic logic [N_W-1:0][ACC_BITS-1:0] next = acc;
+      for (int g = 0; g < N_W; g++) begin
+        if (g < int'(no_q)) begin
+          automatic logic signed [PART_BITS-1:0] part = '0;
+          automatic logic signed [ACC_BITS-1:0] term;
+          for (int s = 0; s < W_BITS; s++) begin
+            // adder tree of one bitline: the rows whose cell and input bit are both 1
+            automatic logic signed [PART_BITS-1:0] cnt = PART_BITS'($countones(mem[g][s] & xb));
+            if (s == W_BITS - 1) part = part - (cnt <<< s);  // sign slice: -2^(W_BITS-1)
+            else part = part + (cnt <<< s);
+          end
+          term = ACC_BITS'(part) <<< bit_q;
+          if (IN_SIGNED && last_bit) term = -term;  // sign bit of the input: -2^(IN_BITS-1)
+          next[g] = next[g] + term;
         end
-        term = ACC_BITS'(part) <<< bit_q;
-        if (IN_SIGNED && last_bit) term = -term;  // sign bit of the input: -2^(IN_BITS-1)
-        acc <= acc + term;
       end
+      acc <= next;
     end
   end
 

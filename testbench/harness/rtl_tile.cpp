@@ -1,6 +1,7 @@
-// RtlTile: clocks the Verilated cim_attention_tile through its ports. Convention: the clock rests
-// low between cycles; the harness sets inputs, evaluates the combinational outputs (ready, valid),
-// decides, then raises the clock (the rising edge is where transfers happen) and lowers it again.
+// RtlTile: clocks the Verilated cim_attention_tile through its ports. Convention: each cycle the
+// harness sets the inputs and lowers the clock, evaluates (the combinational outputs ready, valid
+// settle), decides, then raises the clock and evaluates again (the rising edge is where transfers
+// happen). Two evaluations per cycle; registered outputs are valid after the second.
 #include "kvcim/testbench/rtl_tile.hpp"
 
 #include <string>
@@ -77,13 +78,13 @@ struct RtlTile::Impl {
       vcd->open(o.trace_path.c_str());
       if (!vcd->isOpen()) fail(o.trace_path, "trace file", o.trace_path, "could not be opened for writing");
     }
-    top->clk = 0;
     top->rst = 1;
-    top->eval();
+    settle();
     tick();
+    settle();
     tick();
     top->rst = 0;
-    top->eval();
+    settle();
   }
 
   ~Impl() {
@@ -93,14 +94,17 @@ struct RtlTile::Impl {
 
   bool withhold() { return opt.backpressure > 0.0 && stall(rng); }
 
-  // One clock cycle: rising edge (transfers, register updates), then falling edge.
+  // Settles the combinational outputs for the current inputs, with the clock low.
+  void settle() {
+    top->clk = 0;
+    top->eval();
+    if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles));
+  }
+  // The rising edge (transfers, register updates). The next settle() lowers the clock.
   void tick() {
     top->clk = 1;
     top->eval();
     if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles + 1));
-    top->clk = 0;
-    top->eval();
-    if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles + 2));
     ++cycles;
   }
 
@@ -118,13 +122,13 @@ struct RtlTile::Impl {
     for (int64_t waited = 0;; ++waited) {
       check_timeout(waited, "append");
       top->app_valid_i = withhold() ? 0 : 1;
-      top->eval();
+      settle();
       const bool fire = top->app_valid_i && top->app_ready_o;
       tick();
       if (fire) break;
     }
     top->app_valid_i = 0;
-    top->eval();
+    settle();
   }
 
   void start_query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
@@ -135,13 +139,13 @@ struct RtlTile::Impl {
     for (int64_t waited = 0;; ++waited) {
       check_timeout(waited, "query");
       top->q_valid_i = withhold() ? 0 : 1;
-      top->eval();
+      settle();
       const bool fire = top->q_valid_i && top->q_ready_o;
       tick();
       if (fire) break;
     }
     top->q_valid_i = 0;
-    top->eval();
+    settle();
   }
 
   TileResult finish_query() {
@@ -149,7 +153,7 @@ struct RtlTile::Impl {
     for (int64_t waited = 0;; ++waited) {
       check_timeout(waited, "result");
       top->res_ready_i = withhold() ? 0 : 1;
-      top->eval();
+      settle();
       const bool fire = top->res_valid_o && top->res_ready_i;
       if (fire) {
         r.o.resize(params.head_dim);
@@ -163,16 +167,16 @@ struct RtlTile::Impl {
       if (fire) break;
     }
     top->res_ready_i = 0;
-    top->eval();
+    settle();
     return r;
   }
 
   void pulse(CData& pin) {
     pin = 1;
-    top->eval();
+    settle();
     tick();
     pin = 0;
-    top->eval();
+    settle();
   }
 
   std::vector<uint64_t> counters() const {
@@ -243,7 +247,10 @@ void RtlTile::hard_reset() { impl_->pulse(impl_->top->rst); }
 void RtlTile::query_then_reset(std::span<const int8_t> q, uint16_t qmul, int qexp, int cycles) {
   cmodel::cim::check_query(impl_->params, tokens(), q, qmul, qexp, "rtl tile query");
   impl_->start_query(q, qmul, qexp);
-  for (int i = 0; i < cycles; ++i) impl_->tick();
+  for (int i = 0; i < cycles; ++i) {
+    impl_->settle();
+    impl_->tick();
+  }
   hard_reset();
 }
 
@@ -251,7 +258,10 @@ void RtlTile::append_then_reset(std::span<const int8_t> k, std::span<const int8_
                                 int ev, int cycles) {
   cmodel::cim::check_append(impl_->params, tokens(), k, v, ek, ev, "rtl tile append");
   impl_->append(k, v, ek, ev);
-  for (int i = 0; i < cycles; ++i) impl_->tick();
+  for (int i = 0; i < cycles; ++i) {
+    impl_->settle();
+    impl_->tick();
+  }
   hard_reset();
 }
 
