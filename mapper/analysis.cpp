@@ -319,6 +319,8 @@ Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& p
   f.resident_tokens = r0 * extra.resident_tokens + n0 * plain.resident_tokens;
   f.offchip_tokens = r0 * extra.offchip_tokens + n0 * plain.offchip_tokens;
   f.evicted_tokens = r0 * extra.evicted_tokens + n0 * plain.evicted_tokens;
+  f.offchip_bytes = offchip_bytes(c, hw, weights,
+                                  r * extra.offchip_tokens + (kv.streams() - r) * plain.offchip_tokens);
 
   const TokenLedgers t = token_ledgers(shape, hw, policy, weights, kv, context, false);
   f.kv_cell_writes_per_token = t.cim.count(Op::kv_write, EventKind::cell_write);

@@ -49,6 +49,14 @@ std::vector<WeightBlock> matrix_blocks(const Placement& p, int layer, cmodel::Ma
   return out;
 }
 
+int64_t offchip_bytes(const cmodel::Config& c, const HardwareSpec& hw, const WeightPlacement& w,
+                      int64_t offchip_token_heads) {
+  const int64_t weight_bits =
+      (w.elements_total - w.elements_onchip + int64_t{c.vocab_size} * c.dim) * hw.precision.weight_bits;
+  const int64_t kv_bits = offchip_token_heads * 2 * int64_t{c.head_dim()} * hw.precision.kv_bits;
+  return (weight_bits + kv_bits + 7) / 8;
+}
+
 Placement place(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                 int64_t context) {
   shape.config.validate(shape.name);
@@ -61,6 +69,20 @@ Placement place(const ModelShape& shape, const HardwareSpec& hw, const Policy& p
   Placement p{shape, hw, policy, std::move(w), kv, KvAllocator(kv, policy), context};
   for (int64_t t = 0; t < context; ++t)
     for (int s = 0; s < policy.sequences; ++s) p.allocator.append(s);
+  // spilled tokens: whole off-chip pages, the last page of a stream possibly partly filled
+  int64_t spilled = 0;
+  for (int64_t st = 0; st < p.kv.streams(); ++st) {
+    const auto& table = p.allocator.block_table(st);
+    const int64_t len = p.allocator.length(static_cast<int>(st / p.kv.streams_per_sequence()));
+    for (size_t i = 0; i < table.size(); ++i)
+      if (table[i].where == Where::offchip)
+        spilled += std::min<int64_t>(p.kv.tokens_per_page, len - static_cast<int64_t>(i) * p.kv.tokens_per_page);
+  }
+  const int64_t need = offchip_bytes(shape.config, hw, p.weights, spilled);
+  if (need > hw.offchip_bytes)
+    fail(hw.source, "offchip.capacity", std::to_string(hw.offchip_bytes) + " bytes",
+         "the placement needs " + std::to_string(need) +
+             " bytes off-chip (weights not in CIM, the embedding table, spilled KV pages)");
   return p;
 }
 

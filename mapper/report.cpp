@@ -106,6 +106,7 @@ json to_json(const Placement& p, const MapReport& r) {
 
   j["macros_total"] = f.macros_total;
   j["fragmentation"] = f.fragmentation;
+  j["offchip_bytes"] = f.offchip_bytes;
   j["occupancy"] = f.occupancy;
   j["latency_per_token_ns"] = {{"cim", f.latency_ns_cim},
                                {"conventional", f.latency_ns_conventional},

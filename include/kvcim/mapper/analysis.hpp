@@ -63,6 +63,9 @@ struct Figures {
   std::optional<double> endurance_writes;
   double lifetime_tokens = 0, lifetime_tokens_wear_levelled = 0, lifetime_seconds = 0;
   int64_t resident_tokens = 0, offchip_tokens = 0, evicted_tokens = 0;  // sequence 0, all streams
+  // Off-chip memory the placement needs: weight blocks not in CIM, the embedding table (looked up
+  // from off-chip on every token) and the spilled KV tokens of every sequence.
+  int64_t offchip_bytes = 0;
   LatencyBound latency;
   double latency_ns_cim = 0, latency_ns_conventional = 0;
   double energy_pj_cim = 0, energy_pj_conventional = 0;

@@ -197,9 +197,15 @@ Op op_of(cmodel::MatrixKind kind);
 std::vector<WeightBlock> matrix_blocks(const Placement& p, int layer, cmodel::MatrixKind kind,
                                        int replica = 0);
 
+// Off-chip bytes of a placement: weight blocks not in CIM and the embedding table (weight_bits
+// each), plus `offchip_token_heads` spilled tokens of one stream each (K and V, kv_bits).
+int64_t offchip_bytes(const cmodel::Config& c, const HardwareSpec& hw, const WeightPlacement& w,
+                      int64_t offchip_token_heads);
+
 // Places weights and grows `policy.sequences` sequences to `context` tokens. context 0 = no KV
 // allocated yet. Throws kvcim::Error when the fail policy runs out of slots (naming the context
-// that fits) or the inputs are invalid.
+// that fits), when off-chip memory (offchip.capacity) cannot hold what is not in CIM, or the
+// inputs are invalid.
 Placement place(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                 int64_t context);
 

@@ -244,3 +244,27 @@ TEST(Analysis, CollapsedLayersKeepTotalsAndFastEnergyEqualsBreakdown) {
     EXPECT_EQ(a.periphery.energy_aj(c), a.periphery.cost(c).energy_aj);
   }
 }
+
+TEST(Analysis, OffchipMemoryMustHoldWhatIsNotInCim) {
+  HardwareSpec hw = default_hw();
+  hw.organization.macros = 118;
+  const ModelShape shape = shape_preset("stories260k");
+  Policy spill;
+  spill.overflow = KvOverflow::spill;
+  spill.tokens_per_page = 16;
+  const Placement pl = place(shape, hw, spill, 200);
+  const Figures f = figures(pl);
+  // the embedding table (512 x 64 bytes) and every spilled token-head (K and V, 8 x 8 bits each)
+  const int64_t spilled_all = 20 * 200 - f.resident_tokens;  // one sequence
+  EXPECT_EQ(f.offchip_tokens, spilled_all);
+  EXPECT_EQ(f.offchip_bytes, 512 * 64 + spilled_all * 16);
+  hw.offchip_bytes = f.offchip_bytes - 1;
+  try {
+    place(shape, hw, spill, 200);
+    FAIL() << "placed more than off-chip memory holds";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("offchip.capacity"), std::string::npos) << e.what();
+  }
+  hw.offchip_bytes = f.offchip_bytes;
+  EXPECT_NO_THROW(place(shape, hw, spill, 200));
+}
