@@ -196,3 +196,25 @@ def test_killed_sweep_resumes_with_no_point_lost_or_repeated(tmp_path):
                                  if line)
     done_first = {r["result"]["x"] for r in results.read_records(out)[:len(before)]}
     assert all(starts[x] == 1 for x in done_first)
+
+
+def test_ctrl_c_stops_the_sweep_and_its_workers(tmp_path):
+    import psutil
+    out = tmp_path / "r.jsonl"
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"evaluate: {SLOW}\nrun:\n  sleep_s: 1.0\ngrid:\n  run.x: {list(range(20))}\n")
+    proc = subprocess.Popen([PYTHON, "-m", "kvcim.sweep", str(spec), "--out", str(out),
+                             "--workers", "2"], env=child_env(), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while len(keys_in(out)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    children = psutil.Process(proc.pid).children(recursive=True)
+    assert children, "the pool's worker processes"
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert "interrupted" in stderr and "again to continue" in stderr
+    gone, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, "worker processes left behind"
+    assert 2 <= len(keys_in(out)) < 20
