@@ -29,3 +29,17 @@ def test_kv_page_size_study(tmp_path):
     out = run_example("kv_page_size_study.py", tmp_path)
     assert out.count("15 points ok, 0 failed") == 2
     assert (tmp_path / "fragmentation_vs_page_size.png").stat().st_size > 1000
+
+
+def test_the_example_spec_through_the_commands(tmp_path):
+    results = tmp_path / "adc_bits.jsonl"
+    sweep = subprocess.run([PYTHON, "-m", "kvcim.sweep", str(EXAMPLES / "adc_bits.yaml"),
+                            "--out", str(results), "--workers", "2"], env=child_env(),
+                           capture_output=True, text=True, timeout=240)
+    assert sweep.returncode == 0, sweep.stderr
+    assert "5 points: 5 ok, 0 error" in sweep.stderr
+    plots = subprocess.run([PYTHON, "-m", "kvcim.plot", str(results), "--out",
+                            str(tmp_path / "plots")], env=child_env(), capture_output=True,
+                           text=True, timeout=120)
+    assert plots.returncode == 0, plots.stderr
+    assert len(plots.stdout.split()) == 3  # pareto, accuracy_vs_adc, energy_breakdown
