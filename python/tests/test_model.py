@@ -121,10 +121,10 @@ def test_logits_release_the_gil(model):
         time.sleep(0.001)
     worker.join()
     elapsed = time.perf_counter() - start
-    # ~1 tick per ms when the GIL is free; with the GIL held through the call the loop would
-    # be starved for the whole computation.
+    # Up to 1 tick per ms when the GIL is free (fewer on a loaded machine); with the GIL held
+    # through each call the loop could only run between the three calls: a handful of ticks.
     assert elapsed > 0.2
-    assert ticks > 0.3 * elapsed * 1000 / 2, (ticks, elapsed)
+    assert ticks >= 20, (ticks, elapsed)
 
 
 def test_concurrent_threads_on_one_model_agree(model):
