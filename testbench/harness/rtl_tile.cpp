@@ -114,7 +114,9 @@ struct RtlTile::Impl {
            "the tile to respond (is the RTL stuck?)");
   }
 
-  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  // Transfers one token; with `wait_done`, also clocks until the tile is idle again (the K column
+  // group takes head_dim cycles), so that its events are complete when append() returns.
+  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev, bool wait_done) {
     put_vector(top->app_k_i, k, params.kv_bits);
     put_vector(top->app_v_i, v, params.kv_bits);
     top->app_ek_i = static_cast<uint8_t>(ek);
@@ -129,6 +131,11 @@ struct RtlTile::Impl {
     }
     top->app_valid_i = 0;
     settle();
+    for (int64_t waited = 0; wait_done && !top->q_ready_o; ++waited) {  // q_ready: idle again
+      check_timeout(waited, "append completion");
+      tick();
+      settle();
+    }
   }
 
   void start_query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
@@ -198,7 +205,7 @@ void RtlTile::reset() {
 
 void RtlTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
   cmodel::cim::check_append(impl_->params, tokens(), k, v, ek, ev, "rtl tile append");
-  impl_->append(k, v, ek, ev);
+  impl_->append(k, v, ek, ev, true);
 }
 
 TileResult RtlTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
@@ -257,7 +264,7 @@ void RtlTile::query_then_reset(std::span<const int8_t> q, uint16_t qmul, int qex
 void RtlTile::append_then_reset(std::span<const int8_t> k, std::span<const int8_t> v, int ek,
                                 int ev, int cycles) {
   cmodel::cim::check_append(impl_->params, tokens(), k, v, ek, ev, "rtl tile append");
-  impl_->append(k, v, ek, ev);
+  impl_->append(k, v, ek, ev, false);
   for (int i = 0; i < cycles; ++i) {
     impl_->settle();
     impl_->tick();

@@ -65,8 +65,9 @@ class RtlTile final : public cmodel::cim::AttentionTile {
   void hard_reset();
   // Starts a query, runs `cycles` more clock cycles, then asserts reset in the middle of it.
   void query_then_reset(std::span<const int8_t> q, uint16_t qmul, int qexp, int cycles);
-  // Appends a token, runs `cycles` more clock cycles (the K column group may still be being
-  // written), then asserts reset.
+  // Transfers a token, runs `cycles` more clock cycles (the K column group is still being written
+  // for head_dim - 1 of them), then asserts reset. (append() itself returns only when the tile is
+  // idle again, so that events() then includes the whole append.)
   void append_then_reset(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev,
                          int cycles);
   // The raw counters_o words, indexed by RtlCounter.
