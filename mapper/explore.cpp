@@ -24,6 +24,7 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
                                    const Policy& policy, const DesignRanges& r,
                                    const std::function<void(const DesignPoint&)>& visit) {
   shape.config.validate(shape.name);
+  check_mappable(shape.config, shape.name);
   base.validate();
   policy.validate("--policy");
   const int64_t context = r.context > 0 ? r.context : shape.config.seq_len;

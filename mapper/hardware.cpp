@@ -51,7 +51,7 @@ void HardwareSpec::validate() const {
   range("precision.weight_bits", precision.weight_bits, 2, 8);
   range("precision.activation_bits", precision.activation_bits, 2, 8);
   range("precision.kv_bits", precision.kv_bits, 2, 8);
-  range("organization.macros", organization.macros, 1, int64_t{1} << 40);
+  range("organization.macros", organization.macros, 1, int64_t{1} << 32);
   range("organization.macros_per_tile", organization.macros_per_tile, 1, 1 << 20);
   range("organization.tiles_per_bank", organization.tiles_per_bank, 1, 1 << 20);
   range("kv.tokens_per_tile", kv.tokens_per_tile, 1, 4096);
@@ -142,7 +142,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
 
   const Section org = top.child("organization");
   org.check_keys({"macros", "macros_per_tile", "tiles_per_bank"});
-  hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 40);
+  hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 32);
   hw.organization.macros_per_tile = static_cast<int>(org.get_int("macros_per_tile", 1, 1 << 20, 8));
   hw.organization.tiles_per_bank = static_cast<int>(org.get_int("tiles_per_bank", 1, 1 << 20, 16));
 

@@ -30,7 +30,12 @@ KvLayout kv_layout(const cmodel::Config& c, const HardwareSpec& hw, const Policy
   k.tile_cells = 2 * int64_t{k.tile.head_dim} * T * k.tile.kv_bits;
   if (kv_macros < 0) fail("placement", "kv_macros", std::to_string(kv_macros), "expected >= 0");
   k.macros = kv_macros;
-  k.tiles = kv_macros * hw.macro_cells() / k.tile_cells;
+  // macros x cells can exceed int64 for absurd specs: computed wide, bounded
+  const __int128 tiles = static_cast<__int128>(kv_macros) * hw.macro_cells() / k.tile_cells;
+  if (tiles > (static_cast<__int128>(1) << 40))
+    fail(hw.source, "organization.macros", std::to_string(hw.organization.macros),
+         "more than 2^40 KV tiles: too large to map");
+  k.tiles = static_cast<int64_t>(tiles);
   k.layers = c.n_layers;
   k.stored_heads = p.gqa_sharing ? c.n_kv_heads : c.n_heads;
   k.query_heads_per_stream = p.gqa_sharing ? c.kv_group() : 1;
@@ -89,6 +94,9 @@ StreamTokens stream_tokens(const KvLayout& k, const Policy& p, int64_t i, int64_
 KvAllocator::KvAllocator(const KvLayout& layout, const Policy& policy)
     : layout_(layout), policy_(policy) {
   policy_.validate("kv allocator");
+  if (layout_.streams() > (int64_t{1} << 24))
+    fail("--policy", "sequences", std::to_string(layout_.sequences),
+         "more than 2^24 KV streams (sequences x layers x stored heads)");
   window_pages_ = layout_.window_pages(policy_);
   length_.assign(layout_.sequences, 0);
   tables_.resize(layout_.streams());

@@ -60,9 +60,14 @@ int64_t offchip_bytes(const cmodel::Config& c, const HardwareSpec& hw, const Wei
 Placement place(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                 int64_t context) {
   shape.config.validate(shape.name);
+  check_mappable(shape.config, shape.name);
   hw.validate();
   policy.validate("--policy");
   if (context < 0) fail("--context", "context", std::to_string(context), "expected >= 0 tokens");
+  // The allocator grows every sequence token by token: bound the work it is asked to do.
+  if (static_cast<double>(context) * policy.sequences > static_cast<double>(int64_t{1} << 26))
+    fail("--context", "context", std::to_string(context),
+         "context x sequences above 2^26 tokens: too many to allocate page by page");
   const int64_t budget = weight_macro_budget(shape.config, hw, policy);
   WeightPlacement w = place_weights(shape.config, hw.macro, policy.replicas, budget);
   const KvLayout kv = kv_layout(shape.config, hw, policy, kv_macros_for(hw, policy, w.macros_used));

@@ -108,7 +108,17 @@ ModelShape parse_shape(const std::string& text) {
     else fail("--shape", "shared_classifier", "'" + it->second + "'", "expected true or false");
   }
   c.validate("--shape");
+  check_mappable(c, "--shape");
   return {"custom", c};
+}
+
+void check_mappable(const Config& c, const std::string& where) {
+  const double d = c.dim, h = c.hidden_dim, L = c.n_layers, kv = double(c.dim) / c.n_heads * c.n_kv_heads;
+  const double weights = L * (2 * d * d + 2 * d * kv + 3 * d * h) + double(c.vocab_size) * d;
+  if (weights > 1e14)
+    fail(where, "shape", to_string(c), "more than 1e14 weights: too large to map");
+  if (L * c.n_heads > double(1 << 24))
+    fail(where, "shape", to_string(c), "layers x heads above 2^24 KV streams: too large to map");
 }
 
 ModelShape shape_from_checkpoint(const std::string& path) {

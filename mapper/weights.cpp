@@ -83,6 +83,9 @@ WeightPlacement place_weights(const cmodel::Config& c, const MacroSpec& spec, in
   if (replicas < 1) fail("placement", "replicas", std::to_string(replicas), "expected >= 1");
   if (macros_available < 0)
     fail("placement", "macros_available", std::to_string(macros_available), "expected >= 0");
+  if ((7.0 * c.n_layers + 1) * replicas > double(1 << 24))
+    fail("placement", "replicas", std::to_string(replicas),
+         "more than 2^24 matrices to place (layers x 7 x replicas)");
   WeightPlacement wp;
   wp.macros_available = macros_available;
   wp.matrices.reserve((7 * static_cast<size_t>(c.n_layers) + 1) * replicas);

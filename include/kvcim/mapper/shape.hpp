@@ -28,6 +28,10 @@ std::vector<std::string> preset_names();
 // The shape in a llama2.c checkpoint header (the file length is checked, weights not read).
 ModelShape shape_from_checkpoint(const std::string& path);
 
+// Throws kvcim::Error naming `where` when a shape is too large for the mapper's int64 arithmetic
+// (more than 1e14 weights or 2^24 KV streams): a typo, not a model.
+void check_mappable(const cmodel::Config& c, const std::string& where);
+
 // "dim=...,hidden=...,..." that parse_shape() reads back to the same Config.
 std::string to_string(const cmodel::Config& c);
 
