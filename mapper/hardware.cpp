@@ -75,7 +75,8 @@ std::string resolve(const Section& s, const std::string& key, const std::string&
   const std::string rel = s.get_string(key);
   const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(base_dir) / rel;
   // a regular file: a FIFO or device named here would block the reader forever
-  if (!fs::is_regular_file(p)) s.error(key, "no such technology table (a regular file): " + p.string());
+  std::error_code ec;  // a path the OS rejects (too long, ...) is "no such file", not a throw
+  if (!fs::is_regular_file(p, ec)) s.error(key, "no such technology table (a regular file): " + p.string());
   return p.lexically_normal().string();
 }
 

@@ -93,7 +93,8 @@ void read_into(const std::string& path, Partial& out, int depth) {
   if (top.has("base")) {
     const fs::path base = fs::path(path).parent_path() / top.get_string("base");
     // a regular file: a FIFO or device named here would block the reader forever
-    if (!fs::is_regular_file(base)) top.error("base", "no such file (a regular file): " + base.string());
+    std::error_code ec;  // a path the OS rejects (too long, ...) is "no such file", not a throw
+    if (!fs::is_regular_file(base, ec)) top.error("base", "no such file (a regular file): " + base.string());
     read_into(base.string(), out, depth + 1);
   }
   out.name = top.get_string("name");
