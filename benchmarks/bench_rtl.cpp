@@ -50,8 +50,6 @@ BENCHMARK(BM_RtlProblem)->Arg(1)->Arg(16)->Arg(64);
 // Idle clocking: the raw Verilated model speed with nothing to do (an upper bound).
 void BM_RtlIdleCycles(benchmark::State& state) {
   RtlTile rtl;
-  std::mt19937_64 rng(1);
-  const TileProblem pr = random_problem(rng, TileParams{}, 64);
   const uint64_t c0 = rtl.sim_cycles();
   for (auto _ : state) rtl.reset();  // one clear cycle
   state.counters["sim_cycles/s"] =
