@@ -12,6 +12,7 @@
 //                                  filled with random K/V first): the attention's share
 //   BM_Gemv*                       one matrix of the 110M shape (w1, 2048 x 768), float vs int8
 //                                  kernels, weights resident in cache (compute, not memory, bound)
+//   BM_GemvInt8Streamed/<kernel>   a 256 MiB int8 matrix: the kernel's bandwidth from DRAM
 //
 // Shapes: random weights (cmodel::random_weights) of stories15M and stories110M built in memory,
 // and the embedded stories260K. Times used in ratios are this thread's CPU time (the machine is
@@ -305,6 +306,39 @@ void BM_GemvInt8(benchmark::State& state, quant::GemvKernel kernel) {
                                               benchmark::Counter::kIsRate);
 }
 
+// One int8 matrix far beyond the LLC (256 MiB, rows of 768 codes): the bandwidth a kernel
+// streams weights from DRAM with, beside BM_StreamCopy / BM_StreamRead. Smoke: 4 MiB.
+void BM_GemvInt8Streamed(benchmark::State& state, quant::GemvKernel kernel) {
+  if (!quant::kernel_available(kernel)) {
+    state.SkipWithError("kernel not available on this CPU");
+    return;
+  }
+  const int cols = 768;
+  const int rows = static_cast<int>(stream_bytes() / cols);
+  quant::Int8Matrix m = [&] {
+    quant::QuantizedMatrix q;
+    q.rows = rows;
+    q.cols = cols;
+    q.q.resize(static_cast<size_t>(rows) * cols);
+    for (size_t i = 0; i < q.q.size(); ++i) q.q[i] = static_cast<int8_t>(i * 2654435761u >> 24);
+    q.scale.assign(rows, 1.0f);
+    return quant::Int8Matrix(q);
+  }();
+  std::vector<int8_t> x(cols);
+  for (int i = 0; i < cols; ++i) x[i] = static_cast<int8_t>(i * 37);
+  std::vector<int32_t> acc(rows);
+  double cpu = 0;
+  for (auto _ : state) {
+    const double t0 = thread_cpu_seconds();
+    quant::gemv(m, x.data(), acc.data(), kernel);
+    benchmark::DoNotOptimize(acc.data());
+    cpu += thread_cpu_seconds() - t0;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * m.rows() * m.stride());
+  state.counters["cpu_GBps"] =
+      static_cast<double>(m.rows()) * m.stride() * static_cast<double>(state.iterations()) / cpu / 1e9;
+}
+
 // The whole quantised linear layer: quantise x, GEMV, dequantise.
 void BM_LinearInt8(benchmark::State& state) {
   GemvProblem& p = gemv_problem();
@@ -335,6 +369,10 @@ void register_all() {
     RegisterBenchmark((std::string("BM_GemvInt8/") + quant::name(k)).c_str(), BM_GemvInt8, k)
         ->Unit(benchmark::kMicrosecond);
   RegisterBenchmark("BM_LinearInt8", BM_LinearInt8)->Unit(benchmark::kMicrosecond);
+  for (auto k : {quant::GemvKernel::avx2, quant::GemvKernel::avx512_vnni})
+    RegisterBenchmark((std::string("BM_GemvInt8Streamed/") + quant::name(k)).c_str(),
+                      BM_GemvInt8Streamed, k)
+        ->Unit(benchmark::kMillisecond);
 }
 
 }  // namespace
