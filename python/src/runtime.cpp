@@ -103,7 +103,7 @@ void bind_runtime(py::module_& m) {
           report = run_report(r, so, placement,
                               {ck.path, tok_path, hw.source, eval_text_path.value_or("")});
         }
-        return report.dump();
+        return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },
       py::arg("model"), py::arg("hw"), py::arg("policy"), py::arg("tokenizer"), py::arg("prompt"),
       py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),

@@ -124,7 +124,7 @@ void add_explain(CLI::App& app) {
     en.hardware = {{"name", hw.name}, {"technology", hw.tech.name}, {"baseline_technology", hw.baseline_tech.name}};
     const json e = runtime::explain(ck, tok, o->ex, en);
     print_explain(e, o->shown);
-    if (!o->json_out.empty()) write_file_atomic(o->json_out, e.dump(1) + "\n");
+    if (!o->json_out.empty()) write_file_atomic(o->json_out, e.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   });
 }
 

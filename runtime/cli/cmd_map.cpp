@@ -58,7 +58,7 @@ void add_map(CLI::App& app) {
     }
     const mapper::Placement placement = mapper::place(shape, hw, policy, context);
     const mapper::MapReport report = mapper::analyse(placement);
-    if (!o->json.empty()) write_file_atomic(o->json, mapper::to_json(placement, report).dump(2) + "\n");
+    if (!o->json.empty()) write_file_atomic(o->json, mapper::to_json(placement, report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     std::cout << mapper::summary(placement, report);
     if (!o->json.empty()) std::cout << "wrote " << o->json << "\n";
   });

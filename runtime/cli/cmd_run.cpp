@@ -196,7 +196,7 @@ void add_run(CLI::App& app) {
     const GenerationResult r = run_generation(ck, tok, so, session_hardware(ck, placement, tiles));
     const json report = run_report(r, so, placement, {o->model, o->tokenizer, o->hw, o->eval_text_path});
     print_report(report);
-    if (!o->json_out.empty()) write_file_atomic(o->json_out, report.dump(1) + "\n");
+    if (!o->json_out.empty()) write_file_atomic(o->json_out, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   });
 }
 

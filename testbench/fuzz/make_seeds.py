@@ -93,6 +93,14 @@ def main():
     put("tech_table", "base_missing.yaml", b"name: x\nbase: nothere.yaml\n")
     put("tech_table", "flow.yaml", b"{name: t, cell: {endurance_writes: {value: unlimited, source: '[M1]'}}}\n")
 
+    # hw_spec: the shipped specs (technology paths resolve against configs/hw), JSON, broken ones
+    for name in ("sram_digital", "sram_analog", "reram_analog"):
+        put("hw_spec", name + ".yaml", open(os.path.join(SRC, "configs", "hw", name + ".yaml"), "rb").read())
+    put("hw_spec", "json.yaml", b'{"name": "j", "technology": "../tech/sram_digital_cim.yaml", '
+        b'"macro": {"kind": "digital", "rows": 64, "cols": 64}, "organization": {"macros": 4}}')
+    put("hw_spec", "unknown_key.yaml", b"name: x\nmacro: {rowz: 3}\n")
+    put("hw_spec", "duplicate.yaml", b"name: x\nname: y\n")
+
     # npy: valid v1/v2 arrays and broken headers
     put("npy", "v1_2x3.npy", npy([2, 3]))
     put("npy", "v2_4.npy", npy([4], version=2))

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Bad input through the kvcim command: one line on stderr naming the file/option and the field,
+# exit code 2, no output file. Non-UTF-8 text is not bad input: byte fallback encodes any bytes.
+# (Cases already covered by model_commands.sh and map_command.sh are not repeated here; the list
+# of all of them, with the test that proves each, is docs/reliability.md.)
+set -u
+KVCIM=$1; SRC=$2; PY=/usr/bin/python3
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+fails=0
+check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
+# bad NAME SUBSTRING... -- ARGS: exit 2, one line, the line contains every SUBSTRING
+bad() {
+  local name=$1; shift
+  local want=()
+  while [ "$1" != "--" ]; do want+=("$1"); shift; done
+  shift
+  rm -f "$T/out.json" "$T/out.npy"
+  timeout 120 "$KVCIM" "$@" >/dev/null 2>"$T/err"; local rc=$?
+  check "$name: exit code 2" "2" "$rc"
+  check "$name: one line on stderr" "1" "$(wc -l < "$T/err")"
+  for w in "${want[@]}"; do
+    grep -qF -- "$w" "$T/err" && check "$name: names '$w'" 1 1 || check "$name: names '$w'" "$w" "$(cat "$T/err")"
+  done
+  check "$name: no output file" "none" "$(ls "$T"/out.* 2>/dev/null || echo none)"
+}
+RUN=(run --quiet --eval-text "" --steps 8)
+
+# --- checkpoints -----------------------------------------------------------------------------
+$PY - "$T" <<'PYEOF'
+import struct, sys
+t = sys.argv[1]
+# header whose products overflow int64 (each field within its own limit)
+open(f"{t}/overflow.bin", "wb").write(struct.pack("<7i", 1 << 24, 1 << 24, 1 << 24, 1 << 22, 1 << 22, 1 << 24, 1 << 24))
+# small model, absurd context: a KV cache of 2^36 floats
+open(f"{t}/kv.bin", "wb").write(struct.pack("<7i", 2048, 1, 1, 1024, 1024, 1, 1 << 24))
+PYEOF
+$PY - "$SRC/models/stories260K.bin" "$T/nan.bin" <<'PYEOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[28 + 4 * 1000: 28 + 4 * 1001] = struct.pack("<f", float("nan"))  # inside token_embedding
+open(sys.argv[2], "wb").write(b)
+PYEOF
+bad "checkpoint sizes overflowing int64" "overflow.bin" "tensor sizes" -- generate --prompt x --model "$T/overflow.bin"
+bad "checkpoint with an absurd KV cache" "kv.bin" "seq_len" -- generate --prompt x --model "$T/kv.bin"
+bad "checkpoint with a NaN weight" "nan.bin" "token_embedding" "finite" -- generate --prompt x --model "$T/nan.bin"
+bad "empty checkpoint" "empty.bin" "header" -- generate --prompt x --model "$(: > "$T/empty.bin"; echo "$T/empty.bin")"
+bad "checkpoint is a directory" "$T" -- generate --prompt x --model "$T"
+
+# --- tokenizers ------------------------------------------------------------------------------
+$PY - "$SRC/models/tok512.bin" "$T" <<'PYEOF'
+import struct, sys
+src, t = sys.argv[1], sys.argv[2]
+data = open(src, "rb").read()
+# walk the entries to cut or extend the vocabulary
+off, ends = 4, []
+while off < len(data):
+    n = struct.unpack_from("<i", data, off + 4)[0]
+    off += 8 + n
+    ends.append(off)
+open(f"{t}/tok400.bin", "wb").write(data[:ends[399]])
+extra = b"".join(struct.pack("<fi", -1e9, 3) + b"zz%c" % (65 + i % 26) for i in range(88))
+open(f"{t}/tok600.bin", "wb").write(data + extra)
+absurd = bytearray(data)
+struct.pack_into("<i", absurd, ends[299] + 4, 1 << 30)  # entry 300's length
+open(f"{t}/tok_absurd.bin", "wb").write(absurd)
+PYEOF
+bad "tokenizer smaller than the model's vocabulary" "tok400.bin" "entry 400" -- generate --prompt x --tokenizer "$T/tok400.bin"
+bad "tokenizer larger than the model's vocabulary" "tok600.bin" "vocab" -- generate --prompt x --tokenizer "$T/tok600.bin"
+bad "tokenizer entry of absurd length" "tok_absurd.bin" "entry 300 length = 1073741824" -- tokenize --text x --tokenizer "$T/tok_absurd.bin"
+bad "run: tokenizer of another vocabulary" "tok600.bin" -- "${RUN[@]}" --tokenizer "$T/tok600.bin"
+
+# --- text that is not UTF-8: encoded by byte fallback, never refused -------------------------
+ids=$("$KVCIM" tokenize --text $'\xff\xfe' 2>"$T/err"); rc=$?
+check "tokenize non-UTF-8: exit 0" "0" "$rc"
+check "tokenize non-UTF-8: bytes 0xFF 0xFE as byte pieces 258, 257" "258,257" "$(echo "$ids" | awk -F, '{print $(NF-1)","$NF}')"
+"$KVCIM" generate --prompt $'caf\xe9 \xc3\x28 \xed\xa0\x80' --steps 24 --temperature 0 >"$T/gen.txt" 2>"$T/err"
+check "generate with a non-UTF-8 prompt: exit 0" "0" "$?"
+"$KVCIM" "${RUN[@]}" --prompt $'Once \xff\xfe upon' --json "$T/u.json" >/dev/null 2>"$T/err"
+check "run with a non-UTF-8 prompt: exit 0" "0" "$?"
+check "run with a non-UTF-8 prompt: the report is valid JSON" "ok" "$($PY -c "import json,sys; json.load(open(sys.argv[1])); print('ok')" "$T/u.json" 2>&1 | tail -1)"
+# JSON text is UTF-8: the invalid bytes of the prompt are shown as U+FFFD (the ids are exact)
+check "run with a non-UTF-8 prompt: invalid bytes become U+FFFD in the report" "True" "$($PY -c "import json,sys; print('Once \ufffd\ufffd upon' in json.dumps(json.load(open(sys.argv[1])), ensure_ascii=False))" "$T/u.json" 2>&1 | tail -1)"
+printf 'The cat sat \xff\xfe on the mat.' > "$T/eval.txt"
+"$KVCIM" run --quiet --steps 8 --eval-text "$T/eval.txt" --json "$T/e.json" >/dev/null 2>"$T/err"
+check "run with a non-UTF-8 evaluation text: exit 0" "0" "$?"
+
+# --- context ---------------------------------------------------------------------------------
+long=$(for i in $(seq 1 400); do printf 'the dog and the cat '; done)
+bad "generate: prompt longer than the context" "prompt tokens" -- generate --prompt "$long" --steps 512
+bad "run: prompt longer than the run" "prompt tokens" -- "${RUN[@]}" --prompt "$long"
+bad "run: steps beyond the context" "steps" "512" -- run --quiet --eval-text "" --steps 513
+bad "logits: more tokens than the context" "context" -- logits --tokens "$(yes 1 | head -513 | paste -sd,)" --out "$T/out.npy"
+bad "run: zero steps" "= 0" -- run --quiet --eval-text "" --steps 0
+
+# --- hardware specs --------------------------------------------------------------------------
+HW=$SRC/configs/hw/sram_digital.yaml
+# edited copies in $T/hw, beside a link to the shipped tables, so that ../tech/ paths resolve
+mkdir -p "$T/hw" && ln -s "$SRC/configs/tech" "$T/tech"
+sed 's/^  macros: 1024/  macros: 2/' "$HW" > "$T/hw/tiny.yaml"
+bad "run: spec too small for the model under the fail policy" "overflow=fail" "try overflow=spill" -- "${RUN[@]}" --hw "$T/hw/tiny.yaml" --policy overflow=fail --json "$T/out.json"
+sed 's/^  bytes: 256 KiB/  bytes: 3 ns/' "$HW" > "$T/hw/unit.yaml"
+bad "run: spec value of the wrong unit" "unit.yaml" "buffer.bytes = '3 ns'" -- "${RUN[@]}" --hw "$T/hw/unit.yaml"
+sed 's/^  rows: 256/  rows: 256\n  rows: 128/' "$HW" > "$T/hw/dup.yaml"
+bad "run: spec key given twice" "dup.yaml" "duplicate" -- "${RUN[@]}" --hw "$T/hw/dup.yaml"
+sed 's/^name: sram_digital/name: sram\xff\xfe/' "$HW" > "$T/hw/name.yaml"
+"$KVCIM" map --hw "$T/hw/name.yaml" --json "$T/n.json" >/dev/null 2>"$T/err"
+check "map: a spec name that is not UTF-8 still gives a report (exit 0)" "0" "$?"
+check "map: ... and valid JSON" "ok" "$($PY -c "import json,sys; json.load(open(sys.argv[1])); print('ok')" "$T/n.json" 2>&1 | tail -1)"
+mkfifo "$T/fifo.yaml"
+sed "s|^technology: .*|technology: $T/fifo.yaml|" "$HW" > "$T/fifo_tech.yaml"
+bad "run: technology path naming a FIFO (a hang before)" "technology" -- "${RUN[@]}" --hw "$T/fifo_tech.yaml"
+bad "run: --json into a missing folder" "no/such" -- "${RUN[@]}" --json "$T/no/such/out.json"
+
+[ $fails -eq 0 ] && echo "all reliability input checks passed" || { echo "$fails reliability input check(s) failed"; exit 1; }
