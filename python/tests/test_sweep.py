@@ -218,3 +218,22 @@ def test_ctrl_c_stops_the_sweep_and_its_workers(tmp_path):
     gone, alive = psutil.wait_procs(children, timeout=10)
     assert not alive, "worker processes left behind"
     assert 2 <= len(keys_in(out)) < 20
+
+
+def test_unusable_results_path_is_one_line_and_exit_code_2(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(f"evaluate: {SLOW}\ngrid:\n  run.x: [1, 2]\n")
+    blocker = tmp_path / "a_file"
+    blocker.write_text("not a folder")
+    proc = subprocess.run([PYTHON, "-m", "kvcim.sweep", str(spec), "--out",
+                           str(blocker / "r.jsonl")], env=child_env(), capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "r.jsonl" in lines[0] and "results file" in lines[0]
+    listed = subprocess.run([PYTHON, "-m", "kvcim.sweep", str(spec), "--out", "unused",
+                             "--list"], env=child_env(), capture_output=True, text=True,
+                            timeout=60)
+    assert listed.returncode == 0
+    assert [json.loads(line.split(" ", 1)[1]) for line in listed.stdout.splitlines()] == [
+        {"run.x": 1}, {"run.x": 2}]
