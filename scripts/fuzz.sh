@@ -26,7 +26,8 @@ LOG=$BUILD/fuzz-$TARGET.log
 # -timeout: an input taking longer than 10 s is a hang; -rss_limit_mb: a reader that believes a
 # size field and allocates gigabytes is a failure, not a slow success.
 set +e
-"$EXE" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 \
+# A fixed seed (KVCIM_FUZZ_SEED) so that CI explores the same way run after run.
+"$EXE" -seed="${KVCIM_FUZZ_SEED:-1}" -max_total_time="$SECS" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 \
   -print_final_stats=1 -artifact_prefix="$ART/" "$WORK" "$SEEDS" >"$LOG" 2>&1
 rc=$?
 set -e
