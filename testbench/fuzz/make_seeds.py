@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the small seed inputs of testbench/fuzz/corpus/<target>/ (committed; rerun only to
-regenerate them). Crash reproducers found by fuzzing are committed beside the seeds by hand and
-are not touched here (their names start with crash-, leak-, timeout- or oom-)."""
+regenerate them). Crash reproducers found by fuzzing are committed beside the seeds by hand, named
+regress-<what>.<ext>, and are not touched here."""
 import os
 import struct
 import sys
@@ -62,6 +62,9 @@ def main():
     put("checkpoint", "large_weights.bin", checkpoint(2, 2, 1, 1, 1, 3, 2, fill=1e30))
     put("checkpoint", "header_only.bin", struct.pack("<7i", 2, 3, 1, 1, 1, 4, 2))
     put("checkpoint", "truncated.bin", checkpoint(2, 3, 1, 1, 1, 4, 2)[:-5])
+    # regression: finite weights whose activations overflow to NaN logits (the sampler once read
+    # element SIZE_MAX of an empty top-p list)
+    put("checkpoint", "regress-overflowing-activations.bin", checkpoint(4, 3, 1, 2, 1, 5, 2, fill=1e10))
     put("checkpoint", "overflow.bin", struct.pack("<7i", 1 << 24, 1 << 24, 1 << 24, 1 << 22, 1 << 22, 1 << 24, 1 << 24))
 
     # tokenizer: [u16 text length][text][tokenizer file]
