@@ -34,6 +34,11 @@ foreach(t ${KVCIM_FUZZ_TARGETS})
   target_link_libraries(fuzz_${t} PRIVATE kvcim_mapper)
 endforeach()
 
+# RTL outputs independent of uninitialised state (Verilator X randomisation, several seeds).
+if(KVCIM_WITH_RTL)
+  include(${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/reliability_rtl/reliability_rtl.cmake)
+endif()
+
 # The nested sanitizer build and the fuzzers: only from an ordinary top-level build, so that the
 # nested build does not nest again.
 if(KVCIM_WITH_SANITIZER_TESTS AND NOT KVCIM_FUZZ AND NOT KVCIM_SANITIZE)

@@ -78,6 +78,14 @@ struct RtlTile::Impl {
       vcd->open(o.trace_path.c_str());
       if (!vcd->isOpen()) fail(o.trace_path, "trace file", o.trace_path, "could not be opened for writing");
     }
+    // Every control input is driven from the first cycle: under X randomisation (--x-initial
+    // unique) an undriven input starts at a random value, e.g. evt_clear_i = 1 clearing the
+    // counters on every cycle.
+    top->clear_i = 0;
+    top->evt_clear_i = 0;
+    top->app_valid_i = 0;
+    top->q_valid_i = 0;
+    top->res_ready_i = 0;
     top->rst = 1;
     settle();
     tick();
