@@ -169,6 +169,8 @@ void add_run(CLI::App& app) {
     const mapper::Policy policy = mapper::parse_policy(o->policy);
     const Checkpoint ck = read_checkpoint(o->model);
     const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);
+    // checked before the placement, which would report a bad --steps as its context
+    if (o->steps <= 0) fail("--steps", "steps", std::to_string(o->steps), "expected a positive number");
     const mapper::Placement placement = place_for_run(ck, hw, policy, o->steps);
     const cim::TileParams tile = hw.tile(ck.config.head_dim());
     TileFactory tiles = cmodel_tiles(tile);

@@ -90,7 +90,7 @@ bad "generate: prompt longer than the context" "prompt tokens" -- generate --pro
 bad "run: prompt longer than the run" "prompt tokens" -- "${RUN[@]}" --prompt "$long"
 bad "run: steps beyond the context" "steps" "512" -- run --quiet --eval-text "" --steps 513
 bad "logits: more tokens than the context" "context" -- logits --tokens "$(yes 1 | head -513 | paste -sd,)" --out "$T/out.npy"
-bad "run: zero steps" "= 0" -- run --quiet --eval-text "" --steps 0
+bad "run: zero steps" "--steps" "steps = 0" -- run --quiet --eval-text "" --steps 0
 
 # --- hardware specs --------------------------------------------------------------------------
 HW=$SRC/configs/hw/sram_digital.yaml
