@@ -45,6 +45,14 @@ def _fail(where, field, value, expected):
     raise SpecError(f"{where}: {field} = {_short(value)}: {expected}")
 
 
+def _unknown(key, allowed):
+    """'unknown ...; did you mean X?' when a known name is close (as the C++ spec parser says)."""
+    import difflib
+    close = difflib.get_close_matches(str(key), sorted(allowed), n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    return f"{hint}(expected one of {', '.join(allowed)})"
+
+
 def _short(value):
     text = json.dumps(value, default=str) if not isinstance(value, str) else repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
@@ -127,7 +135,7 @@ class SweepSpec:
         unknown = [k for k in data if k not in SPEC_FIELDS]
         if unknown:
             _fail(w, unknown[0], data[unknown[0]],
-                  "unknown field (expected one of " + ", ".join(SPEC_FIELDS) + ")")
+                  "unknown field; " + _unknown(unknown[0], SPEC_FIELDS))
         evaluate = data.get("evaluate")
         if not isinstance(evaluate, str) or not (evaluate in BUILTIN_EVALUATIONS
                                                  or _CALLABLE.match(evaluate)):
@@ -155,8 +163,8 @@ class SweepSpec:
         if allowed is not None:
             for key in run:
                 if key not in allowed:
-                    _fail(w, f"run.{key}", run[key], f"unknown option of evaluate: {evaluate} "
-                          f"(expected one of {', '.join(sorted(allowed))})")
+                    _fail(w, f"run.{key}", run[key], f"unknown option of evaluate: {evaluate}; "
+                          + _unknown(key, sorted(allowed)))
         self.max_attempts = data.get("max_attempts", 2)
         if (not isinstance(self.max_attempts, int) or isinstance(self.max_attempts, bool)
                 or not 1 <= self.max_attempts <= 10):
@@ -245,8 +253,8 @@ class SweepSpec:
         if parts[0] == "run" and len(parts) > 1:
             allowed = _run_options(self.evaluate)
             if allowed is not None and parts[1] not in allowed:
-                _fail(self.where, field, path, f"unknown option of evaluate: {self.evaluate} "
-                      f"(expected one of {', '.join(sorted(allowed))})")
+                _fail(self.where, field, path, f"unknown option of evaluate: {self.evaluate}; "
+                      + _unknown(parts[1], sorted(allowed)))
         if parts[0] in ("model", "tokenizer") and len(parts) > 1:
             _fail(self.where, field, path, f"{parts[0]} is a single value, not a mapping")
         if parts[0] == "hardware" and self.hardware is None:

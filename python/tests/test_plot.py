@@ -85,3 +85,30 @@ def test_plot_command_writes_every_figure_of_a_sweep(tmp_path):
     bad = subprocess.run([PYTHON, "-m", "kvcim.plot", str(tmp_path / "none.jsonl"), "--out",
                           str(out)], env=child_env(), capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1
+
+
+BAD_RESULTS = [
+    ("r.json", b'{"a":', "json = invalid"),
+    ("r.json", b"\xff\xfe\x00garbage", "json = invalid"),
+    ("r.json", b"[1, 2]", "json = list: expected an object"),
+    ("r.json", b'{"a": 1}', "figures = none: nothing to plot"),
+    ("r.jsonl", b"", "records = 0"),
+    ("r.jsonl", b'{"status": "ok"}\n{"x"', "records = 0"),
+    ("d.json", None, "file = missing"),
+]
+
+
+@pytest.mark.parametrize("name,data,message", BAD_RESULTS)
+def test_bad_results_file_is_one_line_and_exit_code_2(tmp_path, name, data, message):
+    src = tmp_path / name
+    if data is None:
+        src.mkdir()
+    else:
+        src.write_bytes(data)
+    out = tmp_path / "figs"
+    proc = subprocess.run([PYTHON, "-m", "kvcim.plot", str(src), "--out", str(out)],
+                          env=child_env(), capture_output=True, text=True, timeout=60)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"kvcim.plot: {src}: ") and message in lines[0], lines[0]
+    assert not out.exists() or not any(out.iterdir())
