@@ -16,6 +16,13 @@ using cmodel::energy::Unit;
 namespace cim = cmodel::cim;
 namespace energy = cmodel::energy;
 
+// The names of each choice, in enum order: read by the parser, written by hardware_spec_to_json.
+const std::vector<std::string> kMacroKinds = {"digital", "analog"};
+const std::vector<std::string> kAdcRanges = {"full_scale", "calibrated"};
+const std::vector<std::string> kEncodings = {"twos_complement", "offset", "differential"};
+const std::vector<std::string> kOffchipKinds = {"dram", "hbm"};
+const std::vector<std::string> kMacTypes = {"int8", "fp16"};
+
 std::string shipped_config_dir() { return std::string(KVCIM_SOURCE_DIR) + "/configs"; }
 std::string default_hardware_spec_path() { return shipped_config_dir() + "/hw/sram_digital.yaml"; }
 
@@ -92,7 +99,7 @@ void read_macro(const Section& m, HardwareSpec& hw) {
                 "adc_bits", "adc_share", "adc_range", "adc_clip", "encoding", "cell_noise_sigma",
                 "read_noise_sigma", "seed"});
   cim::MacroSpec& s = hw.macro;
-  s.kind = static_cast<cim::MacroKind>(m.get_choice("kind", {"digital", "analog"}));
+  s.kind = static_cast<cim::MacroKind>(m.get_choice("kind", kMacroKinds));
   s.rows = static_cast<int>(m.get_int("rows", 1, 65536));
   s.cols = static_cast<int>(m.get_int("cols", 1, 65536));
   s.cell_bits = static_cast<int>(m.get_int("cell_bits", 1, 4, 1));
@@ -101,10 +108,10 @@ void read_macro(const Section& m, HardwareSpec& hw) {
   s.adc_bits = static_cast<int>(m.get_int("adc_bits", 1, 16, 8));
   s.adc_share = static_cast<int>(m.get_int("adc_share", 1, s.cols, 1));
   s.adc_range = static_cast<cim::AdcRange>(
-      m.get_choice("adc_range", {"full_scale", "calibrated"}, 0));
+      m.get_choice("adc_range", kAdcRanges, 0));
   s.adc_clip = m.get_number("adc_clip", 1e-6, 1.0, 1.0);
   s.encoding = static_cast<cim::WeightEncoding>(
-      m.get_choice("encoding", {"twos_complement", "offset", "differential"}, 0));
+      m.get_choice("encoding", kEncodings, 0));
   s.cell_noise_sigma = m.get_number("cell_noise_sigma", 0.0, 1e6, 0.0);
   s.read_noise_sigma = m.get_number("read_noise_sigma", 0.0, 1e6, 0.0);
   s.seed = static_cast<uint64_t>(m.get_int("seed", 0, INT64_MAX, 1));
@@ -161,7 +168,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   }
   if (auto o = top.optional_child("offchip")) {
     o->check_keys({"kind", "capacity"});
-    hw.offchip = static_cast<energy::OffchipKind>(o->get_choice("kind", {"dram", "hbm"}, 1));
+    hw.offchip = static_cast<energy::OffchipKind>(o->get_choice("kind", kOffchipKinds, 1));
     hw.offchip_bytes = bytes(*o, "capacity", hw.offchip_bytes);
   }
   if (auto d = top.optional_child("digital")) {
@@ -170,8 +177,8 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   }
   const Section base = top.child("baseline");
   base.check_keys({"mac", "offchip", "sram", "mac_units", "technology"});
-  hw.baseline.mac = static_cast<energy::MacType>(base.get_choice("mac", {"int8", "fp16"}));
-  hw.baseline.offchip = static_cast<energy::OffchipKind>(base.get_choice("offchip", {"dram", "hbm"}, 1));
+  hw.baseline.mac = static_cast<energy::MacType>(base.get_choice("mac", kMacTypes));
+  hw.baseline.offchip = static_cast<energy::OffchipKind>(base.get_choice("offchip", kOffchipKinds, 1));
   hw.baseline.sram_bytes = bytes(base, "sram", 0);
   hw.baseline.mac_units = base.get_int("mac_units", 1, int64_t{1} << 30, 1024);
 
@@ -186,6 +193,57 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     fail(where, "spec", "(as a whole)", e.what());
   }
   return hw;
+}
+
+namespace {
+
+std::string absolute(const std::string& path) {
+  return path.empty() ? path : fs::absolute(path).lexically_normal().string();
+}
+
+}  // namespace
+
+nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
+  const cim::MacroSpec& m = hw.macro;
+  nlohmann::json macro = {{"kind", kMacroKinds.at(static_cast<int>(m.kind))},
+                          {"rows", m.rows},
+                          {"cols", m.cols},
+                          {"cell_bits", m.cell_bits},
+                          {"input_bits_per_cycle", m.input_bits_per_cycle},
+                          {"rows_per_cycle", m.rows_per_cycle},
+                          {"encoding", kEncodings.at(static_cast<int>(m.encoding))},
+                          {"cell_noise_sigma", m.cell_noise_sigma},
+                          {"read_noise_sigma", m.read_noise_sigma},
+                          {"seed", m.seed}};
+  if (m.kind == cim::MacroKind::analog) {  // the parser rejects ADC fields on a digital macro
+    macro["adc_bits"] = m.adc_bits;
+    macro["adc_share"] = m.adc_share;
+    macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));
+    macro["adc_clip"] = m.adc_clip;
+  }
+  return {{"name", hw.name},
+          {"description", hw.description},
+          {"technology", absolute(hw.tech.path)},
+          {"macro", macro},
+          {"organization", {{"macros", hw.organization.macros},
+                            {"macros_per_tile", hw.organization.macros_per_tile},
+                            {"tiles_per_bank", hw.organization.tiles_per_bank}}},
+          {"kv", {{"tokens_per_tile", hw.kv.tokens_per_tile},
+                  {"prob_bits", hw.kv.prob_bits},
+                  {"exp_frac", hw.kv.exp_frac},
+                  {"technology", absolute(hw.kv_tech.path)}}},
+          {"precision", {{"weight_bits", hw.precision.weight_bits},
+                         {"activation_bits", hw.precision.activation_bits},
+                         {"kv_bits", hw.precision.kv_bits}}},
+          {"buffer", {{"bytes", hw.buffer_bytes}}},
+          {"offchip", {{"kind", kOffchipKinds.at(static_cast<int>(hw.offchip))},
+                       {"capacity", hw.offchip_bytes}}},
+          {"digital", {{"units", hw.digital_units}}},
+          {"baseline", {{"mac", kMacTypes.at(static_cast<int>(hw.baseline.mac))},
+                        {"offchip", kOffchipKinds.at(static_cast<int>(hw.baseline.offchip))},
+                        {"sram", hw.baseline.sram_bytes},
+                        {"mac_units", hw.baseline.mac_units},
+                        {"technology", absolute(hw.baseline_tech.path)}}}};
 }
 
 HardwareSpec load_hardware_spec(const std::string& path) {

@@ -27,82 +27,11 @@ namespace cim = kvcim::cmodel::cim;
 
 namespace {
 
-const char* macro_kind_name(cim::MacroKind k) { return k == cim::MacroKind::analog ? "analog" : "digital"; }
-const char* adc_range_name(cim::AdcRange r) {
-  return r == cim::AdcRange::calibrated ? "calibrated" : "full_scale";
-}
-const char* encoding_name(cim::WeightEncoding e) {
-  switch (e) {
-    case cim::WeightEncoding::offset: return "offset";
-    case cim::WeightEncoding::differential: return "differential";
-    default: return "twos_complement";
-  }
-}
 const char* offchip_name(energy::OffchipKind k) { return k == energy::OffchipKind::hbm ? "hbm" : "dram"; }
 
-std::string absolute(const std::string& path) {
-  return path.empty() ? path : std::filesystem::absolute(path).lexically_normal().string();
-}
-
-// The YAML schema of configs/hw/*.yaml, every field explicit.
+// The YAML schema of configs/hw/*.yaml, every field explicit (the C++ inverse of the parser).
 py::dict hardware_dict(const HardwareSpec& hw) {
-  py::dict d;
-  d["name"] = hw.name;
-  d["description"] = hw.description;
-  d["technology"] = absolute(hw.tech.path);
-  py::dict macro;
-  const auto& m = hw.macro;
-  macro["kind"] = macro_kind_name(m.kind);
-  macro["rows"] = m.rows;
-  macro["cols"] = m.cols;
-  macro["cell_bits"] = m.cell_bits;
-  macro["input_bits_per_cycle"] = m.input_bits_per_cycle;
-  macro["rows_per_cycle"] = m.rows_per_cycle;
-  if (m.kind == cim::MacroKind::analog) {  // the parser rejects ADC fields on a digital macro
-    macro["adc_bits"] = m.adc_bits;
-    macro["adc_share"] = m.adc_share;
-    macro["adc_range"] = adc_range_name(m.adc_range);
-    macro["adc_clip"] = m.adc_clip;
-  }
-  macro["encoding"] = encoding_name(m.encoding);
-  macro["cell_noise_sigma"] = m.cell_noise_sigma;
-  macro["read_noise_sigma"] = m.read_noise_sigma;
-  macro["seed"] = m.seed;
-  d["macro"] = macro;
-  py::dict org;
-  org["macros"] = hw.organization.macros;
-  org["macros_per_tile"] = hw.organization.macros_per_tile;
-  org["tiles_per_bank"] = hw.organization.tiles_per_bank;
-  d["organization"] = org;
-  py::dict kv;
-  kv["tokens_per_tile"] = hw.kv.tokens_per_tile;
-  kv["prob_bits"] = hw.kv.prob_bits;
-  kv["exp_frac"] = hw.kv.exp_frac;
-  kv["technology"] = absolute(hw.kv_tech.path);
-  d["kv"] = kv;
-  py::dict prec;
-  prec["weight_bits"] = hw.precision.weight_bits;
-  prec["activation_bits"] = hw.precision.activation_bits;
-  prec["kv_bits"] = hw.precision.kv_bits;
-  d["precision"] = prec;
-  py::dict buffer;
-  buffer["bytes"] = hw.buffer_bytes;
-  d["buffer"] = buffer;
-  py::dict off;
-  off["kind"] = offchip_name(hw.offchip);
-  off["capacity"] = hw.offchip_bytes;
-  d["offchip"] = off;
-  py::dict dig;
-  dig["units"] = hw.digital_units;
-  d["digital"] = dig;
-  py::dict base;
-  base["mac"] = hw.baseline.mac == energy::MacType::int8 ? "int8" : "fp16";
-  base["offchip"] = offchip_name(hw.baseline.offchip);
-  base["sram"] = hw.baseline.sram_bytes;
-  base["mac_units"] = hw.baseline.mac_units;
-  base["technology"] = absolute(hw.baseline_tech.path);
-  d["baseline"] = base;
-  return d;
+  return to_python(hardware_spec_to_json(hw)).cast<py::dict>();
 }
 
 py::object section(const HardwareSpec& hw, const char* name) {

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "kvcim/cmodel/cim/attention_tile.hpp"
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/cmodel/energy/baseline.hpp"
@@ -93,6 +95,10 @@ HardwareSpec hardware_spec_from_text(const std::string& text, const std::string&
                                      const std::string& where = "<dict>");
 HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& where,
                                      const std::string& base_dir);
+
+// The inverse of the parser: the YAML schema of configs/hw/*.yaml with every field explicit and
+// technology paths absolute, so that hardware_spec_from_text(to_json(hw).dump()) gives hw back.
+nlohmann::json hardware_spec_to_json(const HardwareSpec& hw);
 
 // configs/hw/sram_digital.yaml of the source tree (KVCIM_SOURCE_DIR).
 std::string default_hardware_spec_path();
