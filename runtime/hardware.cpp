@@ -14,6 +14,8 @@ TileFactory cmodel_tiles(const cim::TileParams& params) {
 
 mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec& hw,
                                 const mapper::Policy& policy, int context) {
+  // checked here, before the mapper would report it as its context
+  if (context <= 0) fail("--steps", "steps", std::to_string(context), "expected a positive number");
   mapper::ModelShape shape{ck.path, ck.config};
   mapper::Placement p = mapper::place(shape, hw, policy, context);
   const mapper::Figures f = mapper::figures(p);

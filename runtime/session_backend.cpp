@@ -25,6 +25,16 @@ BackendKind parse_backend(const std::string& option, const std::string& text) {
   fail(option, "backend", "'" + text + "'", "expected reference, cim or rtl");
 }
 
+BackendChoice parse_backends(const std::string& linear_option, const std::string& linear,
+                             const std::string& attention_option, const std::string& attention) {
+  BackendChoice c;
+  c.attention = parse_backend(attention_option, attention);
+  c.linear = parse_backend(linear_option, linear);
+  if (c.linear == BackendKind::rtl)
+    fail(linear_option, "backend", "rtl", "the RTL implements attention only: use reference or cim");
+  return c;
+}
+
 Op op_of(MatrixKind kind) {
   switch (kind) {
     case MatrixKind::wq: return Op::q_proj;

@@ -1,9 +1,8 @@
-// The runtime from Python: one whole generation on CIM beside the float reference, composed as
-// `kvcim run` composes it (spec + policy -> placement -> session hardware -> run_generation ->
-// run_report), returning the report as JSON text that the Python Report class wraps. The GIL is
+// The runtime from Python: one whole generation on CIM beside the float reference, through the
+// same runtime::run_job as `kvcim run` (spec + policy -> placement -> session hardware ->
+// run_generation -> run_report), returning the report as JSON text that the Python Report class wraps. The GIL is
 // released for the run; Ctrl-C in Python stops it at the next forward pass.
-#include <fstream>
-#include <sstream>
+#include <optional>
 
 #include "bindings.hpp"
 #include "kvcim/cmodel/checkpoint.hpp"
@@ -11,8 +10,8 @@
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
-#include "kvcim/runtime/hardware.hpp"
 #include "kvcim/runtime/report.hpp"
+#include "kvcim/runtime/run_job.hpp"
 #ifdef KVCIM_HAVE_RTL
 #include "kvcim/testbench/rtl_tile.hpp"
 #endif
@@ -21,18 +20,6 @@ namespace kvcim::python {
 
 using namespace kvcim::cmodel;
 using namespace kvcim::runtime;
-
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "file", "unreadable", "cannot open the evaluation text");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
 
 void bind_runtime(py::module_& m) {
   m.def(
@@ -48,15 +35,11 @@ void bind_runtime(py::module_& m) {
         so.seed = seed;
         so.temperature = temperature;
         so.topp = topp;
-        so.backends.linear = parse_backend("backends.linear", linear);
-        so.backends.attention = parse_backend("backends.attention", attention);
-        if (so.backends.linear == BackendKind::rtl)
-          fail("backends.linear", "backend", "rtl",
-               "the RTL implements attention only: use reference or cim");
+        so.backends = parse_backends("backends.linear", linear, "backends.attention", attention);
         if (eval_text && eval_text_path)
           fail("run", "eval_text", "given with eval_text_path", "expected one of the two");
         if (eval_text) so.eval_text = *eval_text;
-        if (eval_text_path) so.eval_text = read_text(*eval_text_path);
+        if (eval_text_path) so.eval_text = read_eval_text(*eval_text_path);
 
         // The checkpoint: the Model's own weights (copied), or read from a path.
         Checkpoint ck;
@@ -83,25 +66,14 @@ void bind_runtime(py::module_& m) {
         {
           py::gil_scoped_release release;
           const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
-          const mapper::Placement placement = place_for_run(ck, hw, policy, steps);
-          const cim::TileParams tile = hw.tile(ck.config.head_dim());
-          TileFactory tiles = cmodel_tiles(tile);
-          if (so.backends.attention == BackendKind::rtl) {
+          std::optional<RtlTileSource> rtl;
 #ifdef KVCIM_HAVE_RTL
-            if (!(testbench::RtlTile().params() == tile))
-              fail(hw.source, "kv", "tile parameters of the spec",
-                   "the RTL tile is built at head_dim 8, 64 tokens, 8-bit KV, exp_frac 6, "
-                   "12-bit probabilities");
-            tiles = [] { return std::make_unique<testbench::RtlTile>(); };
-#else
-            fail("backends.attention", "backend", "rtl",
-                 "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
+          rtl = RtlTileSource{testbench::RtlTile().params(),
+                              [] { return std::make_unique<testbench::RtlTile>(); }};
 #endif
-          }
-          const GenerationResult r =
-              run_generation(ck, tok, so, session_hardware(ck, placement, tiles));
-          report = run_report(r, so, placement,
-                              {ck.path, tok_path, hw.source, eval_text_path.value_or("")});
+          report = run_job(ck, tok, hw, policy, so,
+                           {ck.path, tok_path, hw.source, eval_text_path.value_or("")}, rtl,
+                           "backends.attention");
         }
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },

@@ -5,17 +5,16 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <optional>
 
 #include "commands.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/io.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
-#include "kvcim/runtime/hardware.hpp"
 #include "kvcim/runtime/report.hpp"
+#include "kvcim/runtime/run_job.hpp"
 #ifdef KVCIM_HAVE_RTL
 #include "kvcim/testbench/rtl_tile.hpp"
 #endif
@@ -27,14 +26,6 @@ using namespace kvcim::runtime;
 using nlohmann::json;
 
 namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "file", "unreadable", "cannot open the evaluation text");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Wraps text at `width` columns, breaking at spaces, honouring newlines.
 std::vector<std::string> wrap(const std::string& text, size_t width) {
@@ -160,30 +151,12 @@ void add_run(CLI::App& app) {
     so.temperature = o->temperature;
     so.topp = o->topp;
     so.threads = o->threads;
-    so.backends.attention = parse_backend("--attention-backend", o->attention);
-    so.backends.linear = parse_backend("--linear-backend", o->linear);
-    if (so.backends.linear == BackendKind::rtl)
-      fail("--linear-backend", "backend", "rtl", "the RTL implements attention only: use reference or cim");
-    if (!o->eval_text_path.empty()) so.eval_text = read_text(o->eval_text_path);
+    so.backends = parse_backends("--linear-backend", o->linear, "--attention-backend", o->attention);
+    if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
     const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     const mapper::Policy policy = mapper::parse_policy(o->policy);
     const Checkpoint ck = read_checkpoint(o->model);
     const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);
-    // checked before the placement, which would report a bad --steps as its context
-    if (o->steps <= 0) fail("--steps", "steps", std::to_string(o->steps), "expected a positive number");
-    const mapper::Placement placement = place_for_run(ck, hw, policy, o->steps);
-    const cim::TileParams tile = hw.tile(ck.config.head_dim());
-    TileFactory tiles = cmodel_tiles(tile);
-    if (so.backends.attention == BackendKind::rtl) {
-#ifdef KVCIM_HAVE_RTL
-      if (!(testbench::RtlTile().params() == tile))
-        fail(o->hw, "kv", "tile parameters of the spec",
-             "the RTL tile is built at head_dim 8, 64 tokens, 8-bit KV, exp_frac 6, 12-bit probabilities");
-      tiles = [] { return std::make_unique<testbench::RtlTile>(); };
-#else
-      fail("--attention-backend", "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
-#endif
-    }
     // progress on an interactive terminal, unless --quiet
     const bool show = !o->quiet && ::isatty(2);
     const auto start = std::chrono::steady_clock::now();
@@ -195,8 +168,12 @@ void add_run(CLI::App& app) {
                      (total - done) / std::max(rate, 1e-9));
         if (done == total) std::fprintf(stderr, "\n");
       };
-    const GenerationResult r = run_generation(ck, tok, so, session_hardware(ck, placement, tiles));
-    const json report = run_report(r, so, placement, {o->model, o->tokenizer, o->hw, o->eval_text_path});
+    std::optional<RtlTileSource> rtl;
+#ifdef KVCIM_HAVE_RTL
+    rtl = RtlTileSource{testbench::RtlTile().params(), [] { return std::make_unique<testbench::RtlTile>(); }};
+#endif
+    const json report = run_job(ck, tok, hw, policy, so, {o->model, o->tokenizer, o->hw, o->eval_text_path},
+                                rtl, "--attention-backend");
     print_report(report);
     if (!o->json_out.empty()) write_file_atomic(o->json_out, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   });

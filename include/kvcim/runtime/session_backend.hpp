@@ -27,6 +27,11 @@ struct BackendChoice {
   BackendKind attention = BackendKind::cim;  // reference | cim | rtl
 };
 
+// Both choices from text, errors naming the caller's options; rtl for the linear layers is
+// refused here, before anything is loaded.
+BackendChoice parse_backends(const std::string& linear_option, const std::string& linear,
+                             const std::string& attention_option, const std::string& attention);
+
 class SessionBackend : public cmodel::Backend {
  public:
   // `tiles` builds attention tiles (C model or RTL) when attention is not reference.

@@ -1,0 +1,35 @@
+// The job of `kvcim run` and of kvcim.run() once their inputs are read: the placement for the
+// run, the attention tiles (C model, or the Verilated RTL tile), the generation and its report.
+// One function, so that the command and the Python call cannot drift apart.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/tokenizer.hpp"
+#include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/policy.hpp"
+#include "kvcim/runtime/report.hpp"
+#include "kvcim/runtime/session.hpp"
+
+namespace kvcim::runtime {
+
+// The Verilated tile as a source of attention tiles: the parameters it was built at, and how to
+// make one. Only the composition roots link the harness, so they pass it in.
+struct RtlTileSource {
+  cmodel::cim::TileParams params;
+  TileFactory make;
+};
+
+// `options.backends.attention == rtl` needs `rtl` (empty in a build without the RTL; errors then
+// name `attention_option`) built at the spec's tile parameters.
+nlohmann::json run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,
+                       const mapper::HardwareSpec& hw, const mapper::Policy& policy,
+                       const SessionOptions& options, const RunInputs& inputs,
+                       const std::optional<RtlTileSource>& rtl, const std::string& attention_option);
+
+// The evaluation text (for perplexity) of a file, as bytes.
+std::string read_eval_text(const std::string& path);
+
+}  // namespace kvcim::runtime
