@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "kvcim/error.hpp"
+#include "kvcim/text.hpp"
 
 namespace kvcim {
 
@@ -36,26 +37,14 @@ NpyArray read_npy(const std::string& path) {
   NpyArray a;
   long count = 1;
   std::string dims = header.substr(open + 10, close - open - 10);
-  size_t pos = 0;
-  while (pos < dims.size()) {
-    size_t end = dims.find(',', pos);
-    if (end == std::string::npos) end = dims.size();
-    std::string item = dims.substr(pos, end - pos);
-    if (item.find_first_not_of(' ') != std::string::npos) {
-      long v = -1;
-      size_t used = 0;
-      try {
-        v = std::stol(item, &used);
-      } catch (const std::exception&) {
-        v = -1;
-      }
-      if (item.find_first_not_of(' ', used) != std::string::npos) v = -1;
-      if (v < 0 || v > (1L << 31)) fail(path, "shape", item, "a dimension in 0..2^31");
-      a.shape.push_back(v);
-      count *= v;
-      if (count > (1L << 31)) fail(path, "shape", dims, "at most 2^31 elements");
-    }
-    pos = end + 1;
+  for (const std::string& item : split(dims, ',')) {
+    const size_t last = item.find_last_not_of(' ');
+    if (last == std::string::npos) continue;  // "(3,)": the blank after the last comma
+    const int64_t v = parse_integer(item.substr(0, last + 1)).value_or(-1);
+    if (v < 0 || v > (1L << 31)) fail(path, "shape", item, "a dimension in 0..2^31");
+    a.shape.push_back(v);
+    count *= v;
+    if (count > (1L << 31)) fail(path, "shape", dims, "at most 2^31 elements");
   }
   // The shape must be backed by bytes in the file before anything is allocated for it.
   std::error_code ec;

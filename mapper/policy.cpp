@@ -6,6 +6,7 @@
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/text.hpp"
 
 namespace kvcim::mapper {
 
@@ -37,12 +38,7 @@ Policy parse_policy(const std::string& text, Policy p) {
   const std::vector<std::string> known = {"overflow", "page",     "kv_fraction", "gqa_sharing",
                                           "replicas", "sequences", "window"};
   const std::string where = "--policy";
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& item : split(text, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     // A bare word is an overflow policy ("--policy spill").
@@ -52,17 +48,11 @@ Policy parse_policy(const std::string& text, Policy p) {
       fail(where, key, "'" + value + "'", "unknown policy key; " +
                                               cmodel::energy::suggestion(key, known));
     auto integer = [&](long lo, long hi) {
-      size_t used = 0;
-      long v = 0;
-      try {
-        v = std::stol(value, &used);
-      } catch (...) {
-        used = 0;
-      }
-      if (value.empty() || used != value.size() || v < lo || v > hi)
+      const std::optional<int64_t> v = parse_integer(value);
+      if (!v || *v < lo || *v > hi)
         fail(where, key, "'" + value + "'",
              "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-      return v;
+      return *v;
     };
     if (key == "overflow") {
       const std::vector<std::string> choices = {"fail", "spill", "window"};

@@ -5,6 +5,7 @@
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/text.hpp"
 
 namespace kvcim::mapper {
 
@@ -60,12 +61,7 @@ ModelShape parse_shape(const std::string& text) {
   const std::vector<std::string> known = {"dim",   "hidden",  "layers", "heads",
                                           "kv_heads", "vocab", "context", "shared_classifier"};
   std::map<std::string, std::string> kv;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& item : split(text, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
@@ -83,16 +79,10 @@ ModelShape parse_shape(const std::string& text) {
       if (required) fail("--shape", key, "(missing)", "required (e.g. " + key + "=64)");
       return fallback;
     }
-    size_t used = 0;
-    long v = -1;
-    try {
-      v = std::stol(it->second, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != it->second.size() || it->second.empty() || v <= 0 || v > (1L << 24))
+    const std::optional<int64_t> v = parse_integer(it->second);
+    if (!v || *v <= 0 || *v > (1L << 24))
       fail("--shape", key, "'" + it->second + "'", "expected a positive integer");
-    return static_cast<int>(v);
+    return static_cast<int>(*v);
   };
   Config c;
   c.dim = number("dim", true, 0);

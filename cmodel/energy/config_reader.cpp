@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kvcim/error.hpp"
+#include "kvcim/text.hpp"
 
 namespace kvcim::cmodel::energy {
 
@@ -98,19 +99,6 @@ std::optional<double> parse_number(const std::string& text) {
   }
   if (used != text.size() || !std::isfinite(v)) return std::nullopt;
   return v;
-}
-
-std::optional<int64_t> parse_integer(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  size_t used = 0;
-  long long v = 0;
-  try {
-    v = std::stoll(text, &used, 10);
-  } catch (...) {
-    return std::nullopt;
-  }
-  if (used != text.size()) return std::nullopt;
-  return static_cast<int64_t>(v);
 }
 
 std::string fmt(double v) {

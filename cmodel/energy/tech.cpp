@@ -7,6 +7,7 @@
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/text.hpp"
 
 namespace kvcim::cmodel::energy {
 
@@ -118,14 +119,7 @@ void read_into(const std::string& path, Partial& out, int depth) {
       if (e.has("energy_pj_by_adc_bits")) {
         const Section by = e.child("energy_pj_by_adc_bits");
         for (const auto& key : by.keys()) {
-          int bits = 0;
-          try {
-            size_t used = 0;
-            bits = std::stoi(key, &used);
-            if (used != key.size()) bits = 0;
-          } catch (...) {
-            bits = 0;
-          }
+          const int64_t bits = parse_integer(key).value_or(0);
           if (bits < 1 || bits > 16)
             by.error(key, "keys are ADC resolutions in bits, 1..16");
           c.energy_pj_by_adc_bits[bits] = read_value(by, key, Unit::pj);

@@ -7,6 +7,7 @@
 #include "kvcim/cmodel/tokenizer.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/text.hpp"
 #include "kvcim/io.hpp"
 
 namespace kvcim::cli {
@@ -15,22 +16,11 @@ using namespace kvcim::cmodel;
 
 std::vector<int> parse_ids(const std::string& option, const std::string& text) {
   std::vector<int> ids;
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(',', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    size_t used = 0;
-    long value = -1;
-    try {
-      value = std::stol(item, &used);
-    } catch (...) {
-      used = 0;
-    }
-    if (item.empty() || used != item.size() || value < 0 || value > (1L << 30))
+  for (const std::string& item : split(text, ',')) {
+    const int64_t value = parse_integer(item).value_or(-1);
+    if (value < 0 || value > (1L << 30))
       fail(option, "token id", "'" + item + "'", "expected non-negative integers separated by commas");
     ids.push_back(static_cast<int>(value));
-    start = end + 1;
   }
   return ids;
 }
