@@ -9,21 +9,14 @@
 #include <vector>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "error_of.hpp"
 #include "kvcim/error.hpp"
 
 namespace macro_test {
 
 using namespace kvcim::cmodel::cim;
 
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const kvcim::Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using kvcim::test::error_of;
 
 inline int pick(std::mt19937_64& g, int lo, int hi) {
   return std::uniform_int_distribution<int>(lo, hi)(g);

@@ -2,20 +2,12 @@
 #include <gtest/gtest.h>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "error_of.hpp"
 #include "kvcim/error.hpp"
 
 using namespace kvcim::cmodel::energy;
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kvcim::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using kvcim::test::error_of;
 
 TEST(ConfigReader, EditDistanceIsLevenshtein) {
   EXPECT_EQ(edit_distance("", ""), 0);

@@ -2,22 +2,14 @@
 #include <gtest/gtest.h>
 
 #include "kvcim/cmodel/checkpoint.hpp"
+#include "error_of.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/mapper/shape.hpp"
 
 using namespace kvcim::mapper;
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kvcim::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using kvcim::test::error_of;
 
 TEST(Shape, PresetsArePublicShapes) {
   const auto l2 = shape_preset("llama2-7b").config;

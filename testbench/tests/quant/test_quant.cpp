@@ -9,22 +9,13 @@
 #include <random>
 
 #include "kvcim/cmodel/quant/quant.hpp"
+#include "error_of.hpp"
 #include "kvcim/error.hpp"
 
 using namespace kvcim::cmodel;
 using namespace kvcim::cmodel::quant;
 
-namespace {
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const kvcim::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using kvcim::test::error_of;
 
 TEST(Quant, QmaxPerWidthAndRejectsOtherWidths) {
   EXPECT_EQ(qmax(2), 1);

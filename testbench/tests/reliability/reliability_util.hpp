@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "error_of.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::test {
@@ -31,19 +32,6 @@ std::string pod_bytes(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-// The message of the kvcim::Error that `f` throws; "" (and a test failure) otherwise.
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const kvcim::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected kvcim::Error, got another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected kvcim::Error, nothing was thrown";
-  return "";
-}
 
 // Every message of a reader: names the file and fits on one line.
 #define EXPECT_NAMES(msg, text) EXPECT_NE((msg).find(text), std::string::npos) << "message: " << (msg)
