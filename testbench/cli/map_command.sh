@@ -3,9 +3,7 @@
 # the summary and writes valid JSON with the fixed keys; bad input is one line and exit code 2.
 set -u
 KVCIM=$1; SRC=$2; PY=/usr/bin/python3
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fails=0
-check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
+source "$(dirname "$0")/lib/common.sh"
 
 # The fixed keys, their types, and a few relations that hold for any placement.
 validate() {
@@ -66,4 +64,4 @@ bad "bad shape" map --shape dim=64,hidden=0,layers=1,heads=4,vocab=5,context=8 -
 bad "unwritable --json" map --json "$T/no/such/dir/x.json"
 bad "two model sources" map --preset llama2-7b --shape dim=64
 
-[ $fails -eq 0 ] && echo "all map checks passed" || { echo "$fails map check(s) failed"; exit 1; }
+finish map

@@ -4,9 +4,7 @@
 set -u
 KVCIM=$1; SRC=$2; PY=/usr/bin/python3
 G=$SRC/testdata/golden/stories260K.once_upon_a_time.json
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fails=0
-check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
+source "$(dirname "$0")/lib/common.sh"
 
 "$KVCIM" generate --prompt "Once upon a time" --steps 200 --temperature 0 > "$T/text"
 check "generate prints the golden text" "$($PY -c "import json;print(json.load(open('$G'))['text'])")" "$(cat "$T/text")"
@@ -40,4 +38,4 @@ bad "truncated checkpoint" generate --prompt x --model "$SRC/models/tok512.bin"
 bad "unknown subcommand" frobnicate
 check "no output file after a failure" "" "$(ls "$T" | grep -E '^(x|y)\.npy' || true)"
 
-[ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+finish "model command"

@@ -6,9 +6,7 @@
 # testbench/tests/reliability/atomic_write_test.cpp).
 set -u
 KVCIM=$1; SRC=$2
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fails=0
-check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
+source "$(dirname "$0")/lib/common.sh"
 
 # --- no writer bypasses write_file_atomic ------------------------------------------------------
 # Allowed: the function itself, and write_checkpoint (its own temporary file + rename).
@@ -49,4 +47,4 @@ kill_loop() {
 kill_loop "logits --out" "$T/l.npy" 12 -- "$KVCIM" logits --tokens "$(seq -s, 1 256)" --out "$T/l.npy"
 kill_loop "run --json" "$T/r.json" 8 -- "$KVCIM" run --quiet --steps 12 --eval-text "" --json "$T/r.json"
 
-[ $fails -eq 0 ] && echo "all atomic-output checks passed" || { echo "$fails atomic-output check(s) failed"; exit 1; }
+finish atomic-output

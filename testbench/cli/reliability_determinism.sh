@@ -5,9 +5,7 @@
 # seeded parts (sampler, ADC noise when the spec has any) take part.
 set -u
 KVCIM=$1; SRC=$2
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fails=0
-check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
+source "$(dirname "$0")/lib/common.sh"
 same() { cmp -s "$2" "$3" && check "$1" same same || check "$1" same "differ: $(cmp "$2" "$3" 2>&1 | head -1)"; }
 
 RUN=(run --quiet --steps 24 --temperature 0.8 --topp 0.9 --hw "$SRC/configs/hw/sram_analog.yaml"
@@ -32,4 +30,4 @@ same "logits .npy: byte-identical" "$T/l1.npy" "$T/l2.npy"
 "$KVCIM" generate --prompt "Once upon a time" --steps 40 --temperature 1.0 --seed 3 > "$T/g2.txt"
 same "generate with sampling: identical text for one seed" "$T/g1.txt" "$T/g2.txt"
 
-[ $fails -eq 0 ] && echo "all determinism checks passed" || { echo "$fails determinism check(s) failed"; exit 1; }
+finish determinism

@@ -5,9 +5,7 @@
 # of all of them, with the test that proves each, is docs/reliability.md.)
 set -u
 KVCIM=$1; SRC=$2; PY=/usr/bin/python3
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-fails=0
-check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
+source "$(dirname "$0")/lib/common.sh"
 # bad NAME SUBSTRING... -- ARGS: exit 2, one line, the line contains every SUBSTRING
 bad() {
   local name=$1; shift
@@ -111,4 +109,4 @@ sed "s|^technology: .*|technology: $T/fifo.yaml|" "$HW" > "$T/fifo_tech.yaml"
 bad "run: technology path naming a FIFO (a hang before)" "technology" -- "${RUN[@]}" --hw "$T/fifo_tech.yaml"
 bad "run: --json into a missing folder" "no/such" -- "${RUN[@]}" --json "$T/no/such/out.json"
 
-[ $fails -eq 0 ] && echo "all reliability input checks passed" || { echo "$fails reliability input check(s) failed"; exit 1; }
+finish "reliability input"
