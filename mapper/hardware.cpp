@@ -36,12 +36,21 @@ cim::TileParams HardwareSpec::tile(int head_dim) const {
   return p;
 }
 
+void HardwareSpec::compare_at(double node_nm, const std::string& where) {
+  energy::NodePoint p{node_nm, node_nm == tech.node.node_nm ? tech.node.voltage_v
+                                                            : energy::nominal_voltage(node_nm)};
+  energy::check_node_point(p, where, "node");
+  comparison = p;
+}
+
 energy::Costs HardwareSpec::costs() const {
-  return tech.costs(macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0);
+  return tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
 }
 // The attention tile is digital (no ADC): the plain table values.
-energy::Costs HardwareSpec::kv_costs() const { return kv_tech.costs(0); }
-energy::Costs HardwareSpec::baseline_costs() const { return baseline_tech.costs(0); }
+energy::Costs HardwareSpec::kv_costs() const { return kv_tech.costs({comparison, 0, 0}); }
+energy::Costs HardwareSpec::baseline_costs() const {
+  return baseline_tech.costs({comparison, 0, baseline.sram_bank_bytes});
+}
 
 void HardwareSpec::validate() const {
   const std::string where = source.empty() ? "hardware spec" : source;
@@ -68,6 +77,7 @@ void HardwareSpec::validate() const {
   range("offchip.capacity", offchip_bytes, 0, int64_t{1} << 60);
   range("digital.units", digital_units, 1, int64_t{1} << 30);
   baseline.validate(where);
+  energy::check_node_point(comparison, where, "comparison");
   // The ADC resolution must be costed by the technology table.
   costs();
 }
@@ -76,7 +86,7 @@ namespace {
 
 const std::vector<std::string> kTop = {"name",      "description", "technology", "macro",
                                        "organization", "kv",       "precision",  "buffer",
-                                       "offchip",   "digital",     "baseline"};
+                                       "offchip",   "digital",     "baseline",  "comparison"};
 
 std::string resolve(const Section& s, const std::string& key, const std::string& base_dir) {
   const std::string rel = s.get_string(key);
@@ -176,10 +186,11 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     hw.digital_units = d->get_int("units", 1, int64_t{1} << 30, hw.digital_units);
   }
   const Section base = top.child("baseline");
-  base.check_keys({"mac", "offchip", "sram", "mac_units", "technology"});
+  base.check_keys({"mac", "offchip", "sram", "sram_bank", "mac_units", "technology"});
   hw.baseline.mac = static_cast<energy::MacType>(base.get_choice("mac", kMacTypes));
   hw.baseline.offchip = static_cast<energy::OffchipKind>(base.get_choice("offchip", kOffchipKinds, 1));
   hw.baseline.sram_bytes = bytes(base, "sram", 0);
+  hw.baseline.sram_bank_bytes = bytes(base, "sram_bank", hw.baseline.sram_bank_bytes);
   hw.baseline.mac_units = base.get_int("mac_units", 1, int64_t{1} << 30, 1024);
 
   const std::string tech_path = resolve(top, "technology", base_dir);
@@ -187,6 +198,17 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   hw.tech = energy::load_tech_table(tech_path);
   hw.kv_tech = kv_tech_path.empty() ? hw.tech : energy::load_tech_table(kv_tech_path);
   hw.baseline_tech = energy::load_tech_table(base_tech_path);
+  // One comparison node for both sides: the macro table's unless the spec says otherwise.
+  hw.comparison = hw.tech.node;
+  if (auto cmp = top.optional_child("comparison")) {
+    cmp->check_keys({"node_nm", "voltage_v"});
+    hw.comparison.node_nm = cmp->get_number("node_nm", energy::kMinNode, energy::kMaxNode);
+    hw.comparison.voltage_v = cmp->get_number(
+        "voltage_v", energy::kMinVoltage, energy::kMaxVoltage,
+        hw.comparison.node_nm == hw.tech.node.node_nm ? hw.tech.node.voltage_v
+                                                      : energy::nominal_voltage(hw.comparison.node_nm));
+    energy::check_node_point(hw.comparison, cmp->where("node_nm"), "comparison");
+  }
   try {
     hw.validate();
   } catch (const Error& e) {
@@ -242,8 +264,10 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
           {"baseline", {{"mac", kMacTypes.at(static_cast<int>(hw.baseline.mac))},
                         {"offchip", kOffchipKinds.at(static_cast<int>(hw.baseline.offchip))},
                         {"sram", hw.baseline.sram_bytes},
+                        {"sram_bank", hw.baseline.sram_bank_bytes},
                         {"mac_units", hw.baseline.mac_units},
-                        {"technology", absolute(hw.baseline_tech.path)}}}};
+                        {"technology", absolute(hw.baseline_tech.path)}}},
+          {"comparison", {{"node_nm", hw.comparison.node_nm}, {"voltage_v", hw.comparison.voltage_v}}}};
 }
 
 HardwareSpec load_hardware_spec(const std::string& path) {

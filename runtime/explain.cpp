@@ -127,8 +127,9 @@ json split_energy(const energy::Ledger& l, const energy::Costs& costs) {
   int64_t moving = 0, computing = 0;
   for (energy::Component comp : energy::all_components()) {
     const int64_t e = b.component_energy_aj[static_cast<int>(comp)];
-    if (comp == energy::Component::buffer || comp == energy::Component::offchip ||
-        comp == energy::Component::cell_write)
+    if (comp == energy::Component::buffer || comp == energy::Component::weight_sram ||
+        comp == energy::Component::kv_sram || comp == energy::Component::offchip ||
+        comp == energy::Component::interconnect || comp == energy::Component::cell_write)
       moving += e;
     else
       computing += e;

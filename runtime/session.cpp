@@ -53,6 +53,7 @@ bool on_cim(energy::Op op, const BackendChoice& choice) {
     case Op::attn_scores: case Op::softmax: case Op::attn_weighted_sum: case Op::kv_write:
       return choice.attention != BackendKind::reference;
     case Op::other:
+    case Op::chip:
       return false;
   }
   return false;

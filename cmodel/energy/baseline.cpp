@@ -9,6 +9,8 @@ namespace kvcim::cmodel::energy {
 
 void BaselineConfig::validate(const std::string& where) const {
   if (sram_bytes < 0) fail(where, "baseline.sram", std::to_string(sram_bytes), "expected >= 0");
+  if (sram_bank_bytes < 1 || sram_bank_bytes > (int64_t{1} << 40))
+    fail(where, "baseline.sram_bank", std::to_string(sram_bank_bytes), "expected 1 B to 1 TiB");
   if (mac_units < 1) fail(where, "baseline.mac_units", std::to_string(mac_units), "expected >= 1");
 }
 
@@ -58,8 +60,11 @@ LatencyBound baseline_latency(const Ledger& ledger, const Costs& costs, const Ba
     const double t = static_cast<double>(ledger.count(k)) * costs.latency(k) * 1e-6;
     switch (component_of(k)) {
       case Component::offchip: b.offchip_ns += t; break;
-      case Component::buffer: b.onchip_ns += t; break;
+      case Component::buffer:
+      case Component::weight_sram:
+      case Component::kv_sram: b.onchip_ns += t; break;
       case Component::digital: b.compute_ns += t / static_cast<double>(cfg.mac_units); break;
+      // wires and static terms take no time of their own (wire delay is inside the cycles)
       default: break;  // CIM events do not occur on the conventional engine
     }
   }

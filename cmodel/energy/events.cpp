@@ -8,18 +8,38 @@
 namespace kvcim::cmodel::energy {
 
 namespace {
+// The event vocabulary, once: each kind's name and component, in enum order.
+struct KindInfo {
+  std::string_view name;
+  Component component;
+};
+constexpr KindInfo kKinds[] = {
+    {"row_activation", Component::dac},     {"column_read", Component::array},
+    {"adc_conversion", Component::adc},     {"adder_op", Component::array},
+    {"shift_add_op", Component::array},     {"cell_write", Component::cell_write},
+    {"macro_cycle", Component::array},      {"buffer_bit", Component::buffer},
+    {"sram_bit", Component::weight_sram},   {"dram_bit", Component::offchip},
+    {"hbm_bit", Component::offchip},        {"wire_bit_um", Component::interconnect},
+    {"int8_mac", Component::digital},       {"fp16_mac", Component::digital},
+    {"int32_add", Component::digital},      {"fp32_add", Component::digital},
+    {"fp32_mul", Component::digital},       {"exp_op", Component::digital},
+    {"lane_cycle", Component::control},     {"leak_kib_ns", Component::leakage},
+    {"leak_lane_ns", Component::leakage}};
 constexpr std::string_view kKindNames[] = {
-    "row_activation", "column_read", "adc_conversion", "adder_op", "shift_add_op",
-    "cell_write",     "macro_cycle", "buffer_bit",     "sram_bit", "dram_bit",
-    "hbm_bit",        "int8_mac",    "fp16_mac",       "int32_add", "fp32_add",
-    "fp32_mul",       "exp_op"};
+    kKinds[0].name,  kKinds[1].name,  kKinds[2].name,  kKinds[3].name,  kKinds[4].name,
+    kKinds[5].name,  kKinds[6].name,  kKinds[7].name,  kKinds[8].name,  kKinds[9].name,
+    kKinds[10].name, kKinds[11].name, kKinds[12].name, kKinds[13].name, kKinds[14].name,
+    kKinds[15].name, kKinds[16].name, kKinds[17].name, kKinds[18].name, kKinds[19].name,
+    kKinds[20].name};
 constexpr std::string_view kComponentNames[] = {
-    "array", "adc", "dac", "cell_write", "buffer", "offchip", "digital"};
+    "array",       "adc",          "dac",     "cell_write", "buffer",  "weight_sram",
+    "kv_sram",     "offchip",      "interconnect", "digital", "control", "leakage"};
 constexpr std::string_view kOpNames[] = {
     "q_proj", "k_proj", "v_proj", "o_proj", "ffn_w1", "ffn_w2", "ffn_w3", "classifier",
-    "attn_scores", "softmax", "attn_weighted_sum", "kv_write", "other"};
+    "attn_scores", "softmax", "attn_weighted_sum", "kv_write", "other", "chip"};
 
 // A name missing from a table would silently print as "": the sizes must match the enums.
+static_assert(std::size(kKinds) == kEventKinds);
 static_assert(std::size(kKindNames) == kEventKinds);
 static_assert(std::size(kComponentNames) == kComponents);
 static_assert(std::size(kOpNames) == kOps);
@@ -34,27 +54,11 @@ E parse_name(const std::string& where, const char* what, const std::string& text
 }
 }  // namespace
 
-Component component_of(EventKind kind) {
-  switch (kind) {
-    case EventKind::row_activation: return Component::dac;
-    case EventKind::column_read:
-    case EventKind::adder_op:
-    case EventKind::shift_add_op:
-    case EventKind::macro_cycle: return Component::array;
-    case EventKind::adc_conversion: return Component::adc;
-    case EventKind::cell_write: return Component::cell_write;
-    case EventKind::buffer_bit:
-    case EventKind::sram_bit: return Component::buffer;
-    case EventKind::dram_bit:
-    case EventKind::hbm_bit: return Component::offchip;
-    case EventKind::int8_mac:
-    case EventKind::fp16_mac:
-    case EventKind::int32_add:
-    case EventKind::fp32_add:
-    case EventKind::fp32_mul:
-    case EventKind::exp_op: return Component::digital;
-  }
-  return Component::digital;
+Component component_of(EventKind kind) { return kKinds[static_cast<int>(kind)].component; }
+
+Component component_of(EventKind kind, Op op) {
+  if (kind == EventKind::sram_bit && is_attention_op(op)) return Component::kv_sram;
+  return component_of(kind);
 }
 
 bool is_attention_op(Op op) {

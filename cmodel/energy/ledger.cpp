@@ -133,7 +133,7 @@ Breakdown Ledger::cost(const Costs& main, const Costs* attention) const {
         if (n == 0) continue;
         const int64_t e = checked_mul(n, costs.energy(k));
         const int64_t t = checked_mul(n, costs.latency(k));
-        const int c = static_cast<int>(component_of(k)), o = static_cast<int>(op);
+        const int c = static_cast<int>(component_of(k, op)), o = static_cast<int>(op);
         b.energy_aj = checked_add(b.energy_aj, e);
         b.latency_fs = checked_add(b.latency_fs, t);
         b.component_energy_aj[c] = checked_add(b.component_energy_aj[c], e);

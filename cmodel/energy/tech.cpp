@@ -29,12 +29,13 @@ const std::set<std::string>& known_ids() {
 constexpr int kMaxBaseDepth = 8;
 
 // allow_unlimited: the value may be the word `unlimited` (returned as +infinity).
-TechValue read_value(const Section& parent, const std::string& key, Unit unit,
+TechValue read_value(const Section& parent, const std::string& key, Unit unit, const NodePoint& node,
                      bool allow_unlimited = false) {
   const Section s = parent.child(key);
   s.check_keys({"value", "source", "assumption"});
   TechValue v;
   v.defined_in = parent.file();
+  v.node = node;
   if (allow_unlimited && s.has("value") && s.node()["value"].IsScalar() &&
       s.node()["value"].Scalar() == "unlimited")
     v.value = HUGE_VAL;
@@ -71,6 +72,7 @@ TechValue read_value(const Section& parent, const std::string& key, Unit unit,
 
 struct Partial {
   std::string name, description;
+  NodePoint node;
   std::array<std::optional<EventCost>, kEventKinds> events;
   std::optional<std::optional<TechValue>> endurance;  // outer: given here; inner: unlimited
 };
@@ -88,8 +90,15 @@ void read_into(const std::string& path, Partial& out, int depth) {
     fail(path, "yaml", "(syntax)", e.what());
   }
   const Section top(root, path, "");
-  top.check_keys({"name", "description", "node_nm", "base", "events", "cell"});
-  if (top.has("node_nm")) top.get_number("node_nm", 1, 1000);
+  top.check_keys({"name", "description", "node_nm", "voltage_v", "base", "events", "cell"});
+  // Every value is tied to the node and supply it was measured at, so that it can be carried to
+  // the comparison node; a table that does not say where its numbers come from is refused.
+  if (!top.has("node_nm")) top.error("node_nm", "required: the technology node (nm) of this table's values");
+  if (!top.has("voltage_v")) top.error("voltage_v", "required: the supply voltage (V) of this table's values");
+  NodePoint node;
+  node.node_nm = top.get_number("node_nm", kMinNode, kMaxNode);
+  node.voltage_v = top.get_number("voltage_v", kMinVoltage, kMaxVoltage);
+  check_node_point(node, top.where("voltage_v"), "");
   // The base is read first; this file's entries then override it.
   if (top.has("base")) {
     const fs::path base = fs::path(path).parent_path() / top.get_string("base");
@@ -99,6 +108,7 @@ void read_into(const std::string& path, Partial& out, int depth) {
     read_into(base.string(), out, depth + 1);
   }
   out.name = top.get_string("name");
+  out.node = node;
   out.description = top.get_string("description", out.description);
 
   std::vector<std::string> kinds;
@@ -112,17 +122,30 @@ void read_into(const std::string& path, Partial& out, int depth) {
       const Section e = ev.child(kn);
       std::vector<std::string> fields = {"energy_pj", "latency_ns"};
       if (k == EventKind::adc_conversion) fields.push_back("energy_pj_by_adc_bits");
+      if (k == EventKind::sram_bit) fields.push_back("energy_pj_by_bank_bytes");
       e.check_keys(fields);
       EventCost c;
-      c.energy_pj = read_value(e, "energy_pj", Unit::pj);
-      c.latency_ns = read_value(e, "latency_ns", Unit::ns);
+      c.energy_pj = read_value(e, "energy_pj", Unit::pj, node);
+      c.latency_ns = read_value(e, "latency_ns", Unit::ns, node);
+      if (e.has("energy_pj_by_bank_bytes")) {
+        const Section by = e.child("energy_pj_by_bank_bytes");
+        for (const auto& key : by.keys()) {
+          const auto bytes = parse_quantity(key, Unit::bytes);
+          if (!bytes || *bytes < 1 || *bytes > 1e15 || *bytes != std::floor(*bytes))
+            by.error(key, "keys are bank capacities in bytes (e.g. 8 KiB, 1 MiB)");
+          c.energy_pj_by_bank_bytes[static_cast<int64_t>(*bytes)] = read_value(by, key, Unit::pj, node);
+        }
+        if (c.energy_pj_by_bank_bytes.size() < 2)
+          by.error(by.keys().empty() ? "" : by.keys().front(), "give at least two bank sizes to fit the curve");
+        fit_bank_curve(c.energy_pj_by_bank_bytes);  // refuses points that give no curve
+      }
       if (e.has("energy_pj_by_adc_bits")) {
         const Section by = e.child("energy_pj_by_adc_bits");
         for (const auto& key : by.keys()) {
           const int64_t bits = parse_integer(key).value_or(0);
           if (bits < 1 || bits > 16)
             by.error(key, "keys are ADC resolutions in bits, 1..16");
-          c.energy_pj_by_adc_bits[bits] = read_value(by, key, Unit::pj);
+          c.energy_pj_by_adc_bits[bits] = read_value(by, key, Unit::pj, node);
         }
       }
       out.events[static_cast<int>(k)] = c;
@@ -132,7 +155,7 @@ void read_into(const std::string& path, Partial& out, int depth) {
     const Section cell = top.child("cell");
     cell.check_keys({"endurance_writes"});
     if (cell.has("endurance_writes")) {
-      TechValue v = read_value(cell, "endurance_writes", Unit::count, true);
+      TechValue v = read_value(cell, "endurance_writes", Unit::count, node, true);
       if (std::isinf(v.value)) {
         out.endurance = std::optional<TechValue>();
       } else {
@@ -171,6 +194,7 @@ TechTable load_tech_table(const std::string& path) {
   t.name = p.name;
   t.description = p.description;
   t.path = path;
+  t.node = p.node;
   for (auto k : all_event_kinds()) {
     const auto& e = p.events[static_cast<int>(k)];
     if (!e)
@@ -184,27 +208,81 @@ TechTable load_tech_table(const std::string& path) {
   return t;
 }
 
-Costs TechTable::costs(int adc_bits) const {
+ScalingRule scaling_rule(EventKind k) {
+  if (component_of(k) == Component::offchip) return ScalingRule::none;
+  if (k == EventKind::wire_bit_um) return ScalingRule::wire;
+  return ScalingRule::device;
+}
+
+double BankCurve::at(double bytes) const { return a * std::pow(bytes, b); }
+
+BankCurve fit_bank_curve(const std::map<int64_t, TechValue>& points) {
+  // least squares of log E = log a + b log bytes
+  double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (const auto& [bytes, v] : points) {
+    if (!(v.value > 0)) fail(v.defined_in, "energy_pj_by_bank_bytes", std::to_string(v.value), "expected > 0 pJ");
+    const double x = std::log(static_cast<double>(bytes)), y = std::log(v.value);
+    n += 1, sx += x, sy += y, sxx += x * x, sxy += x * y;
+  }
+  const double den = n * sxx - sx * sx;
+  if (n < 2 || !(den > 0))
+    fail(points.empty() ? "technology table" : points.begin()->second.defined_in,
+         "energy_pj_by_bank_bytes", "(points)", "at least two different bank sizes");
+  BankCurve c;
+  c.b = (n * sxy - sx * sy) / den;
+  c.a = std::exp((sy - c.b * sx) / n);
+  return c;
+}
+
+Costs TechTable::costs(const CostContext& ctx) const {
+  check_node_point(ctx.target, path, "comparison");
   Costs c;
   c.table = name;
+  c.target = ctx.target;
   for (auto k : all_event_kinds()) {
     const EventCost& e = event(k);
+    const TechValue* ev = &e.energy_pj;
     double pj = e.energy_pj.value;
-    if (k == EventKind::adc_conversion && adc_bits > 0 && !e.energy_pj_by_adc_bits.empty()) {
-      auto it = e.energy_pj_by_adc_bits.find(adc_bits);
+    if (k == EventKind::adc_conversion && ctx.adc_bits > 0 && !e.energy_pj_by_adc_bits.empty()) {
+      auto it = e.energy_pj_by_adc_bits.find(ctx.adc_bits);
       if (it == e.energy_pj_by_adc_bits.end()) {
         std::string have;
         for (const auto& [b, v] : e.energy_pj_by_adc_bits)
           have += (have.empty() ? "" : ", ") + std::to_string(b);
-        fail(path, "events.adc_conversion.energy_pj_by_adc_bits", std::to_string(adc_bits),
+        fail(path, "events.adc_conversion.energy_pj_by_adc_bits", std::to_string(ctx.adc_bits),
              "no energy for this ADC resolution; the table has " + have);
       }
+      ev = &it->second;
       pj = it->second.value;
     }
-    c.energy_aj[static_cast<int>(k)] = to_attojoules(pj, path);
-    c.latency_fs[static_cast<int>(k)] = to_femtoseconds(e.latency_ns.value, path);
+    if (k == EventKind::sram_bit && ctx.sram_bank_bytes > 0 && !e.energy_pj_by_bank_bytes.empty()) {
+      ev = &e.energy_pj_by_bank_bytes.begin()->second;
+      pj = fit_bank_curve(e.energy_pj_by_bank_bytes).at(static_cast<double>(ctx.sram_bank_bytes));
+    }
+    const ScalingRule rule = scaling_rule(k);
+    const int i = static_cast<int>(k);
+    c.energy_factor[i] = energy_factor(rule, ev->node, ctx.target);
+    c.latency_factor[i] = delay_factor(rule, e.latency_ns.node, ctx.target);
+    c.energy_aj[i] = to_attojoules(pj * c.energy_factor[i], path);
+    c.latency_fs[i] = to_femtoseconds(e.latency_ns.value * c.latency_factor[i], path);
   }
   return c;
+}
+
+std::vector<std::pair<std::string, NodePoint>> TechTable::sources() const {
+  std::vector<std::pair<std::string, NodePoint>> out{{path, node}};
+  auto add = [&](const TechValue& v) {
+    for (const auto& [f, n] : out)
+      if (f == v.defined_in) return;
+    out.emplace_back(v.defined_in, v.node);
+  };
+  for (const auto& e : events) {
+    add(e.energy_pj);
+    add(e.latency_ns);
+    for (const auto& [b, v] : e.energy_pj_by_adc_bits) add(v);
+    for (const auto& [b, v] : e.energy_pj_by_bank_bytes) add(v);
+  }
+  return out;
 }
 
 }  // namespace kvcim::cmodel::energy

@@ -9,7 +9,9 @@
 //   buffer:       bytes
 //   offchip:      kind (hbm|dram), capacity
 //   digital:      units (parallel lanes of the digital periphery)
-//   baseline:     mac (int8|fp16), offchip (hbm|dram), sram, mac_units, technology
+//   baseline:     mac (int8|fp16), offchip (hbm|dram), sram, sram_bank, mac_units, technology
+//   comparison:   node_nm, voltage_v (optional; default: the macro table's node and supply):
+//                 the one node both sides are priced at (cmodel/energy/scaling.hpp)
 //
 // Every field is checked (type, unit, range); an unknown key is an error suggesting the closest
 // known key. The same parser reads an in-memory YAML/JSON tree (a Python dict as JSON text).
@@ -68,6 +70,8 @@ struct HardwareSpec {
   cmodel::energy::TechTable tech;           // costs the macros and the periphery
   cmodel::energy::TechTable kv_tech;        // costs the KV tiles (default: = tech)
   cmodel::energy::TechTable baseline_tech;  // costs the conventional baseline
+  // The node every cost is carried to, CIM and baseline alike.
+  cmodel::energy::NodePoint comparison;
 
   // The attention tile for a model with heads of `head_dim` (kv_bits, tokens, prob_bits from
   // this spec).
@@ -77,7 +81,11 @@ struct HardwareSpec {
     return offchip == cmodel::energy::OffchipKind::hbm ? cmodel::energy::EventKind::hbm_bit
                                                       : cmodel::energy::EventKind::dram_bit;
   }
-  // Integer costs (the ADC row of the table chosen by macro.adc_bits for analog macros).
+  // Compares at `node_nm` from now on (supply: the macro table's when it is that node, else the
+  // node's nominal supply). Throws kvcim::Error naming `where` outside the scaling model.
+  void compare_at(double node_nm, const std::string& where);
+  // Integer costs at `comparison` (the ADC row of the table chosen by macro.adc_bits for analog
+  // macros; the baseline's SRAM at its bank size).
   cmodel::energy::Costs costs() const;
   cmodel::energy::Costs kv_costs() const;
   cmodel::energy::Costs baseline_costs() const;

@@ -68,7 +68,7 @@ TEST(ConfigInputs, TechnologyBaseNamingAFifoIsRefusedNotWaitedFor) {
   Dir d;
   const std::string fifo = (d.path / "pipe.yaml").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string table = d.write("t.yaml", "name: t\nbase: pipe.yaml\n");
+  const std::string table = d.write("t.yaml", "name: t\nnode_nm: 45\nvoltage_v: 0.9\nbase: pipe.yaml\n");
   EXPECT_EQ(with_deadline(10, [&] {
               return error_mentions([&] { cmodel::energy::load_tech_table(table); }, "base");
             }),
@@ -78,7 +78,7 @@ TEST(ConfigInputs, TechnologyBaseNamingAFifoIsRefusedNotWaitedFor) {
 
 TEST(ConfigInputs, TechnologyBaseNamingADeviceIsRefused) {
   Dir d;
-  const std::string table = d.write("t.yaml", "name: t\nbase: /dev/zero\n");
+  const std::string table = d.write("t.yaml", "name: t\nnode_nm: 45\nvoltage_v: 0.9\nbase: /dev/zero\n");
   EXPECT_EQ(with_deadline(10, [&] {
               return error_mentions([&] { cmodel::energy::load_tech_table(table); }, "/dev/zero");
             }),

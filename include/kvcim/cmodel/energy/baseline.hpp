@@ -22,6 +22,9 @@ struct BaselineConfig {
   MacType mac = MacType::int8;
   OffchipKind offchip = OffchipKind::hbm;
   int64_t sram_bytes = 0;   // on-chip SRAM for weights and KV; 0 = everything from off-chip
+  // The SRAM is built of banks of this capacity; a bit read costs what one bank of this size
+  // costs (tech table curve). 32 KiB: NVDLA's convolution buffer is 16 banks of 32 KiB.
+  int64_t sram_bank_bytes = 32 * 1024;
   int64_t mac_units = 1024; // MACs per engine cycle (latency bound only)
 
   int storage_bits() const { return mac == MacType::int8 ? 8 : 16; }  // weights, KV, inputs

@@ -24,9 +24,10 @@ enum class EventKind : int {
   macro_cycle,     // one macro clock cycle (carries the macro's cycle time)
   // Memory traffic, per bit moved.
   buffer_bit,  // small on-chip buffer (activations, scores, probabilities)
-  sram_bit,    // large on-chip SRAM holding weights or KV (conventional engine)
+  sram_bit,    // SRAM bank holding weights or KV (conventional engine), priced by bank size
   dram_bit,    // off-chip DRAM (DDR/LPDDR)
   hbm_bit,     // off-chip HBM
+  wire_bit_um,  // one bit carried one micrometre over an on-chip wire
   // Digital units.
   int8_mac,
   fp16_mac,
@@ -34,21 +35,33 @@ enum class EventKind : int {
   fp32_add,
   fp32_mul,
   exp_op,  // one exponent (softmax, SiLU)
+  // Static and control energy, charged per unit of time of a token (Op::chip).
+  lane_cycle,   // one digital lane (or MAC unit) clocked and sequenced for one cycle
+  leak_kib_ns,  // one KiB of memory cells (macro or SRAM bank) leaking for one nanosecond
+  leak_lane_ns,  // one digital lane (or MAC unit) leaking for one nanosecond
 };
-inline constexpr int kEventKinds = static_cast<int>(EventKind::exp_op) + 1;
+inline constexpr int kEventKinds = static_cast<int>(EventKind::leak_lane_ns) + 1;
 
-enum class Component : int { array, adc, dac, cell_write, buffer, offchip, digital };
-inline constexpr int kComponents = static_cast<int>(Component::digital) + 1;
+enum class Component : int {
+  array, adc, dac, cell_write, buffer, weight_sram, kv_sram, offchip, interconnect, digital,
+  control, leakage,
+};
+inline constexpr int kComponents = static_cast<int>(Component::leakage) + 1;
 
 // Operations of one decoder step. `other` covers RMSNorm, RoPE, SwiGLU's elementwise part,
-// residual adds and the embedding lookup.
+// residual adds and the embedding lookup; `chip` what the whole chip pays for the time a token
+// takes (leakage, clock and control), caused by no single operation.
 enum class Op : int {
   q_proj, k_proj, v_proj, o_proj, ffn_w1, ffn_w2, ffn_w3, classifier,
-  attn_scores, softmax, attn_weighted_sum, kv_write, other,
+  attn_scores, softmax, attn_weighted_sum, kv_write, other, chip,
 };
-inline constexpr int kOps = static_cast<int>(Op::other) + 1;
+inline constexpr int kOps = static_cast<int>(Op::chip) + 1;
 
+// The component an event of `kind` belongs to. An SRAM bank read is the weights' or the KV
+// cache's by what it carried: component_of(kind, op) says which; component_of(kind) gives
+// weight_sram for it.
 Component component_of(EventKind kind);
+Component component_of(EventKind kind, Op op);
 // attn_scores, softmax, attn_weighted_sum, kv_write: the work of the KV tiles.
 bool is_attention_op(Op op);
 std::string_view name(EventKind kind);
