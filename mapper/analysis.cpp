@@ -10,6 +10,7 @@
 #include "kvcim/cmodel/energy/cim_charges.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::mapper {
 
@@ -75,13 +76,22 @@ StreamClass stream_class(const KvLayout& kv, const Policy& p, int64_t stream, in
 }
 
 void charge_stream(TokenLedgers& t, const HardwareSpec& hw, const KvLayout& kv, int layer,
-                   const StreamClass& c, int64_t n_streams) {
+                   const StreamClass& c, int64_t n_streams, const Floorplan& f) {
   if (n_streams == 0) return;
   const int hd = kv.tile.head_dim, qh = kv.query_heads_per_stream;
   const StreamTokens& s = c.tokens;
   const EventKind off = hw.offchip_event();
   const int64_t token_bits = 2 * int64_t{hd} * kv.tile.kv_bits;
   if (s.resident_pages > 0) {
+    // wires between the centre and the tiles: the new K and V in, each query head's q in and its
+    // output from every page's tile back (chip.hpp)
+    auto wire = [&](Op op, double bits) {
+      t.periphery.add(layer, op, EventKind::wire_bit_um,
+                      std::llround(static_cast<double>(n_streams) * bits * f.edge_um));
+    };
+    wire(Op::kv_write, static_cast<double>(token_bits));
+    wire(Op::attn_scores, double(qh) * hd * hw.precision.activation_bits);
+    wire(Op::attn_weighted_sum, double(qh) * hd * energy::kAccumulatorBits * double(s.resident_pages));
     energy::charge_tile_query(t.cim, layer, times(c.query, qh * n_streams), qh * n_streams * hd,
                               qh * n_streams * energy::tile_combine_ops(c.parts, hd));
     // the new token is written into the newest page, which is on chip
@@ -156,6 +166,7 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   TokenLedgers t{Ledger(n_slots), Ledger(n_slots)};
   const EventKind off = hw.offchip_event();
   const int wb = hw.precision.weight_bits, ab = hw.precision.activation_bits;
+  const Floorplan plan = floorplan(hw);
 
   // Weights (replica 0 serves the sequence). Matrices fully on chip repeat across layers: their
   // events are computed once per shape.
@@ -179,6 +190,7 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
       energy::charge_conventional_matvec(t.periphery, slot(m.layer), m.op, off_elems, 1, wb,
                                          EventKind::int8_mac, 0, off);
     energy::charge_matvec_buffer(t.periphery, slot(m.layer), m.op, m.n_in, m.n_out, ab);
+    t.periphery.add(slot(m.layer), m.op, EventKind::wire_bit_um, matvec_wire_bit_um(m, hw, plan));
   }
 
   // Attention: two stream classes (with and without the extra page).
@@ -187,14 +199,19 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   const StreamClass extra = any_extra ? stream_class(kv, policy, 0, context) : plain;
   for (int l = 0; l < c.n_layers; ++l) {
     const int64_t n_extra = extra_streams_in_layer(kv, l);
-    charge_stream(t, hw, kv, slot(l), extra, n_extra);
-    charge_stream(t, hw, kv, slot(l), plain, kv.stored_heads - n_extra);
+    charge_stream(t, hw, kv, slot(l), extra, n_extra, plan);
+    charge_stream(t, hw, kv, slot(l), plain, kv.stored_heads - n_extra, plan);
     // K and V are quantised once per KV head, however many copies are stored
     t.cim.add(slot(l), Op::kv_write, EventKind::fp32_mul, 2 * int64_t{c.head_dim()} * c.n_kv_heads);
     energy::charge_layer_elementwise(t.periphery, slot(l), c);
   }
   energy::charge_model_elementwise(t.periphery, c);
   t.periphery.add(energy::kModelLevel, Op::other, off, int64_t{c.dim} * wb);  // embedding row
+  // leakage of every macro and the buffer, and the lanes, for as long as the token takes; clock
+  // and sequencing of every digital operation
+  const double latency = cim_latency(shape, hw, policy, weights, kv, context).total_ns();
+  charge_static_and_control(t.periphery, digital_lane_cycles(t.cim) + digital_lane_cycles(t.periphery),
+                            cim_kib(hw), hw.digital_units, latency);
   return t;
 }
 
@@ -276,7 +293,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
 
 BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context) {
   if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
-  const Ledger base = energy::baseline_ledger(shape.config, context - 1, hw.baseline);
+  const Ledger base = conventional_ledger(shape, hw, context - 1);
   const energy::Costs bc = hw.baseline_costs();
   return {base.cost(bc).energy_pj(), energy::baseline_latency(base, bc, hw.baseline).bound_ns()};
 }

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::mapper {
 
@@ -49,7 +50,7 @@ std::string fmt(const char* f, double v) {
 
 MapReport analyse(const Placement& p) {
   MapReport r;
-  r.conventional = energy::baseline_ledger(p.shape.config, p.context - 1, p.hw.baseline);
+  r.conventional = conventional_ledger(p.shape, p.hw, p.context - 1);
   const energy::Costs bc = p.hw.baseline_costs();
   const BaselineFigures b{r.conventional.cost(bc).energy_pj(),
                           energy::baseline_latency(r.conventional, bc, p.hw.baseline).bound_ns()};

@@ -2,6 +2,7 @@
 
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::runtime {
 
@@ -42,8 +43,7 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
     }
     return blocks;
   };
-  const energy::BaselineConfig baseline = p.hw.baseline;
-  h.conventional = [config, baseline](int pos) { return energy::baseline_ledger(config, pos, baseline); };
+  h.conventional = [p](int pos) { return mapper::conventional_ledger(p.shape, p.hw, pos); };
   h.periphery = [p](int pos) {
     return mapper::token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, pos + 1).periphery;
   };

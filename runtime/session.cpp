@@ -119,10 +119,16 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     if (hw.conventional) {
       const energy::Ledger conv = hw.conventional(pos);
       r.conventional += conv;
-      add_ops(r.ledger, conv, [&](energy::Op op) { return !on_cim(op, o.backends) && op != energy::Op::other; });
+      // operations that ran on a reference backend cost what the conventional engine pays for
+      // them; the chip-wide terms (other, chip) come from the CIM chip's own periphery below
+      add_ops(r.ledger, conv, [&](energy::Op op) {
+        return !on_cim(op, o.backends) && op != energy::Op::other && op != energy::Op::chip;
+      });
     }
     if (hw.periphery)
-      add_ops(r.ledger, hw.periphery(pos), [&](energy::Op op) { return on_cim(op, o.backends) || op == energy::Op::other; });
+      add_ops(r.ledger, hw.periphery(pos), [&](energy::Op op) {
+        return on_cim(op, o.backends) || op == energy::Op::other || op == energy::Op::chip;
+      });
     ++r.forward_passes;
     const int next = in_prompt ? prompt[pos + 1] : sample_cim.sample(lc);
     if (!ref_done) {

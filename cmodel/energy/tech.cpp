@@ -25,6 +25,8 @@ const std::set<std::string>& known_ids() {
   return ids;
 }
 
+const std::vector<std::string> kAreaKeys = {"bit_cell_um2", "lane_um2", "adc_um2"};
+
 // Tables inherit through `base:`; a chain longer than this is a cycle.
 constexpr int kMaxBaseDepth = 8;
 
@@ -75,6 +77,7 @@ struct Partial {
   NodePoint node;
   std::array<std::optional<EventCost>, kEventKinds> events;
   std::optional<std::optional<TechValue>> endurance;  // outer: given here; inner: unlimited
+  std::map<std::string, TechValue> area;
 };
 
 void read_into(const std::string& path, Partial& out, int depth) {
@@ -90,7 +93,7 @@ void read_into(const std::string& path, Partial& out, int depth) {
     fail(path, "yaml", "(syntax)", e.what());
   }
   const Section top(root, path, "");
-  top.check_keys({"name", "description", "node_nm", "voltage_v", "base", "events", "cell"});
+  top.check_keys({"name", "description", "node_nm", "voltage_v", "base", "events", "cell", "area"});
   // Every value is tied to the node and supply it was measured at, so that it can be carried to
   // the comparison node; a table that does not say where its numbers come from is refused.
   if (!top.has("node_nm")) top.error("node_nm", "required: the technology node (nm) of this table's values");
@@ -151,6 +154,16 @@ void read_into(const std::string& path, Partial& out, int depth) {
       out.events[static_cast<int>(k)] = c;
     }
   }
+  if (top.has("area")) {
+    const Section area = top.child("area");
+    area.check_keys(kAreaKeys);
+    for (const auto& key : kAreaKeys)
+      if (area.has(key)) {
+        TechValue v = read_value(area, key, Unit::count, node);
+        if (!(v.value > 0)) area.child(key).error("value", "expected an area above 0 um^2");
+        out.area[key] = v;
+      }
+  }
   if (top.has("cell")) {
     const Section cell = top.child("cell");
     cell.check_keys({"endurance_writes"});
@@ -205,6 +218,12 @@ TechTable load_tech_table(const std::string& path) {
     to_femtoseconds(e->latency_ns.value, path);
   }
   if (p.endurance) t.endurance_writes = *p.endurance;
+  for (const auto& key : kAreaKeys)
+    if (!p.area.count(key))
+      fail(path, "area." + key, "(missing)", "every table needs the areas (here or in a base: table)");
+  t.bit_cell_um2 = p.area.at("bit_cell_um2");
+  t.lane_um2 = p.area.at("lane_um2");
+  t.adc_um2 = p.area.at("adc_um2");
   return t;
 }
 
@@ -269,6 +288,11 @@ Costs TechTable::costs(const CostContext& ctx) const {
   return c;
 }
 
+Areas TechTable::areas(const NodePoint& target) const {
+  auto at = [&](const TechValue& v) { return v.value * area_factor(v.node.node_nm, target.node_nm); };
+  return {at(bit_cell_um2), at(lane_um2), at(adc_um2)};
+}
+
 std::vector<std::pair<std::string, NodePoint>> TechTable::sources() const {
   std::vector<std::pair<std::string, NodePoint>> out{{path, node}};
   auto add = [&](const TechValue& v) {
@@ -282,6 +306,7 @@ std::vector<std::pair<std::string, NodePoint>> TechTable::sources() const {
     for (const auto& [b, v] : e.energy_pj_by_adc_bits) add(v);
     for (const auto& [b, v] : e.energy_pj_by_bank_bytes) add(v);
   }
+  for (const TechValue* v : {&bit_cell_um2, &lane_um2, &adc_um2}) add(*v);
   return out;
 }
 

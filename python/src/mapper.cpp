@@ -13,6 +13,7 @@
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/placement.hpp"
 #include "kvcim/mapper/policy.hpp"
@@ -394,7 +395,7 @@ void bind_mapper(py::module_& m) {
                py::gil_scoped_release release;
                t = generation_ledgers(p, steps);
                for (int64_t pos = 0; pos < steps; ++pos)
-                 base += energy::baseline_ledger(p.shape.config, pos, p.hw.baseline);
+                 base += conventional_ledger(p.shape, p.hw, pos);
              }
              return token_ledgers_dict(t, base, p.hw);
            },

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "kvcim/io.hpp"
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/runtime/explain.hpp"
 
@@ -113,9 +114,7 @@ void add_explain(CLI::App& app) {
     policy.overflow = mapper::KvOverflow::spill;  // explain any context: spilled pages are costed off-chip
     const mapper::Placement p = mapper::place(shape, hw, policy, o->ex.steps);
     runtime::ExplainEnergy en;
-    const Config c = ck.config;
-    const energy::BaselineConfig base = hw.baseline;
-    en.conventional_step_ledger = [c, base](int pos) { return energy::baseline_ledger(c, pos, base); };
+    en.conventional_step_ledger = [&p](int pos) { return mapper::conventional_ledger(p.shape, p.hw, pos); };
     en.conventional_costs = hw.baseline_costs();
     en.cim_step_ledger = [&p](int pos) {
       return mapper::token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, pos + 1).total();

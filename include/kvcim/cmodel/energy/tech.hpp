@@ -18,6 +18,10 @@
 //       energy_pj_by_bank_bytes: {8 KiB: {value: 0.156, source: "[H5]"}, 1 MiB: {...}}
 //   cell:
 //     endurance_writes: {value: 1e6, assumption: "..."}   # or value: unlimited
+//   area:                            # um^2 at this file's node (every key required after base:)
+//     bit_cell_um2: {...}            # one memory bit (macro or SRAM bank) with its periphery share
+//     lane_um2: {...}                # one digital lane (a MAC unit or periphery lane)
+//     adc_um2: {...}                 # one ADC of an analog macro
 //
 // Values may be numbers in the unit of the key or strings with a unit ("1.67 pJ", "830 ps").
 // Costs are held as integers (attojoules, femtoseconds) so that every breakdown of a ledger sums
@@ -70,6 +74,11 @@ struct BankCurve {
 };
 BankCurve fit_bank_curve(const std::map<int64_t, TechValue>& points);
 
+// Areas carried to a comparison node (area_factor), in um^2.
+struct Areas {
+  double bit_cell_um2 = 0, lane_um2 = 0, adc_um2 = 0;
+};
+
 // What a set of integer costs is made for.
 struct CostContext {
   NodePoint target;             // the comparison node every value is scaled to
@@ -97,6 +106,8 @@ struct TechTable {
   std::array<EventCost, kEventKinds> events;
   // Writes a cell survives; nullopt = unlimited (SRAM).
   std::optional<TechValue> endurance_writes;
+  // Areas (um^2) at the node of the file that gave each.
+  TechValue bit_cell_um2, lane_um2, adc_um2;
 
   const EventCost& event(EventKind k) const { return events[static_cast<int>(k)]; }
   // Integer costs at ctx.target. adc_bits > 0 selects the ADC row of energy_pj_by_adc_bits when
@@ -105,6 +116,8 @@ struct TechTable {
   Costs costs(const CostContext& ctx) const;
   // At this table's own node (its base tables' values carried there): for one table alone.
   Costs costs(int adc_bits = 0) const { return costs(CostContext{node, adc_bits, 0}); }
+  // Areas at `target` (each from its own file's node).
+  Areas areas(const NodePoint& target) const;
   // The distinct (file, node) pairs the values come from, this file first.
   std::vector<std::pair<std::string, NodePoint>> sources() const;
 };

@@ -1,0 +1,73 @@
+// What a whole chip pays beyond its operations: area, wires, leakage, clock and control.
+//
+// Area: macros (rows x cols cells of cell_bits, at the CIM table's bit-cell area), one ADC per
+// adc_share columns of an analog macro, the buffer and the SRAM banks (at the base table's
+// bit-cell area), digital lanes; each carried to the comparison node (area_factor).
+//
+// Floorplan (a documented simplification, docs/energy.md): the macros sit on a square grid at a
+// pitch of sqrt(macro area); the buffer and the digital periphery sit at its centre, so data
+// between them and a macro travel half the chip's side (`edge_um`) on average. A matrix's blocks
+// are neighbours in a row (column tiles) and a column (row tiles). The conventional engine's MAC
+// array sits at the centre of its SRAM, whose data travel half the SRAM region's side.
+//
+// Per token, both sides charge wire_bit_um (bits x micrometres), and for the time the token takes
+// (its latency bound): leak_kib_ns for every KiB of cells (macros, buffer, SRAM), leak_lane_ns for
+// every digital lane, and lane_cycle for every digital operation (clock and sequencing; an exp is
+// four cycles). These are charged to Op::chip (static, control) or to the op that moved the bits.
+#pragma once
+#include <cstdint>
+
+#include "kvcim/cmodel/energy/ledger.hpp"
+#include "kvcim/mapper/placement.hpp"
+
+namespace kvcim::mapper {
+
+struct ChipArea {
+  double macros_mm2 = 0, adcs_mm2 = 0, buffer_mm2 = 0, sram_mm2 = 0, lanes_mm2 = 0;
+  double total_mm2() const { return macros_mm2 + adcs_mm2 + buffer_mm2 + sram_mm2 + lanes_mm2; }
+};
+// The CIM chip: every macro of organization.macros, the buffer, digital.units lanes.
+ChipArea cim_area(const HardwareSpec& hw);
+// The conventional engine: its SRAM, the buffer, baseline.mac_units lanes.
+ChipArea baseline_area(const HardwareSpec& hw);
+
+// Floorplan distances in micrometres.
+struct Floorplan {
+  double macro_pitch_um = 0;  // sqrt(one macro's area, its ADCs included)
+  double edge_um = 0;         // centre to a macro, on average: half the side of the macro grid
+  double sram_edge_um = 0;    // conventional: MAC array to an SRAM bank, half the SRAM side
+};
+Floorplan floorplan(const HardwareSpec& hw);
+
+// Wire traffic of one matrix-vector product on chip (per token):
+//   inputs  n_in x activation_bits, over edge + (col_tiles - 1) x pitch (to the matrix, then
+//           along its row of column tiles);
+//   partial sums  n_out x row_tiles x 32 bits, over edge + (row_tiles - 1) x pitch / 2 (down the
+//           column of row tiles, back to the adder at the centre);
+// scaled by the fraction of the matrix's blocks on chip. Rounded to whole bit-micrometres.
+int64_t matvec_wire_bit_um(const MatrixPlacement& m, const HardwareSpec& hw, const Floorplan& f);
+// KV attention on chip (per layer and token): the new K and V (2 x kv_dim x kv_bits) and every
+// query head's q (head_dim x activation_bits) to the tiles, every query head's output
+// (head_dim x 32 per tile answering) back, each over edge.
+int64_t attention_wire_bit_um(const cmodel::Config& c, const HardwareSpec& hw, const Floorplan& f,
+                              int64_t tiles_per_query);
+
+// Digital operations of a ledger in lane cycles (an exp_op is four).
+int64_t digital_lane_cycles(const cmodel::energy::Ledger& l);
+// Adds `lane_cycles` lane_cycle events and leakage over `latency_ns` of `kib` KiB of cells and
+// `lanes` lanes to (kModelLevel, Op::chip).
+void charge_static_and_control(cmodel::energy::Ledger& l, int64_t lane_cycles, double kib,
+                               int64_t lanes, double latency_ns);
+
+// KiB of cells the CIM chip keeps powered (every macro and the buffer) and the conventional one
+// (its SRAM and the buffer).
+double cim_kib(const HardwareSpec& hw);
+double baseline_kib(const HardwareSpec& hw);
+
+// The conventional engine's whole token: cmodel::energy::baseline_ledger plus the wires from its
+// SRAM banks (every SRAM bit read travels sram_edge) and its static and control energy over its
+// latency bound. What `kvcim run`, `kvcim map` and Python compare CIM against.
+cmodel::energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& hw,
+                                           int64_t position);
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,140 @@
+// What a whole chip pays beyond its operations (mapper/chip.hpp): area, floorplan distances,
+// wire traffic, leakage and control, each against a hand computation on a small placement.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/chip.hpp"
+
+using namespace kvcim::mapper;
+using namespace kvcim::cmodel::energy;
+
+namespace {
+
+HardwareSpec small_hw() {
+  HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
+  hw.macro.rows = 16;
+  hw.macro.cols = 16;
+  hw.macro.rows_per_cycle = 16;
+  hw.organization.macros = 128;
+  hw.buffer_bytes = 1024;
+  hw.digital_units = 4;
+  hw.baseline.sram_bytes = 4096;
+  hw.baseline.mac_units = 8;
+  hw.kv.tokens_per_tile = 8;
+  hw.validate();
+  return hw;
+}
+
+// dim 16, hidden 32, one layer, 2 heads sharing one KV head, vocab 16
+ModelShape small_shape() { return parse_shape("dim=16,hidden=32,layers=1,heads=2,kv_heads=1,vocab=16,context=32"); }
+
+// a quarter of the macros for the KV cache: 32 macros of 256 cells hold 8 tiles of 1024 cells;
+// the weights' 80 blocks fit the other 96
+Policy half_kv() {
+  Policy p;
+  p.kv_fraction = 0.25;
+  return p;
+}
+
+}  // namespace
+
+TEST(Chip, AreaIsCellsTimesTheBitCellCarriedToTheComparisonNode) {
+  const HardwareSpec hw = small_hw();
+  // the CIM table's bit cell is [C6]'s 0.176 um^2 at 5 nm and the comparison is at 5 nm
+  ASSERT_DOUBLE_EQ(hw.comparison.node_nm, 5);
+  const double cell = hw.tech.areas(hw.comparison).bit_cell_um2;
+  EXPECT_DOUBLE_EQ(cell, 0.176);
+  const ChipArea a = cim_area(hw);
+  EXPECT_DOUBLE_EQ(a.macros_mm2, 128.0 * 16 * 16 * 0.176 * 1e-6);
+  EXPECT_DOUBLE_EQ(a.adcs_mm2, 0.0);  // digital macros
+  // the buffer and the lanes are the 45 nm table's, carried to 5 nm
+  const double f = area_factor(45, 5);
+  EXPECT_NEAR(a.buffer_mm2, 1024.0 * 8 * 0.5 * f * 1e-6, 1e-15);
+  EXPECT_NEAR(a.lanes_mm2, 4 * 400 * f * 1e-6, 1e-15);
+  const ChipArea b = baseline_area(hw);
+  EXPECT_NEAR(b.sram_mm2, 4096.0 * 8 * 0.5 * f * 1e-6, 1e-15);
+  EXPECT_NEAR(b.lanes_mm2, 8 * 400 * f * 1e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(a.total_mm2(), a.macros_mm2 + a.adcs_mm2 + a.buffer_mm2 + a.sram_mm2 + a.lanes_mm2);
+  // compared at 45 nm the same chip is larger
+  HardwareSpec at45 = hw;
+  at45.compare_at(45, "test");
+  EXPECT_GT(cim_area(at45).total_mm2(), a.total_mm2() * 10);
+}
+
+TEST(Chip, WireBitsOfASmallPlacementEqualAHandCount) {
+  const HardwareSpec hw = small_hw();
+  const Floorplan f = floorplan(hw);
+  // pitch = sqrt(256 cells x 0.176 um^2); the centre is half of sqrt(128) macros' side away
+  const double pitch = std::sqrt(256 * 0.176);
+  EXPECT_DOUBLE_EQ(f.macro_pitch_um, pitch);
+  EXPECT_DOUBLE_EQ(f.edge_um, pitch * std::sqrt(128.0) / 2);
+  const ModelShape shape = small_shape();
+  const Placement pl = place(shape, hw, half_kv(), 4);
+  // w2: 32 inputs x 16 outputs; a 16-row macro holds 16 rows and 16 cols / 8 slices = 2 outputs
+  const MatrixPlacement& w2 = pl.weights.matrices.at(pl.weights.find(Op::ffn_w2, 0));
+  ASSERT_EQ(w2.row_tiles, 2);
+  ASSERT_EQ(w2.col_tiles, 8);
+  ASSERT_EQ(w2.onchip_blocks, w2.blocks());
+  const double in = 32.0 * 8 * (f.edge_um + 7 * pitch);      // inputs along 8 column tiles
+  const double psum = 16.0 * 2 * 32 * (f.edge_um + pitch / 2);  // 2 row tiles of partial sums
+  EXPECT_EQ(matvec_wire_bit_um(w2, hw, f), std::llround(in + psum));
+  // and the ledger carries it under the matrix's op
+  const TokenLedgers t = token_ledgers(pl);
+  EXPECT_EQ(t.periphery.count(0, Op::ffn_w2, EventKind::wire_bit_um), std::llround(in + psum));
+  // attention at context 4: one page per stream; K and V in, 2 query heads' q in and output out
+  const double kv_bits = 2.0 * 8 * 8, q_bits = 2.0 * 8 * 8, out_bits = 2.0 * 8 * 32;
+  EXPECT_EQ(t.periphery.count(0, Op::kv_write, EventKind::wire_bit_um), std::llround(kv_bits * f.edge_um));
+  EXPECT_EQ(t.periphery.count(0, Op::attn_scores, EventKind::wire_bit_um), std::llround(q_bits * f.edge_um));
+  EXPECT_EQ(t.periphery.count(0, Op::attn_weighted_sum, EventKind::wire_bit_um),
+            std::llround(out_bits * f.edge_um));
+}
+
+TEST(Chip, LeakageIsCellsTimesLatencyAndControlIsOneCyclePerOperation) {
+  const HardwareSpec hw = small_hw();
+  const ModelShape shape = small_shape();
+  const Placement pl = place(shape, hw, half_kv(), 4);
+  const TokenLedgers t = token_ledgers(pl);
+  const double latency = cim_latency(shape, hw, pl.policy, pl.weights, pl.kv, 4).total_ns();
+  ASSERT_GT(latency, 0);
+  // 128 macros of 256 one-bit cells = 4 KiB, and the 1 KiB buffer
+  EXPECT_DOUBLE_EQ(cim_kib(hw), 5.0);
+  EXPECT_EQ(t.periphery.count(kModelLevel, Op::chip, EventKind::leak_kib_ns), std::llround(5.0 * latency));
+  EXPECT_EQ(t.periphery.count(kModelLevel, Op::chip, EventKind::leak_lane_ns), std::llround(4 * latency));
+  int64_t ops = 0;
+  for (const Ledger* l : {&t.cim, &t.periphery})
+    for (EventKind k : {EventKind::int8_mac, EventKind::fp16_mac, EventKind::int32_add,
+                        EventKind::fp32_add, EventKind::fp32_mul})
+      ops += l->count(k);
+  ops += 4 * (t.cim.count(EventKind::exp_op) + t.periphery.count(EventKind::exp_op));
+  EXPECT_GT(ops, 0);
+  EXPECT_EQ(t.periphery.count(kModelLevel, Op::chip, EventKind::lane_cycle), ops);
+  // the energy of leakage is the hand product: KiB x ns x the table's cost at the node
+  const Costs c = hw.costs();
+  const Breakdown b = t.periphery.cost(c);
+  EXPECT_EQ(b.component_energy_aj[static_cast<int>(Component::leakage)],
+            std::llround(5.0 * latency) * c.energy(EventKind::leak_kib_ns) +
+                std::llround(4 * latency) * c.energy(EventKind::leak_lane_ns));
+}
+
+TEST(Chip, TheConventionalTokenAddsItsWiresLeakageAndControl) {
+  const HardwareSpec hw = small_hw();
+  const ModelShape shape = small_shape();
+  const Ledger plain = baseline_ledger(shape.config, 3, hw.baseline);
+  const Ledger full = conventional_ledger(shape, hw, 3);
+  const Floorplan f = floorplan(hw);
+  EXPECT_DOUBLE_EQ(f.sram_edge_um, std::sqrt(4096.0 * 8 * hw.baseline_tech.areas(hw.comparison).bit_cell_um2) / 2);
+  // every SRAM bit travels half the SRAM side, under the op that read it
+  for (Op op : {Op::q_proj, Op::ffn_w2, Op::attn_scores})
+    EXPECT_EQ(full.count(0, op, EventKind::wire_bit_um),
+              std::llround(static_cast<double>(plain.count(0, op, EventKind::sram_bit)) * f.sram_edge_um));
+  const double latency = baseline_latency(plain, hw.baseline_costs(), hw.baseline).bound_ns();
+  EXPECT_EQ(full.count(kModelLevel, Op::chip, EventKind::leak_kib_ns), std::llround(5.0 * latency));
+  EXPECT_EQ(full.count(kModelLevel, Op::chip, EventKind::leak_lane_ns), std::llround(8 * latency));
+  // nothing else changed
+  EXPECT_EQ(full.count(EventKind::sram_bit), plain.count(EventKind::sram_bit));
+  EXPECT_EQ(full.count(EventKind::int8_mac), plain.count(EventKind::int8_mac));
+}
