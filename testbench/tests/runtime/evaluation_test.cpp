@@ -140,7 +140,7 @@ TEST(Evaluation, SameResultsWithOneAndTwoThreadsUnderReadNoise) {
     return j.report()["accuracy"]["evaluation"].dump();
   };
   const std::string one = once(1);
-  EXPECT_EQ(one, once(2));
+  EXPECT_TRUE(one == once(2)) << "the evaluation differs with two threads";  // (not the whole JSON)
   EXPECT_NE(one, "null");
   EXPECT_GE(nlohmann::json::parse(one)["sequences"].get<int>(), 2);  // both lanes have work
 }
