@@ -154,7 +154,7 @@ void add_run(CLI::App& app) {
     std::string model = default_model_path(), tokenizer = default_tokenizer_path();
     std::string hw = mapper::default_hardware_spec_path(), policy;
     std::string prompt = "Once upon a time", eval_text, json_out;
-    std::string eval_text_path = std::string(KVCIM_SOURCE_DIR) + "/testdata/eval/tinystories_eval.txt";
+    std::string eval_text_path = default_eval_text_path();
     int steps = 64;
     int eval_tokens = kDefaultEvalTokens;
     std::string attention = "cim", linear = "cim";
