@@ -17,14 +17,14 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
-// Uniform index in [0, n): Lemire's multiply-shift with rejection, so every index is exactly
-// equally likely and the draw is the same on every platform.
+// Uniform index in [0, n): rejection of the top partial block, then the remainder, so every index
+// is exactly equally likely and the draw is the same on every platform.
 size_t draw_index(uint64_t& state, size_t n) {
   const uint64_t bound = n;
-  const uint64_t threshold = (0 - bound) % bound;
+  const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;  // a multiple of bound
   for (;;) {
-    const unsigned __int128 m = static_cast<unsigned __int128>(splitmix64(state)) * bound;
-    if (static_cast<uint64_t>(m) >= threshold) return static_cast<size_t>(m >> 64);
+    const uint64_t x = splitmix64(state);
+    if (x < limit) return static_cast<size_t>(x % bound);
   }
 }
 

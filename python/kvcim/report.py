@@ -5,7 +5,7 @@ report.energy and report.accuracy are dicts with the C++ report's keys, report.s
 per-step figures as numpy arrays, report.to_json() gives the JSON text back.
 report.evaluation is the teacher-forced evaluation (None when none ran; then
 report.accuracy["perplexity"]["cim"] is None too): its statistics as dicts {value, ci_low, ci_high}
-and report.eval_tokens its per-token arrays (nll_reference, nll_cim, kl, top1_agree) as numpy.
+and report.per_token its per-token arrays (nll_reference, nll_cim, kl, top1_agree) as numpy.
 """
 import copy
 import json
@@ -32,7 +32,7 @@ class Report:
         self.steps = {k: np.asarray(v, dtype=_STEP_TYPES.get(k, np.float64))
                       for k, v in data.get("steps", {}).items()}
         evaluation = (data.get("accuracy") or {}).get("evaluation")
-        self.eval_tokens = None if evaluation is None else {
+        self.per_token = None if evaluation is None else {
             k: np.asarray(v, dtype=np.bool_ if k == "top1_agree" else np.float64)
             for k, v in evaluation["per_token"].items()}
 

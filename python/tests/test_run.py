@@ -60,7 +60,7 @@ def test_report_fields_and_per_step_arrays():
 
 def test_no_evaluation_by_default_and_perplexity_is_none():
     report = kvcim.run(steps=6)
-    assert report.evaluation is None and report.eval_tokens is None
+    assert report.evaluation is None and report.per_token is None
     perplexity = report.accuracy["perplexity"]
     assert perplexity["reference"] is None and perplexity["cim"] is None
     assert perplexity["eval_tokens"] == 0
@@ -74,7 +74,7 @@ def test_evaluation_statistics_with_intervals_and_per_token_arrays():
     assert ev["text_tokens"] == text_tokens
     assert ev["tokens"] == 300 + text_tokens == report.accuracy["perplexity"]["eval_tokens"]
     assert report["inputs"]["eval_text"] == kvcim._core.default_eval_text_path()
-    arrays = report.eval_tokens
+    arrays = report.per_token
     assert set(arrays) == {"nll_reference", "nll_cim", "kl", "top1_agree"}
     assert all(a.shape == (ev["tokens"],) for a in arrays.values())
     assert arrays["top1_agree"].dtype == np.bool_
