@@ -72,7 +72,7 @@ std::string si(double pj) {
 }
 
 // "v ± h" with h the interval's half-width, or "v [lo, hi]" when the interval is lopsided (one
-// side more than 1.5 times the other, as KL's often is), at `digits` significant digits of h.
+// side more than 1.5 times the other, as KL's can be), the value and the ends in the formats given.
 std::string with_interval(const json& i, const char* value_format, const char* width_format) {
   const double v = i["value"], lo = i["ci_low"], hi = i["ci_high"];
   const double below = v - lo, above = hi - v;
@@ -173,7 +173,9 @@ void add_run(CLI::App& app) {
   cmd->add_option("--steps", o->steps, "forward passes, prompt included")->capture_default_str();
   cmd->add_option("--attention-backend", o->attention, "reference | cim | rtl")->capture_default_str();
   cmd->add_option("--linear-backend", o->linear, "reference | cim")->capture_default_str();
-  cmd->add_option("--eval-text", o->eval_text_path, "evaluation text, added to the sampled tokens ('' skips the evaluation)")->capture_default_str();
+  cmd->add_option("--eval-text", o->eval_text_path,
+                  "evaluation text, added to the sampled tokens ('' skips the evaluation)")
+      ->capture_default_str();
   cmd->add_option("--eval-tokens", o->eval_tokens,
                   "tokens sampled from the reference for the evaluation (besides --eval-text)")
       ->capture_default_str();
