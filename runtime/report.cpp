@@ -43,6 +43,39 @@ json steps_json(const std::vector<StepAccuracy>& steps) {
           {"mean_abs_error", mean}, {"reference_margin", margin}};
 }
 
+json interval_json(const Interval& i) {
+  return {{"value", i.value}, {"ci_low", i.low}, {"ci_high", i.high}};
+}
+
+// The evaluation (null when none ran): its corpus, its statistics with their intervals, and the
+// per-token arrays they come from, so that any other statistic can be computed from the report.
+json evaluation_json(const GenerationResult& r, const SessionOptions& o) {
+  if (!r.evaluation) return nullptr;
+  const Evaluation& e = *r.evaluation;
+  const TokenScores& t = e.scores;
+  return {{"method", "teacher-forced"},
+          {"tokens", e.tokens},
+          {"sequences", e.sequences},
+          {"sampled_tokens", e.tokens - e.text_tokens},
+          {"text_tokens", e.text_tokens},
+          {"prompts", r.eval_prompts},
+          {"seed", o.eval_seed},
+          {"sampling", {{"temperature", 1.0}, {"topp", 1.0}}},
+          {"bootstrap", {{"method", "expanded percentile"}, {"resample", "sequences"},
+                         {"resamples", e.bootstrap.resamples}, {"confidence", e.bootstrap.confidence},
+                         {"seed", e.bootstrap.seed}}},
+          {"kl_mean", interval_json(e.kl_mean)},
+          {"top1_agreement", interval_json(e.top1_agreement)},
+          {"delta_nll", interval_json(e.delta_nll)},
+          {"nll_reference", interval_json(e.nll_reference)},
+          {"nll_cim", interval_json(e.nll_cim)},
+          {"perplexity_reference", interval_json(e.perplexity_reference)},
+          {"perplexity_cim", interval_json(e.perplexity_cim)},
+          {"sequence_starts", t.sequence_starts},
+          {"per_token", {{"nll_reference", t.nll_reference}, {"nll_cim", t.nll_cim}, {"kl", t.kl},
+                         {"top1_agree", t.top1_agree}}}};
+}
+
 json spec_json(const mapper::HardwareSpec& hw) {
   const cim::MacroSpec& m = hw.macro;
   return {{"name", hw.name},
@@ -100,9 +133,10 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                         {"max_abs_logit_error", r.accuracy.max_abs_error},
                         {"mean_abs_logit_error", r.accuracy.mean_abs_error},
                         {"steps", r.accuracy.steps},
-                        {"perplexity", {{"eval_tokens", r.perplexity.tokens},
-                                        {"reference", r.perplexity.reference},
-                                        {"cim", r.perplexity.cim}}}};
+                        {"perplexity", {{"eval_tokens", r.evaluation ? r.evaluation->tokens : 0},
+                                        {"reference", r.evaluation ? json(r.evaluation->perplexity_reference.value) : json(nullptr)},
+                                        {"cim", r.evaluation ? json(r.evaluation->perplexity_cim.value) : json(nullptr)}}},
+                        {"evaluation", evaluation_json(r, o)}};
   report["steps"] = steps_json(r.steps);
   json energy = {{"cim", energy_json(cim, r.forward_passes)},
                  {"conventional", energy_json(conv, r.forward_passes)},

@@ -38,4 +38,8 @@ std::string read_eval_text(const std::string& path) {
   return ss.str();
 }
 
+std::string default_eval_text_path() {
+  return std::string(KVCIM_SOURCE_DIR) + "/testdata/eval/tinystories_eval.txt";
+}
+
 }  // namespace kvcim::runtime

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <future>
-#include <cmath>
 
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/error.hpp"
@@ -21,17 +20,9 @@ void check_options(const Config& c, const SessionOptions& o, int prompt_tokens) 
   if (prompt_tokens > o.steps)
     fail("--prompt", "prompt tokens", std::to_string(prompt_tokens),
          "longer than --steps " + std::to_string(o.steps) + " (the prompt must fit the run)");
-}
-
-// Teacher-forced mean negative log-likelihood of ids[1..] -> perplexity.
-double perplexity(const Config& c, const Weights& w, Backend& backend, const std::vector<int>& ids) {
-  RunState s(c);
-  double nll = 0.0;
-  for (size_t pos = 0; pos + 1 < ids.size(); ++pos) {
-    const Vector& logits = forward(c, w, s, backend, ids[pos], static_cast<int>(pos));
-    nll -= log_prob(logits, ids[pos + 1]);
-  }
-  return std::exp(nll / static_cast<double>(ids.size() - 1));
+  // checked even when the evaluation is skipped: a bad value is a mistake either way
+  if (o.eval_tokens < 1)
+    fail("--eval-tokens", "eval_tokens", std::to_string(o.eval_tokens), "expected at least 1");
 }
 
 }  // namespace
@@ -75,21 +66,19 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   r.prompt_tokens = static_cast<int>(prompt.size());
   SessionBackend cim(c, w, o.backends, hw.macro, hw.blocks, hw.tiles);
 
-  // perplexity first, on fresh caches; its events are not part of the generation's ledger
+  // The evaluation, on its own backends: the same hardware (a macro's noise comes from its seed),
+  // fresh caches per sequence, its events kept out of the generation's ledger, and the
+  // generation's tokens (and read-noise draws) independent of the evaluation's size.
   if (!o.eval_text.empty()) {
-    const std::vector<int> ids = tok.encode(o.eval_text, true, false);
-    if (ids.size() < 2) fail("--eval-text", "tokens", std::to_string(ids.size()), "expected some text");
-    if (static_cast<int>(ids.size()) > c.seq_len)
-      fail("--eval-text", "tokens", std::to_string(ids.size()),
-           "longer than the model's context of " + std::to_string(c.seq_len));
-    ReferenceBackend ref(c, w);
-    r.perplexity.tokens = static_cast<int>(ids.size()) - 1;
-    std::future<double> ref_ppl;
-    if (o.threads > 1) ref_ppl = std::async(std::launch::async, [&] { return perplexity(c, w, ref, ids); });
-    r.perplexity.cim = perplexity(c, w, cim, ids);
-    r.perplexity.reference = o.threads > 1 ? ref_ppl.get() : perplexity(c, w, ref, ids);
-    cim.reset();
-    cim.ledger() = energy::Ledger(c.n_layers);
+    EvalCorpusOptions eo;
+    eo.tokens = o.eval_tokens;
+    eo.seed = o.eval_seed;
+    eo.text = o.eval_text;
+    const EvalCorpus corpus = build_eval_corpus(ck, tok, eo);
+    auto make_cim = [&] { return std::make_unique<SessionBackend>(c, w, o.backends, hw.macro, hw.blocks, hw.tiles); };
+    r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap);
+    r.evaluation->text_tokens = corpus.text_tokens;
+    r.eval_prompts = eo.prompts;
   }
 
   // the CIM run, its shadow fed the same tokens, and a free-running reference

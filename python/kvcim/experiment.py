@@ -68,7 +68,7 @@ def map_point(document):
 
 
 RUN_OPTIONS = {"prompt", "steps", "backends", "seed", "temperature", "topp", "eval_text",
-               "eval_text_path"}
+               "eval_text_path", "eval_tokens"}
 MAP_OPTIONS = {"context", "steps", "shape", "placement"}
 
 
@@ -81,7 +81,8 @@ def run_point(document):
                  policy=document.get("policy"), tokenizer=document.get("tokenizer"),
                  seed=options.get("seed", 42), temperature=options.get("temperature", 0.0),
                  topp=options.get("topp", 0.9), eval_text=options.get("eval_text"),
-                 eval_text_path=options.get("eval_text_path"))
+                 eval_text_path=options.get("eval_text_path"),
+                 eval_tokens=options.get("eval_tokens"))
     d = report.to_dict()
     energy = {k: v for k, v in d["energy"].items() if k != "simulated_events"}
     return {"energy": energy, "accuracy": d["accuracy"], "mapping": d["mapping"],

@@ -3,6 +3,9 @@
 The Report holds what `kvcim run --json` writes (schema_version 1), read as plain dicts:
 report.energy and report.accuracy are dicts with the C++ report's keys, report.steps holds the
 per-step figures as numpy arrays, report.to_json() gives the JSON text back.
+report.evaluation is the teacher-forced evaluation (None when none ran; then
+report.accuracy["perplexity"]["cim"] is None too): its statistics as dicts {value, ci_low, ci_high}
+and report.per_token its per-token arrays (nll_reference, nll_cim, kl, top1_agree) as numpy.
 """
 import copy
 import json
@@ -28,6 +31,10 @@ class Report:
         self._data = data
         self.steps = {k: np.asarray(v, dtype=_STEP_TYPES.get(k, np.float64))
                       for k, v in data.get("steps", {}).items()}
+        evaluation = (data.get("accuracy") or {}).get("evaluation")
+        self.per_token = None if evaluation is None else {
+            k: np.asarray(v, dtype=np.bool_ if k == "top1_agree" else np.float64)
+            for k, v in evaluation["per_token"].items()}
 
     @classmethod
     def from_json(cls, text_or_path):
@@ -66,6 +73,7 @@ class Report:
 
     energy = property(lambda self: self._data["energy"])
     accuracy = property(lambda self: self._data["accuracy"])
+    evaluation = property(lambda self: self._data["accuracy"].get("evaluation"))
     mapping = property(lambda self: self._data.get("mapping"))
     spec = property(lambda self: self._data.get("spec"))
     text = property(lambda self: self._data.get("text"))
@@ -120,19 +128,29 @@ def _backends(backends):
                       "a dict {'linear': ..., 'attention': ...}")
 
 
+def _eval_tokens(n):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        raise _core.Error(f"run: eval_tokens = {n!r}: expected a whole number of tokens, at least 1")
+    return int(n)
+
+
 def run(model=None, spec=None, prompt="Once upon a time", steps=64, backends=None, policy=None,
         tokenizer=None, seed=42, temperature=0.0, topp=0.9, eval_text=None, eval_text_path=None,
-        progress=None):
+        eval_tokens=None, progress=None):
     """Runs a whole generation on CIM beside the float reference (what `kvcim run` does).
 
     model: a Model, a checkpoint path or None (the embedded model). spec: a HardwareSpec, a YAML
     path, a dict or None (configs/hw/sram_digital.yaml). backends: "cim" (default), "reference",
     "rtl" (attention on the Verilated tile), or {"linear": ..., "attention": ...}. policy: a
-    Policy, a dict or text. eval_text / eval_text_path: a text for perplexity (default: none).
-    progress: called as progress(done, total) after every forward pass."""
+    Policy, a dict or text. The teacher-forced evaluation (docs/accuracy.md) runs when any of
+    eval_text / eval_text_path (the text added to the sampled sequences) / eval_tokens (tokens
+    sampled from the reference; default 10,000; alone it uses the shipped text) is given; by
+    default none runs and perplexity is None. progress: called as progress(done, total) after
+    every forward pass of the generation."""
     linear, attention = _backends(backends)
     text = _core._run(model, _hardware(spec), _policy(policy),
                       None if tokenizer is None else os.fspath(tokenizer), prompt, int(steps),
                       linear, attention, int(seed), float(temperature), float(topp), eval_text,
-                      None if eval_text_path is None else os.fspath(eval_text_path), progress)
+                      None if eval_text_path is None else os.fspath(eval_text_path),
+                      None if eval_tokens is None else _eval_tokens(eval_tokens), progress)
     return Report(json.loads(text))

@@ -28,7 +28,8 @@ void bind_runtime(py::module_& m) {
          const std::optional<std::string>& tokenizer_path, const std::string& prompt, int steps,
          const std::string& linear, const std::string& attention, uint64_t seed, float temperature,
          float topp, const std::optional<std::string>& eval_text,
-         const std::optional<std::string>& eval_text_path, const py::object& progress) {
+         const std::optional<std::string>& eval_text_path, const std::optional<int>& eval_tokens,
+         const py::object& progress) {
         SessionOptions so;
         so.prompt = prompt;
         so.steps = steps;
@@ -40,6 +41,13 @@ void bind_runtime(py::module_& m) {
           fail("run", "eval_text", "given with eval_text_path", "expected one of the two");
         if (eval_text) so.eval_text = *eval_text;
         if (eval_text_path) so.eval_text = read_eval_text(*eval_text_path);
+        // eval_tokens alone asks for the evaluation with the shipped text, as `kvcim run` does
+        std::string eval_path = eval_text_path.value_or("");
+        if (eval_tokens) {
+          if (*eval_tokens < 1) fail("run", "eval_tokens", std::to_string(*eval_tokens), "expected at least 1");
+          so.eval_tokens = *eval_tokens;
+          if (!eval_text && !eval_text_path) so.eval_text = read_eval_text(eval_path = default_eval_text_path());
+        }
 
         // The checkpoint: the Model's own weights (copied), or read from a path.
         Checkpoint ck;
@@ -61,6 +69,10 @@ void bind_runtime(py::module_& m) {
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
           if (!progress.is_none()) progress(done, total);
         };
+        so.eval_progress = [](int, int) {  // Ctrl-C during the evaluation, after each sequence
+          py::gil_scoped_acquire acquire;
+          if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        };
 
         nlohmann::json report;
         {
@@ -72,7 +84,7 @@ void bind_runtime(py::module_& m) {
                               [] { return std::make_unique<testbench::RtlTile>(); }};
 #endif
           report = run_job(ck, tok, hw, policy, so,
-                           {ck.path, tok_path, hw.source, eval_text_path.value_or("")}, rtl,
+                           {ck.path, tok_path, hw.source, eval_path}, rtl,
                            "backends.attention");
         }
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -80,8 +92,10 @@ void bind_runtime(py::module_& m) {
       py::arg("model"), py::arg("hw"), py::arg("policy"), py::arg("tokenizer"), py::arg("prompt"),
       py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),
       py::arg("temperature"), py::arg("topp"), py::arg("eval_text"), py::arg("eval_text_path"),
-      py::arg("progress"),
+      py::arg("eval_tokens"), py::arg("progress"),
       "The report of `kvcim run` as JSON text; use kvcim.run(), which wraps it in a Report.");
+  m.def("default_eval_text_path", &default_eval_text_path,
+        "The shipped evaluation text (testdata/eval/tinystories_eval.txt).");
 }
 
 }  // namespace kvcim::python

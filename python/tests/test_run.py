@@ -29,10 +29,11 @@ def test_report_equals_the_kvcim_run_command(tmp_path):
     assert exe.exists(), f"the kvcim command is built beside the module ({exe})"
     out = tmp_path / "cli.json"
     subprocess.run([str(exe), "run", "--hw", str(ANALOG), "--steps", "12", "--policy", "page=16",
-                    "--eval-text", str(EVAL), "--json", str(out), "--quiet"], check=True,
-                   capture_output=True, timeout=300)
+                    "--eval-text", str(EVAL), "--eval-tokens", "300", "--json", str(out),
+                    "--quiet"], check=True, capture_output=True, timeout=300)
     cli = json.loads(out.read_text())
-    report = kvcim.run(spec=str(ANALOG), steps=12, policy="page=16", eval_text_path=str(EVAL))
+    report = kvcim.run(spec=str(ANALOG), steps=12, policy="page=16", eval_text_path=str(EVAL),
+                       eval_tokens=300)
     assert report.to_dict() == cli
 
 
@@ -55,6 +56,44 @@ def test_report_fields_and_per_step_arrays():
     assert report.tokens[:len(prompt_ids)] == prompt_ids
     again = kvcim.Report.from_json(report.to_json())
     assert again.to_dict() == report.to_dict()
+
+
+def test_no_evaluation_by_default_and_perplexity_is_none():
+    report = kvcim.run(steps=6)
+    assert report.evaluation is None and report.per_token is None
+    perplexity = report.accuracy["perplexity"]
+    assert perplexity["reference"] is None and perplexity["cim"] is None
+    assert perplexity["eval_tokens"] == 0
+    assert "Report(" in repr(report)
+
+
+def test_evaluation_statistics_with_intervals_and_per_token_arrays():
+    report = kvcim.run(steps=6, eval_tokens=300)  # alone: the shipped text is added
+    ev = report.evaluation
+    text_tokens = len(kvcim.Tokenizer.load().encode(EVAL.read_text())) - 1
+    assert ev["text_tokens"] == text_tokens
+    assert ev["tokens"] == 300 + text_tokens == report.accuracy["perplexity"]["eval_tokens"]
+    assert report["inputs"]["eval_text"] == kvcim._core.default_eval_text_path()
+    arrays = report.per_token
+    assert set(arrays) == {"nll_reference", "nll_cim", "kl", "top1_agree"}
+    assert all(a.shape == (ev["tokens"],) for a in arrays.values())
+    assert arrays["top1_agree"].dtype == np.bool_
+    for name in ("kl_mean", "top1_agreement", "delta_nll", "perplexity_reference",
+                 "perplexity_cim"):
+        s = ev[name]
+        assert s["ci_low"] <= s["value"] <= s["ci_high"] and s["ci_low"] < s["ci_high"], name
+    assert ev["kl_mean"]["value"] == pytest.approx(arrays["kl"].mean())
+    assert ev["top1_agreement"]["value"] == pytest.approx(arrays["top1_agree"].mean())
+    delta = arrays["nll_cim"] - arrays["nll_reference"]
+    assert ev["delta_nll"]["value"] == pytest.approx(delta.mean())
+    assert report.accuracy["perplexity"]["cim"] == pytest.approx(np.exp(arrays["nll_cim"].mean()))
+    assert len(ev["sequence_starts"]) == ev["sequences"] >= 2
+
+
+@pytest.mark.parametrize("bad", [0, -5, "100", 2.5, True])
+def test_bad_eval_tokens_are_named(bad):
+    with pytest.raises(kvcim.Error, match="eval_tokens"):
+        kvcim.run(steps=6, eval_tokens=bad)
 
 
 def test_fewer_adc_bits_cost_accuracy():

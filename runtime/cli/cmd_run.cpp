@@ -71,19 +71,56 @@ std::string si(double pj) {
   return buf;
 }
 
+// "v ± h" with h the interval's half-width, or "v [lo, hi]" when the interval is lopsided (one
+// side more than 1.5 times the other, as KL's can be), the value and the ends in the formats given.
+std::string with_interval(const json& i, const char* value_format, const char* width_format) {
+  const double v = i["value"], lo = i["ci_low"], hi = i["ci_high"];
+  const double below = v - lo, above = hi - v;
+  char buf[96];
+  if (std::max(below, above) <= 1.5 * std::min(below, above) || std::max(below, above) == 0.0) {
+    const std::string f = std::string(value_format) + " \u00b1 " + width_format;
+    std::snprintf(buf, sizeof buf, f.c_str(), v, (hi - lo) / 2);
+  } else {
+    const std::string f = std::string(value_format) + " [" + width_format + ", " + width_format + "]";
+    std::snprintf(buf, sizeof buf, f.c_str(), v, lo, hi);
+  }
+  return buf;
+}
+
+// 10240 -> "10,240"
+std::string thousands(long long n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+void print_evaluation(const json& ev) {
+  if (ev.is_null()) {
+    std::printf("  no evaluation (--eval-text ''): perplexity not measured\n");
+    return;
+  }
+  std::printf("  evaluation: %s tokens in %d sequences (teacher-forced, seed %llu; 95%% intervals)\n",
+              thousands(ev["tokens"].get<long long>()).c_str(), ev["sequences"].get<int>(),
+              ev["seed"].get<unsigned long long>());
+  std::printf("  KL mean %s nats   top-1 %s   \u0394NLL %s nats/token\n",
+              with_interval(ev["kl_mean"], "%.3g", "%.2g").c_str(),
+              with_interval(ev["top1_agreement"], "%.4f", "%.4f").c_str(),
+              with_interval(ev["delta_nll"], "%+.4f", "%.4f").c_str());
+  std::printf("  perplexity reference %s, CIM %s\n",
+              with_interval(ev["perplexity_reference"], "%.3f", "%.3f").c_str(),
+              with_interval(ev["perplexity_cim"], "%.3f", "%.3f").c_str());
+}
+
 void print_report(const json& r) {
   std::printf("\n");
   print_side_by_side(r["text"]["reference"].get<std::string>(), r["text"]["cim"].get<std::string>());
   const json& a = r["accuracy"];
-  std::printf("\naccuracy of CIM against the float reference fed the same tokens (%d steps)\n",
+  std::printf("\naccuracy of CIM against the float reference fed the same tokens (the generation's %d steps)\n",
               a["steps"].get<int>());
   std::printf("  top-1 agreement %.4f   KL mean %.3g nats (max %.3g)   logit error max %.4f mean %.4f\n",
               a["top1_agreement"].get<double>(), a["kl_mean"].get<double>(), a["kl_max"].get<double>(),
               a["max_abs_logit_error"].get<double>(), a["mean_abs_logit_error"].get<double>());
-  if (a["perplexity"]["eval_tokens"].get<int>() > 0)
-    std::printf("  perplexity on the evaluation text (%d tokens): reference %.3f, CIM %.3f\n",
-                a["perplexity"]["eval_tokens"].get<int>(), a["perplexity"]["reference"].get<double>(),
-                a["perplexity"]["cim"].get<double>());
+  print_evaluation(a["evaluation"]);
   const json& e = r["energy"];
   const json &cim = e["cim"], &conv = e["conventional"];
   std::printf("\nenergy per token (%d forward passes; %s vs %s)\n", e["forward_passes"].get<int>(),
@@ -117,8 +154,9 @@ void add_run(CLI::App& app) {
     std::string model = default_model_path(), tokenizer = default_tokenizer_path();
     std::string hw = mapper::default_hardware_spec_path(), policy;
     std::string prompt = "Once upon a time", eval_text, json_out;
-    std::string eval_text_path = std::string(KVCIM_SOURCE_DIR) + "/testdata/eval/tinystories_eval.txt";
+    std::string eval_text_path = default_eval_text_path();
     int steps = 64;
+    int eval_tokens = kDefaultEvalTokens;
     std::string attention = "cim", linear = "cim";
     uint64_t seed = 42;
     float temperature = 0.0f, topp = 0.9f;
@@ -135,7 +173,12 @@ void add_run(CLI::App& app) {
   cmd->add_option("--steps", o->steps, "forward passes, prompt included")->capture_default_str();
   cmd->add_option("--attention-backend", o->attention, "reference | cim | rtl")->capture_default_str();
   cmd->add_option("--linear-backend", o->linear, "reference | cim")->capture_default_str();
-  cmd->add_option("--eval-text", o->eval_text_path, "text for perplexity ('' to skip)")->capture_default_str();
+  cmd->add_option("--eval-text", o->eval_text_path,
+                  "evaluation text, added to the sampled tokens ('' skips the evaluation)")
+      ->capture_default_str();
+  cmd->add_option("--eval-tokens", o->eval_tokens,
+                  "tokens sampled from the reference for the evaluation (besides --eval-text)")
+      ->capture_default_str();
   cmd->add_option("--json", o->json_out, "write the whole report as JSON");
   cmd->add_option("--seed", o->seed, "sampler seed")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
@@ -151,6 +194,7 @@ void add_run(CLI::App& app) {
     so.temperature = o->temperature;
     so.topp = o->topp;
     so.threads = o->threads;
+    so.eval_tokens = o->eval_tokens;
     so.backends = parse_backends("--linear-backend", o->linear, "--attention-backend", o->attention);
     if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
     const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
@@ -166,6 +210,11 @@ void add_run(CLI::App& app) {
         const double rate = done / std::max(s, 1e-9);
         std::fprintf(stderr, "\r  %d/%d tokens  %.1f tokens/s  %.1f s left   ", done, total, rate,
                      (total - done) / std::max(rate, 1e-9));
+        if (done == total) std::fprintf(stderr, "\n");
+      };
+    if (show)
+      so.eval_progress = [](int done, int total) {
+        std::fprintf(stderr, "\r  evaluation: %d/%d tokens   ", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       };
     std::optional<RtlTileSource> rtl;

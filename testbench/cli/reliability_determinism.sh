@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Determinism through the kvcim command: the same inputs and seeds give byte-identical JSON (and
 # .npy) outputs, run after run and with one or two threads; a different seed gives a different
-# report (so the comparison can fail). Sampling at temperature > 0 with an analog spec makes the
+# report (so the comparison can fail); the evaluation (sampled corpus, two lanes, bootstrap) is part
+# of the report. Sampling at temperature > 0 with an analog spec makes the
 # seeded parts (sampler, ADC noise when the spec has any) take part.
 set -u
 KVCIM=$1; SRC=$2
@@ -9,7 +10,7 @@ source "$(dirname "$0")/lib/common.sh"
 same() { cmp -s "$2" "$3" && check "$1" same same || check "$1" same "differ: $(cmp "$2" "$3" 2>&1 | head -1)"; }
 
 RUN=(run --quiet --steps 24 --temperature 0.8 --topp 0.9 --hw "$SRC/configs/hw/sram_analog.yaml"
-     --eval-text "$SRC/testdata/eval/tinystories_eval.txt")
+     --eval-text "$SRC/testdata/eval/tinystories_eval.txt" --eval-tokens 2000)
 "$KVCIM" "${RUN[@]}" --seed 7 --threads 2 --json "$T/a.json" >/dev/null || check "run a" 0 $?
 "$KVCIM" "${RUN[@]}" --seed 7 --threads 2 --json "$T/b.json" >/dev/null || check "run b" 0 $?
 "$KVCIM" "${RUN[@]}" --seed 7 --threads 1 --json "$T/c.json" >/dev/null || check "run c" 0 $?

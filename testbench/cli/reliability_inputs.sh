@@ -89,6 +89,9 @@ bad "run: prompt longer than the run" "prompt tokens" -- "${RUN[@]}" --prompt "$
 bad "run: steps beyond the context" "steps" "512" -- run --quiet --eval-text "" --steps 513
 bad "logits: more tokens than the context" "context" -- logits --tokens "$(yes 1 | head -513 | paste -sd,)" --out "$T/out.npy"
 bad "run: zero steps" "--steps" "steps = 0" -- run --quiet --eval-text "" --steps 0
+bad "run: zero evaluation tokens" "--eval-tokens" "eval_tokens = 0: expected at least 1" -- run --quiet --steps 8 --eval-tokens 0 --json "$T/out.json"
+bad "run: negative evaluation tokens, evaluation skipped" "--eval-tokens" "eval_tokens = -3" -- "${RUN[@]}" --eval-tokens -3
+bad "run: evaluation tokens not a number" "--eval-tokens" "abc" -- "${RUN[@]}" --eval-tokens abc
 
 # --- hardware specs --------------------------------------------------------------------------
 HW=$SRC/configs/hw/sram_digital.yaml

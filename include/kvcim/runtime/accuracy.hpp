@@ -1,6 +1,7 @@
 // Accuracy of a CIM run against the float reference fed the same tokens (the shadow), step by
 // step: top-1 agreement, KL(reference || cim) of the next-token distributions, max and mean
-// absolute logit error; and perplexity of a teacher-forced evaluation text.
+// absolute logit error. (The teacher-forced evaluation on a corpus, with its intervals, is
+// evaluation.hpp; it uses compare_logits and log_prob per token.)
 #pragma once
 #include <vector>
 

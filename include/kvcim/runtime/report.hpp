@@ -2,7 +2,16 @@
 //   schema_version; tokens, reference_tokens (ids each run fed, prompt included);
 //   accuracy.top1_agreement, accuracy.kl_mean; energy.cim and energy.conventional, each with
 //   total_pj, per_token_pj and a breakdown object (pJ per component) whose values sum to total_pj.
-// Besides: the texts, per-step accuracy arrays, perplexity, energy by operation and layer,
+// accuracy.perplexity: {eval_tokens, reference, cim}, reference and cim null (eval_tokens 0) when
+//   no evaluation ran, never 0.
+// accuracy.evaluation: null when no evaluation ran; else the teacher-forced evaluation
+//   (docs/accuracy.md): tokens, sequences, sampled_tokens, text_tokens, prompts, seed, sampling,
+//   bootstrap {method, resample, resamples, confidence, seed}; kl_mean, top1_agreement,
+//   delta_nll (nll_cim - nll_reference, paired), nll_reference, nll_cim, perplexity_reference,
+//   perplexity_cim, each {value, ci_low, ci_high} (a 95% interval); sequence_starts (index of each
+//   sequence's first token); per_token {nll_reference, nll_cim, kl, top1_agree} arrays (nats).
+// accuracy.top1_agreement/kl_mean/kl_max/... stay the generation's per-step figures.
+// Besides: the texts, per-step accuracy arrays, energy by operation and layer,
 // latency, the weight-load energy, the mapping figures, the spec, the seeds and the versions.
 #pragma once
 #include <nlohmann/json.hpp>

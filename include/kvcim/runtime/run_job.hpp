@@ -29,7 +29,9 @@ nlohmann::json run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Token
                        const SessionOptions& options, const RunInputs& inputs,
                        const std::optional<RtlTileSource>& rtl, const std::string& attention_option);
 
-// The evaluation text (for perplexity) of a file, as bytes.
+// The evaluation text (added to the evaluation's sampled sequences) of a file, as bytes.
 std::string read_eval_text(const std::string& path);
+// The shipped evaluation text, testdata/eval/tinystories_eval.txt.
+std::string default_eval_text_path();
 
 }  // namespace kvcim::runtime

@@ -1,9 +1,11 @@
 // A whole generation on a chosen backend per operation class, with the float reference in
 // lock-step as a shadow: the CIM run samples its own tokens; the shadow is fed the same tokens, so
 // accuracy is measured at every step; a free-running reference generation gives the reference
-// text. Optional perplexity of both on a teacher-forced evaluation text.
+// text. Optionally, the teacher-forced evaluation (runtime/evaluation.hpp) of the same CIM
+// hardware against the reference on the evaluation corpus, with confidence intervals.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,7 @@
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/tokenizer.hpp"
 #include "kvcim/runtime/accuracy.hpp"
+#include "kvcim/runtime/evaluation.hpp"
 #include "kvcim/runtime/session_backend.hpp"
 
 namespace kvcim::runtime {
@@ -22,15 +25,17 @@ struct SessionOptions {
   float temperature = 0.0f;      // 0 = greedy
   float topp = 0.9f;
   uint64_t seed = 42;            // sampler seed
-  std::string eval_text;         // the evaluation text itself (empty: no perplexity)
+  // The evaluation: eval_tokens sampled from the reference (eval_seed) plus the evaluation text
+  // itself. An empty eval_text skips the evaluation entirely (no perplexity: null in the report).
+  std::string eval_text;
+  int eval_tokens = kDefaultEvalTokens;
+  uint64_t eval_seed = kDefaultEvalSeed;
+  BootstrapOptions bootstrap;
   int threads = 1;               // 2: the float shadows run beside the CIM pass (same results)
   // Called after every forward pass of the generation: (positions done, positions in all).
   std::function<void(int, int)> progress;
-};
-
-struct Perplexity {
-  int tokens = 0;  // predicted tokens (the text's tokens after BOS)
-  double reference = 0.0, cim = 0.0;
+  // Called after every sequence of the evaluation: (tokens scored, tokens in all).
+  std::function<void(int, int)> eval_progress;
 };
 
 struct GenerationResult {
@@ -40,7 +45,8 @@ struct GenerationResult {
   int prompt_tokens = 0;
   std::vector<StepAccuracy> steps;    // one per forward pass
   AccuracySummary accuracy;
-  Perplexity perplexity;
+  std::optional<Evaluation> evaluation;  // empty when eval_text is empty
+  std::vector<std::string> eval_prompts;  // the prompts of the evaluation's sampled sequences
   // The CIM chip's events: what was simulated on CIM, plus its periphery for those operations and
   // the shared ones (embedding, norms, residuals), plus the conventional engine's events for
   // every operation that ran on a reference backend.

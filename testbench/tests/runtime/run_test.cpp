@@ -54,6 +54,7 @@ TEST(Run, SimulatedEventsEqualTheMappersAnalyticCount) {
 TEST(Run, EnergyTotalsEqualTheSumOfTheirParts) {
   MainJob run("sram_digital.yaml", 16);
   run.options.eval_text = "Tom and Lily played with a ball.";
+  run.options.eval_tokens = 300;
   GenerationResult r = run.go();
   const nlohmann::json report = run_report(r, run.options, *run.placement, {});
   for (const char* side : {"cim", "conventional"}) {
@@ -99,6 +100,7 @@ TEST(Run, ReportIsByteIdenticalRunAfterRunAndWithTwoThreads) {
     MainJob run("sram_analog.yaml", 12);
     run.options.threads = threads;
     run.options.eval_text = "The cat sat.";
+    run.options.eval_tokens = 300;
     GenerationResult r = run.go();
     return run_report(r, run.options, *run.placement, {}).dump();
   };

@@ -68,7 +68,9 @@ TEST(Session, DigitalCimAttentionAgreesOnTop1AtEveryStep) {
   EXPECT_LT(r.accuracy.kl_mean, 0.01);
   EXPECT_GE(r.accuracy.top1_agreement, 0.95);
   for (const StepAccuracy& s : r.steps) {
-    if (!s.top1_agree) EXPECT_LT(s.reference_margin, 2 * s.max_abs_error) << "position " << s.pos;
+    if (!s.top1_agree) {
+      EXPECT_LT(s.reference_margin, 2 * s.max_abs_error) << "position " << s.pos;
+    }
   }
 }
 

@@ -1,0 +1,48 @@
+// Teacher-forced accuracy of a CIM backend against the float reference on the evaluation corpus:
+// both are fed the same tokens on fresh caches per sequence; per predicted token the negative
+// log-likelihood of each, KL(reference || CIM) of the next-token distributions and whether the
+// argmaxes agree. Statistics over the tokens with 95% cluster-bootstrap intervals (resampling
+// sequences, runtime/bootstrap.hpp). The method and its measured cost: docs/accuracy.md.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "kvcim/runtime/bootstrap.hpp"
+#include "kvcim/runtime/eval_corpus.hpp"
+#include "kvcim/runtime/session_backend.hpp"
+
+namespace kvcim::runtime {
+
+struct TokenScores {
+  std::vector<double> nll_reference, nll_cim;  // -log p(token), nats
+  std::vector<double> kl;                      // KL(reference || CIM), nats
+  std::vector<double> top1_agree;              // 1 or 0 (a double, to be averaged)
+  std::vector<int> sequence_starts;            // first token of each sequence
+};
+
+struct Evaluation {
+  int tokens = 0, sequences = 0, text_tokens = 0;
+  TokenScores scores;
+  BootstrapOptions bootstrap;
+  // means with their intervals
+  Interval kl_mean, top1_agreement, nll_reference, nll_cim;
+  Interval delta_nll;  // mean of nll_cim - nll_reference, paired token by token
+  // exp of the NLL means and of their interval ends (percentile intervals follow a monotone map)
+  Interval perplexity_reference, perplexity_cim;
+};
+
+// Scores every sequence of `corpus` on CIM backends made by `make_cim` (two, each taking a fixed
+// half of the sequences, reset before each; their ledgers are dropped) against float references.
+// With threads > 1 the two halves run side by side; the results do not depend on it.
+// `progress(done, total)` after each sequence, in tokens (from either thread, one at a time).
+TokenScores score_corpus(const cmodel::Config& config, const cmodel::Weights& weights,
+                         const std::function<std::unique_ptr<SessionBackend>()>& make_cim,
+                         const EvalCorpus& corpus, int threads,
+                         const std::function<void(int, int)>& progress = {});
+
+// The statistics of scored tokens.
+Evaluation summarize_scores(TokenScores scores, const BootstrapOptions& bootstrap);
+
+}  // namespace kvcim::runtime

@@ -1,0 +1,86 @@
+#include "kvcim/runtime/eval_corpus.hpp"
+
+#include "kvcim/cmodel/sampler.hpp"
+#include "kvcim/cmodel/transformer.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::runtime {
+
+using namespace kvcim::cmodel;
+
+const std::vector<std::string>& default_eval_prompts() {
+  static const std::vector<std::string> prompts{
+      "Once upon a time", "One day", "Lily and Tom", "The little dog", "Tim wanted to",
+      "There was a big tree", "Mom said", "The sun was shining"};
+  return prompts;
+}
+
+int EvalCorpus::predicted_tokens() const {
+  int n = 0;
+  for (const EvalSequence& s : sequences) n += static_cast<int>(s.ids.size()) - 1;
+  return n;
+}
+
+namespace {
+
+// The sampler seed of sequence i: splitmix64 of (seed, i), never 0 (run.c's xorshift would stick).
+uint64_t sequence_seed(uint64_t seed, int i) {
+  uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(i) + 1;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return (z ^ (z >> 31)) | 1;
+}
+
+}  // namespace
+
+EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const EvalCorpusOptions& o) {
+  const Config& c = ck.config;
+  if (o.tokens < 1) fail("--eval-tokens", "eval_tokens", std::to_string(o.tokens), "expected at least 1");
+  if (o.prompts.empty()) fail("evaluation", "prompts", "none", "expected at least one");
+  const int length = o.sequence_length == 0 ? c.seq_len : o.sequence_length;
+  if (length < 2 || length > c.seq_len)
+    fail("evaluation", "sequence_length", std::to_string(o.sequence_length),
+         "expected 2.." + std::to_string(c.seq_len) + " (the model's context), or 0 for all of it");
+  std::vector<std::vector<int>> prompts;
+  for (const std::string& p : o.prompts) {
+    prompts.push_back(tok.encode(p, true, false));
+    if (static_cast<int>(prompts.back().size()) >= length)
+      fail("evaluation", "prompt", "'" + p + "'", "leaves no room to sample in " + std::to_string(length) + " positions");
+  }
+
+  EvalCorpus corpus;
+  ReferenceBackend ref(c, ck.weights);
+  RunState state(c);
+  int left = o.tokens;
+  for (int i = 0; left > 0; ++i) {
+    EvalSequence s;
+    s.prompt = i % static_cast<int>(prompts.size());
+    s.ids = prompts[static_cast<size_t>(s.prompt)];
+    Sampler sampler(1.0f, 1.0f, sequence_seed(o.seed, i));  // temperature 1, no nucleus
+    ref.cache().reset();
+    for (int pos = 0;; ++pos) {
+      const Vector& logits = forward(c, ck.weights, state, ref, s.ids[static_cast<size_t>(pos)], pos);
+      if (pos + 1 < static_cast<int>(s.ids.size())) continue;  // still in the prompt
+      const int next = sampler.sample(logits);
+      s.ids.push_back(next);
+      if (next == kBos || static_cast<int>(s.ids.size()) >= length) break;
+    }
+    const int predicted = static_cast<int>(s.ids.size()) - 1;
+    if (predicted > left) s.ids.resize(static_cast<size_t>(left) + 1);
+    left -= static_cast<int>(s.ids.size()) - 1;
+    corpus.sequences.push_back(std::move(s));
+  }
+  if (!o.text.empty()) {
+    EvalSequence s;
+    s.ids = tok.encode(o.text, true, false);
+    if (s.ids.size() < 2) fail("--eval-text", "tokens", std::to_string(s.ids.size()), "expected some text");
+    if (static_cast<int>(s.ids.size()) > c.seq_len)
+      fail("--eval-text", "tokens", std::to_string(s.ids.size()),
+           "longer than the model's context of " + std::to_string(c.seq_len));
+    corpus.text_tokens = static_cast<int>(s.ids.size()) - 1;
+    corpus.sequences.push_back(std::move(s));
+  }
+  return corpus;
+}
+
+}  // namespace kvcim::runtime

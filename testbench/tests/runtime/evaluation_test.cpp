@@ -1,0 +1,188 @@
+// The evaluation corpus and the teacher-forced evaluation: the corpus is a pure function of its
+// options (exact token count, prompts in turn, the text last, another seed other tokens); the
+// reference against itself gives zero KL and ΔNLL with zero-width intervals; the evaluation
+// leaves the generation (tokens, ledger) untouched; results do not depend on the thread count;
+// the report carries the statistics and per-token arrays, and null perplexity without an
+// evaluation; coarse ADCs give a ΔNLL whose interval excludes 0.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "error_of.hpp"
+#include "kvcim/mapper/hardware.hpp"
+#include "kvcim/runtime/eval_corpus.hpp"
+#include "kvcim/runtime/hardware.hpp"
+#include "kvcim/runtime/report.hpp"
+#include "test_paths.hpp"
+
+using namespace kvcim;
+using namespace kvcim::cmodel;
+using namespace kvcim::runtime;
+using kvcim::test::error_of;
+
+namespace {
+
+struct Job {
+  Checkpoint ck = read_checkpoint(test::model_path());
+  Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
+  mapper::HardwareSpec hw;
+  SessionOptions options;
+  std::unique_ptr<mapper::Placement> placement;
+
+  explicit Job(const std::string& spec, int steps = 8, int eval_tokens = 400) {
+    hw = mapper::load_hardware_spec(test::source_dir() + "/configs/hw/" + spec);
+    options.steps = steps;
+    options.eval_tokens = eval_tokens;
+    options.eval_text = "Tom and Lily played with a ball.";
+  }
+  GenerationResult go() {
+    placement = std::make_unique<mapper::Placement>(place_for_run(ck, hw, mapper::Policy{}, options.steps));
+    return run_generation(ck, tok, options,
+                          session_hardware(ck, *placement, cmodel_tiles(hw.tile(ck.config.head_dim()))));
+  }
+  nlohmann::json report() {
+    const GenerationResult r = go();
+    return run_report(r, options, *placement, {});
+  }
+};
+
+double mean(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / v.size(); }
+
+}  // namespace
+
+TEST(EvalCorpus, ExactTokenCountPromptsInTurnTextLastAndSeeded) {
+  Job j("sram_digital.yaml");
+  EvalCorpusOptions o;
+  o.tokens = 1500;
+  o.text = "The cat sat.";
+  const EvalCorpus a = build_eval_corpus(j.ck, j.tok, o);
+  const int text_tokens = static_cast<int>(j.tok.encode(o.text, true, false).size()) - 1;
+  EXPECT_EQ(a.text_tokens, text_tokens);
+  EXPECT_EQ(a.predicted_tokens(), 1500 + text_tokens);
+  ASSERT_GE(a.sequences.size(), 4u);  // stories end (BOS) or fill the context: several sequences
+  for (size_t i = 0; i + 1 < a.sequences.size(); ++i) {
+    const EvalSequence& s = a.sequences[i];
+    EXPECT_EQ(s.prompt, static_cast<int>(i % o.prompts.size()));
+    const std::vector<int> prompt = j.tok.encode(o.prompts[static_cast<size_t>(s.prompt)], true, false);
+    const size_t shared = std::min(prompt.size(), s.ids.size());
+    EXPECT_TRUE(std::equal(prompt.begin(), prompt.begin() + static_cast<long>(shared), s.ids.begin())) << i;
+    EXPECT_LE(static_cast<int>(s.ids.size()), j.ck.config.seq_len);
+    // BOS only first, or last where the story ended
+    for (size_t p = 1; p + 1 < s.ids.size(); ++p) EXPECT_NE(s.ids[p], kBos) << i << " " << p;
+  }
+  EXPECT_EQ(a.sequences.back().prompt, -1);
+  EXPECT_EQ(a.sequences.back().ids, j.tok.encode(o.text, true, false));
+  // the same options give the same tokens; another seed others (with the same prompts)
+  const EvalCorpus again = build_eval_corpus(j.ck, j.tok, o);
+  for (size_t i = 0; i < a.sequences.size(); ++i) EXPECT_EQ(again.sequences[i].ids, a.sequences[i].ids);
+  o.seed = 2;
+  const EvalCorpus other = build_eval_corpus(j.ck, j.tok, o);
+  EXPECT_NE(other.sequences[0].ids, a.sequences[0].ids);
+  EXPECT_EQ(other.predicted_tokens(), a.predicted_tokens());
+}
+
+TEST(EvalCorpus, BadOptionsAreNamed) {
+  Job j("sram_digital.yaml");
+  EvalCorpusOptions o;
+  o.tokens = 0;
+  EXPECT_NE(error_of([&] { build_eval_corpus(j.ck, j.tok, o); }).find("eval_tokens = 0: expected at least 1"),
+            std::string::npos);
+  o.tokens = 10;
+  o.sequence_length = 1000;
+  EXPECT_NE(error_of([&] { build_eval_corpus(j.ck, j.tok, o); }).find("sequence_length = 1000"), std::string::npos);
+  o.sequence_length = 0;
+  o.prompts.clear();
+  EXPECT_NE(error_of([&] { build_eval_corpus(j.ck, j.tok, o); }).find("prompts"), std::string::npos);
+  Job k("sram_digital.yaml");
+  k.options.eval_tokens = -3;
+  EXPECT_NE(error_of([&] { k.go(); }).find("--eval-tokens: eval_tokens = -3: expected at least 1"), std::string::npos);
+}
+
+TEST(Evaluation, ReferenceAgainstItselfHasZeroKlAndDeltaWithZeroWidth) {
+  Job j("sram_digital.yaml");
+  j.options.backends = {BackendKind::reference, BackendKind::reference};
+  const GenerationResult r = j.go();
+  ASSERT_TRUE(r.evaluation);
+  const Evaluation& e = *r.evaluation;
+  EXPECT_EQ(e.kl_mean.value, 0.0);
+  EXPECT_EQ(e.kl_mean.high, 0.0);
+  EXPECT_EQ(e.top1_agreement.low, 1.0);
+  EXPECT_EQ(e.delta_nll.low, 0.0);
+  EXPECT_EQ(e.delta_nll.high, 0.0);
+  EXPECT_EQ(e.perplexity_cim.value, e.perplexity_reference.value);
+  EXPECT_GT(e.perplexity_reference.value, 1.0);
+  // the perplexity interval is exp of the NLL interval, around the value
+  EXPECT_LT(e.perplexity_reference.low, e.perplexity_reference.value);
+  EXPECT_GT(e.perplexity_reference.high, e.perplexity_reference.value);
+}
+
+TEST(Evaluation, LeavesTheGenerationUntouched) {
+  // (read noise takes the macro's slow path: a short evaluation)
+  Job with("sram_analog.yaml", 12, 100), without("sram_analog.yaml", 12, 100);
+  with.hw.macro.read_noise_sigma = 0.5;  // a noise stream the evaluation must not advance
+  without.hw.macro.read_noise_sigma = 0.5;
+  without.options.eval_text.clear();
+  const GenerationResult a = with.go(), b = without.go();
+  EXPECT_TRUE(a.evaluation.has_value());
+  EXPECT_FALSE(b.evaluation.has_value());
+  EXPECT_EQ(a.tokens, b.tokens);
+  ASSERT_EQ(a.steps.size(), b.steps.size());
+  for (size_t i = 0; i < a.steps.size(); ++i) EXPECT_EQ(a.steps[i].kl, b.steps[i].kl) << i;
+  EXPECT_TRUE(a.ledger == b.ledger);
+  EXPECT_TRUE(a.simulated == b.simulated);
+}
+
+TEST(Evaluation, SameResultsWithOneAndTwoThreadsUnderReadNoise) {
+  auto once = [](int threads) {
+    Job j("sram_analog.yaml", 6, 150);
+    j.hw.macro.read_noise_sigma = 0.5;  // draws in sequence order: the lanes must be fixed
+    j.options.threads = threads;
+    return j.report()["accuracy"]["evaluation"].dump();
+  };
+  const std::string one = once(1);
+  EXPECT_TRUE(one == once(2)) << "the evaluation differs with two threads";  // (not the whole JSON)
+  EXPECT_NE(one, "null");
+  EXPECT_GE(nlohmann::json::parse(one)["sequences"].get<int>(), 2);  // both lanes have work
+}
+
+TEST(Evaluation, ReportCarriesStatisticsArraysAndNullPerplexityWithout) {
+  Job j("sram_digital.yaml");
+  const nlohmann::json a = j.report()["accuracy"];
+  const nlohmann::json& e = a["evaluation"];
+  const int text_tokens = static_cast<int>(j.tok.encode(j.options.eval_text, true, false).size()) - 1;
+  EXPECT_EQ(e["tokens"], 400 + text_tokens);
+  EXPECT_EQ(e["text_tokens"], text_tokens);
+  EXPECT_EQ(a["perplexity"]["eval_tokens"], e["tokens"]);
+  for (const char* k : {"nll_reference", "nll_cim", "kl", "top1_agree"})
+    EXPECT_EQ(e["per_token"][k].size(), e["tokens"].get<size_t>()) << k;
+  EXPECT_EQ(e["sequence_starts"].size(), e["sequences"].get<size_t>());
+  const std::vector<double> kl = e["per_token"]["kl"], ref = e["per_token"]["nll_reference"],
+                            cim = e["per_token"]["nll_cim"];
+  EXPECT_NEAR(e["kl_mean"]["value"].get<double>(), mean(kl), 1e-12);
+  EXPECT_NEAR(e["delta_nll"]["value"].get<double>(), mean(cim) - mean(ref), 1e-12);
+  EXPECT_NEAR(a["perplexity"]["cim"].get<double>(), std::exp(mean(cim)), 1e-9);
+  for (const char* k : {"kl_mean", "top1_agreement", "delta_nll", "perplexity_reference", "perplexity_cim"}) {
+    EXPECT_LE(e[k]["ci_low"].get<double>(), e[k]["value"].get<double>()) << k;
+    EXPECT_GE(e[k]["ci_high"].get<double>(), e[k]["value"].get<double>()) << k;
+    EXPECT_LT(e[k]["ci_low"].get<double>(), e[k]["ci_high"].get<double>()) << k;
+  }
+  EXPECT_GT(e["kl_mean"]["ci_low"].get<double>(), 0.0);  // int8 CIM is not the float path
+
+  Job none("sram_digital.yaml");
+  none.options.eval_text.clear();
+  const nlohmann::json n = none.report()["accuracy"];
+  EXPECT_TRUE(n["evaluation"].is_null());
+  EXPECT_TRUE(n["perplexity"]["reference"].is_null());
+  EXPECT_TRUE(n["perplexity"]["cim"].is_null());
+  EXPECT_EQ(n["perplexity"]["eval_tokens"], 0);
+}
+
+TEST(Evaluation, CoarseAdcsCostNllWithAnIntervalAboveZero) {
+  Job coarse("sram_analog.yaml", 8, 1500);
+  coarse.hw.macro.adc_bits = 3;
+  coarse.hw.macro.adc_range = cim::AdcRange::full_scale;
+  coarse.hw.validate();
+  const GenerationResult r = coarse.go();
+  EXPECT_GT(r.evaluation->delta_nll.low, 0.0);
+  EXPECT_LT(r.evaluation->top1_agreement.high, 1.0);
+}
