@@ -166,7 +166,14 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   TokenLedgers t{Ledger(n_slots), Ledger(n_slots)};
   const EventKind off = hw.offchip_event();
   const int wb = hw.precision.weight_bits, ab = hw.precision.activation_bits;
-  const Floorplan plan = floorplan(hw);
+  // the macros holding data at this context: the weights' and the KV pages' in use (every
+  // stream at `context` tokens, whole pages), as far as the reserved KV macros go
+  const double kv_cells = static_cast<double>(kv.streams()) *
+                          std::ceil(static_cast<double>(context) / std::max(1, kv.tokens_per_page)) *
+                          static_cast<double>(kv.page_cells());
+  const int64_t kv_used = std::min<int64_t>(
+      kv.macros, static_cast<int64_t>(std::ceil(kv_cells / static_cast<double>(hw.macro_cells()))));
+  const Floorplan plan = floorplan(hw, weights.macros_used + kv_used, 0);
 
   // Weights (replica 0 serves the sequence). Matrices fully on chip repeat across layers: their
   // events are computed once per shape.

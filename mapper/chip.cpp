@@ -1,7 +1,10 @@
 // Area, floorplan, wires, leakage, clock and control (see chip.hpp).
 #include "kvcim/mapper/chip.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
@@ -46,12 +49,14 @@ ChipArea baseline_area(const HardwareSpec& hw) {
   return c;
 }
 
-Floorplan floorplan(const HardwareSpec& hw) {
+Floorplan floorplan(const HardwareSpec& hw, int64_t occupied_macros, int64_t occupied_sram_bytes) {
   const energy::Areas a = hw.tech.areas(hw.comparison), b = hw.baseline_tech.areas(hw.comparison);
+  const int64_t macros = std::clamp<int64_t>(occupied_macros, 1, hw.organization.macros);
+  const int64_t sram = std::clamp<int64_t>(occupied_sram_bytes, 0, hw.baseline.sram_bytes);
   Floorplan f;
   f.macro_pitch_um = std::sqrt(macro_um2(hw, a));
-  f.edge_um = f.macro_pitch_um * std::sqrt(static_cast<double>(hw.organization.macros)) / 2;
-  f.sram_edge_um = std::sqrt(static_cast<double>(hw.baseline.sram_bytes) * 8 * b.bit_cell_um2) / 2;
+  f.edge_um = f.macro_pitch_um * std::sqrt(static_cast<double>(macros)) / 2;
+  f.sram_edge_um = std::sqrt(static_cast<double>(sram) * 8 * b.bit_cell_um2) / 2;
   return f;
 }
 
@@ -101,7 +106,11 @@ double baseline_kib(const HardwareSpec& hw) {
 
 energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& hw, int64_t position) {
   energy::Ledger l = energy::baseline_ledger(shape.config, position, hw.baseline);
-  const Floorplan f = floorplan(hw);
+  // the SRAM holds the weights and the KV cache of the context (as far as they fit)
+  const cmodel::Config& c = shape.config;
+  const int64_t bits = hw.baseline.storage_bits();
+  const int64_t data = (energy::weight_elements(c) + 2 * (position + 1) * int64_t{c.kv_dim()} * c.n_layers) * bits / 8;
+  const Floorplan f = floorplan(hw, 0, data);
   for (int layer = energy::kModelLevel; layer < l.n_layers(); ++layer)
     for (Op op : energy::all_ops())
       if (const int64_t bits = l.count(layer, op, EventKind::sram_bit))
@@ -110,6 +119,98 @@ energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& 
   const double latency = energy::baseline_latency(l, bc, hw.baseline).bound_ns();
   charge_static_and_control(l, digital_lane_cycles(l), baseline_kib(hw), hw.baseline.mac_units, latency);
   return l;
+}
+
+HardwareSpec iso_area_baseline(const HardwareSpec& hw) {
+  HardwareSpec iso = hw;
+  const ChipArea cim = cim_area(hw);
+  iso.baseline.sram_bytes = 0;
+  const double rest_mm2 = baseline_area(iso).total_mm2();
+  const double bit_mm2 = hw.baseline_tech.areas(hw.comparison).bit_cell_um2 / kUm2PerMm2;
+  const double bytes = std::max(0.0, (cim.total_mm2() - rest_mm2) / (8 * bit_mm2));
+  iso.baseline.sram_bytes = static_cast<int64_t>(std::floor(bytes));
+  return iso;
+}
+
+namespace {
+
+nlohmann::json table_json(const char* role, const energy::TechTable& t, const energy::NodePoint& to) {
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& [file, node] : t.sources())
+    sources.push_back({{"file", file},
+                       {"node_nm", node.node_nm},
+                       {"voltage_v", node.voltage_v},
+                       {"energy_factor", energy::energy_factor(node, to)},
+                       {"delay_factor", energy::delay_factor(node, to)},
+                       {"area_factor", energy::area_factor(node.node_nm, to.node_nm)}});
+  return {{"role", role}, {"name", t.name}, {"sources", sources}};
+}
+
+std::string num(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string bytes_text(double b) {
+  if (b >= 1 << 30) return num("%.3g GiB", b / (1 << 30));
+  if (b >= 1 << 20) return num("%.3g MiB", b / (1 << 20));
+  if (b >= 1 << 10) return num("%.3g KiB", b / (1 << 10));
+  return num("%.0f B", b);
+}
+
+}  // namespace
+
+nlohmann::json energy_conditions(const HardwareSpec& hw) {
+  const energy::NodePoint& to = hw.comparison;
+  nlohmann::json tables = nlohmann::json::array();
+  tables.push_back(table_json("cim", hw.tech, to));
+  if (hw.kv_tech.path != hw.tech.path) tables.push_back(table_json("kv", hw.kv_tech, to));
+  tables.push_back(table_json("baseline", hw.baseline_tech, to));
+  const HardwareSpec iso = iso_area_baseline(hw);
+  return {{"node_nm", to.node_nm},
+          {"voltage_v", to.voltage_v},
+          {"extrapolated", energy::is_extrapolated(to.node_nm)},
+          {"scaling", "Stillmaker & Baas 2017 (HP fits at 45 nm and below); wires: supply squared only; "
+                      "off-chip memory: not scaled"},
+          {"tables", tables},
+          {"baseline", {{"sram_bytes", hw.baseline.sram_bytes},
+                        {"sram_bank_bytes", hw.baseline.sram_bank_bytes},
+                        {"mac", hw.baseline.mac == energy::MacType::int8 ? "int8" : "fp16"},
+                        {"mac_units", hw.baseline.mac_units},
+                        {"iso_area_sram_bytes", iso.baseline.sram_bytes}}},
+          {"included", {"macro arrays and converters", "cell writes", "buffers", "SRAM banks (weights, KV)",
+                        "off-chip memory", "on-chip interconnect", "digital units", "clock and control",
+                        "leakage"}},
+          {"area_mm2", {{"cim", cim_area(hw).total_mm2()}, {"baseline", baseline_area(hw).total_mm2()}}}};
+}
+
+std::vector<std::string> conditions_lines(const nlohmann::json& c) {
+  std::vector<std::string> out;
+  std::string head = "both sides at " + num("%g nm", c["node_nm"].get<double>()) + ", " +
+                     num("%.2f V", c["voltage_v"].get<double>());
+  if (c["extrapolated"].get<bool>()) head += " (below 7 nm: scaling extrapolated, an assumption)";
+  out.push_back(head);
+  for (const auto& t : c["tables"]) {
+    std::string line = "  " + t["role"].get<std::string>() + " " + t["name"].get<std::string>() + ":";
+    for (const auto& s : t["sources"])
+      line += " " + std::filesystem::path(s["file"].get<std::string>()).filename().string() + " " +
+              num("%g nm", s["node_nm"].get<double>()) + num(" %.2f V", s["voltage_v"].get<double>()) +
+              num(" (energy x%.3g)", s["energy_factor"].get<double>());
+    out.push_back(line);
+  }
+  const auto& b = c["baseline"];
+  out.push_back("  conventional: " + b["mac"].get<std::string>() + " MACs, " +
+                bytes_text(b["sram_bytes"].get<double>()) + " SRAM in " +
+                bytes_text(b["sram_bank_bytes"].get<double>()) + " banks");
+  std::string inc = "  included:";
+  for (const auto& i : c["included"]) inc += " " + i.get<std::string>() + ",";
+  inc.pop_back();
+  out.push_back(inc);
+  out.push_back("  chip area: CIM " + num("%.3g mm2", c["area_mm2"]["cim"].get<double>()) +
+                ", conventional " + num("%.3g mm2", c["area_mm2"]["baseline"].get<double>()) +
+                " (iso-area conventional: " + bytes_text(b["iso_area_sram_bytes"].get<double>()) + " SRAM)");
+  return out;
 }
 
 }  // namespace kvcim::mapper

@@ -56,6 +56,8 @@ MapReport analyse(const Placement& p) {
                           energy::baseline_latency(r.conventional, bc, p.hw.baseline).bound_ns()};
   r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, &b);
   r.ledgers = token_ledgers(p);
+  const HardwareSpec iso = iso_area_baseline(p.hw);
+  r.conventional_iso_area_pj = conventional_ledger(p.shape, iso, p.context - 1).cost(iso.baseline_costs()).energy_pj();
   return r;
 }
 
@@ -103,7 +105,10 @@ json to_json(const Placement& p, const MapReport& r) {
   j["utilization"] = f.utilization;
   j["max_context_tokens"] = f.max_context_tokens;
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
-  j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional}};
+  j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
+                              {"conventional_iso_area", r.conventional_iso_area_pj}};
+  j["conditions"] = energy_conditions(hw);
+  j["conditions"]["context"] = {{"tokens", p.context}, {"averaged_over", "one token at this context"}};
 
   j["macros_total"] = f.macros_total;
   j["fragmentation"] = f.fragmentation;
@@ -250,7 +255,11 @@ std::string summary(const Placement& p, const MapReport& r) {
   o << "\n";
   o << "energy    " << fmt("%.1f", f.energy_pj_cim) << " pJ/token CIM, "
     << fmt("%.1f", f.energy_pj_conventional) << " pJ/token conventional ("
-    << fmt("%.1f", f.energy_pj_conventional / f.energy_pj_cim) << "x)\n";
+    << fmt("%.2f", f.energy_pj_conventional / f.energy_pj_cim) << "x); iso-area conventional "
+    << fmt("%.1f", r.conventional_iso_area_pj) << " pJ/token ("
+    << fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) << "x)\n";
+  const json cond = energy_conditions(hw);
+  for (const std::string& line : conditions_lines(cond)) o << "          " << line << "\n";
   o << "latency   " << fmt("%.1f", f.latency_ns_cim) << " ns/token CIM (bound), "
     << fmt("%.1f", f.latency_ns_conventional) << " ns/token conventional (roofline)\n";
   if (f.endurance_writes)

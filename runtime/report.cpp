@@ -1,6 +1,7 @@
 #include "kvcim/runtime/report.hpp"
 
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/policy.hpp"
 
 namespace kvcim::runtime {
@@ -111,6 +112,12 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
   const energy::Breakdown conv = r.conventional.cost(conv_costs);
   const energy::Breakdown load = r.load_ledger.cost(cim_costs);
   const mapper::Figures f = mapper::figures(p);
+  // The conventional engine at the CIM chip's area (its SRAM grown or shrunk to match), over the
+  // same positions: the iso-area comparison.
+  const mapper::HardwareSpec iso = mapper::iso_area_baseline(hw);
+  energy::Ledger iso_ledger(p.shape.config.n_layers);
+  for (int pos = 0; pos < r.forward_passes; ++pos) iso_ledger += mapper::conventional_ledger(p.shape, iso, pos);
+  const energy::Breakdown conv_iso = iso_ledger.cost(iso.baseline_costs());
   json report;
   report["schema_version"] = kReportSchemaVersion;
   report["versions"] = {{"kvcim", KVCIM_VERSION}, {"report_schema", kReportSchemaVersion}};
@@ -143,6 +150,14 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                  {"forward_passes", r.forward_passes},
                  {"weight_load_pj", load.energy_pj()}};
   energy["conventional_over_cim"] = cim.energy_aj > 0 ? double(conv.energy_aj) / double(cim.energy_aj) : 0.0;
+  energy["conventional_iso_area"] = energy_json(conv_iso, r.forward_passes);
+  energy["conventional_over_cim_iso_area"] =
+      cim.energy_aj > 0 ? double(conv_iso.energy_aj) / double(cim.energy_aj) : 0.0;
+  // what the figures assume: one node, the tables and factors, SRAM banks, terms, areas, context
+  energy["conditions"] = mapper::energy_conditions(hw);
+  energy["conditions"]["context"] = {{"positions", r.forward_passes},
+                                     {"averaged_over", "every position 0.." + std::to_string(r.forward_passes - 1) +
+                                                           ", the prompt included"}};
   energy["simulated_events"] = r.simulated.counts_json();
   report["energy"] = energy;
   report["mapping"] = {{"macros_total", f.macros_total}, {"macros_used", f.macros_used},

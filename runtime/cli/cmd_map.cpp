@@ -15,6 +15,7 @@ void add_map(CLI::App& app) {
   struct Opts {
     std::string model, shape, preset, hw = mapper::default_hardware_spec_path(), policy, json;
     long long context = 0;
+    double node = 0;  // 0: the CIM macro table's node
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
@@ -35,12 +36,15 @@ void add_map(CLI::App& app) {
                   "tokens in each sequence's cache (default: the model's context, capped by the "
                   "CIM capacity under overflow=fail)");
   cmd->add_option("--json", o->json, "write the placement as JSON to this file");
+  cmd->add_option("--node", o->node,
+                  "technology node (nm) both sides are compared at (default: the CIM macro table's)");
   cmd->callback([o] {
     mapper::ModelShape shape;
     if (!o->shape.empty()) shape = mapper::parse_shape(o->shape);
     else if (!o->preset.empty()) shape = mapper::shape_preset(o->preset);
     else shape = mapper::shape_from_checkpoint(o->model.empty() ? cmodel::default_model_path() : o->model);
-    const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    if (o->node != 0) hw.compare_at(o->node, "--node");
     const mapper::Policy policy = mapper::parse_policy(o->policy);
     int64_t context = o->context;
     if (context < 0) fail("--context", "context", std::to_string(context), "expected a positive token count");

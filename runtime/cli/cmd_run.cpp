@@ -11,6 +11,7 @@
 #include "commands.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/io.hpp"
+#include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/runtime/report.hpp"
@@ -111,6 +112,13 @@ void print_evaluation(const json& ev) {
               with_interval(ev["perplexity_cim"], "%.3f", "%.3f").c_str());
 }
 
+std::string bank_text(double bytes) {
+  char buf[32];
+  if (bytes >= 1 << 20) std::snprintf(buf, sizeof buf, "%.3g MiB", bytes / (1 << 20));
+  else std::snprintf(buf, sizeof buf, "%.3g KiB", bytes / 1024);
+  return buf;
+}
+
 void print_report(const json& r) {
   std::printf("\n");
   print_side_by_side(r["text"]["reference"].get<std::string>(), r["text"]["cim"].get<std::string>());
@@ -134,8 +142,18 @@ void print_report(const json& r) {
   }
   std::printf("  %-12s %16s %16s\n", "total", si(cim["per_token_pj"].get<double>()).c_str(),
               si(conv["per_token_pj"].get<double>()).c_str());
-  std::printf("  conventional / CIM = %.2fx   (weights written into the macros once: %s)\n",
-              e["conventional_over_cim"].get<double>(), si(e["weight_load_pj"].get<double>()).c_str());
+  const json& cond = e["conditions"];
+  std::printf("  conventional / CIM = %.2fx   (both at %g nm; conventional SRAM in %s banks; every term above;\n"
+              "                                 averaged over positions 0..%d)\n",
+              e["conventional_over_cim"].get<double>(), cond["node_nm"].get<double>(),
+              bank_text(cond["baseline"]["sram_bank_bytes"].get<double>()).c_str(),
+              e["forward_passes"].get<int>() - 1);
+  std::printf("  iso-area: %.2fx   (a conventional chip of the CIM chip's %.3g mm2, its SRAM %s)\n",
+              e["conventional_over_cim_iso_area"].get<double>(), cond["area_mm2"]["cim"].get<double>(),
+              bank_text(cond["baseline"]["iso_area_sram_bytes"].get<double>()).c_str());
+  std::printf("  weights written into the macros once: %s\n", si(e["weight_load_pj"].get<double>()).c_str());
+  std::printf("conditions of the energy figures\n");
+  for (const std::string& line : mapper::conditions_lines(cond)) std::printf("  %s\n", line.c_str());
   const json& m = r["mapping"];
   std::printf("\nmapping on %s: %lld of %lld macros used (%lld weights, %lld KV), utilisation %.3f,\n"
               "  longest context that fits %lld tokens, %lld KV cell writes per token,\n"
@@ -162,6 +180,7 @@ void add_run(CLI::App& app) {
     float temperature = 0.0f, topp = 0.9f;
     bool quiet = false;
     int threads = 2;
+    double node = 0;  // 0: the CIM macro table's node
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
@@ -184,6 +203,8 @@ void add_run(CLI::App& app) {
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
   cmd->add_option("--topp", o->topp, "nucleus sampling threshold")->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no progress on the terminal");
+  cmd->add_option("--node", o->node,
+                  "technology node (nm) both sides are compared at (default: the CIM macro table's)");
   cmd->add_option("--threads", o->threads, "1 or 2: the float shadows beside the CIM pass")
       ->check(CLI::Range(1, 2))->capture_default_str();
   cmd->callback([o] {
@@ -197,7 +218,8 @@ void add_run(CLI::App& app) {
     so.eval_tokens = o->eval_tokens;
     so.backends = parse_backends("--linear-backend", o->linear, "--attention-backend", o->attention);
     if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
-    const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    if (o->node != 0) hw.compare_at(o->node, "--node");
     const mapper::Policy policy = mapper::parse_policy(o->policy);
     const Checkpoint ck = read_checkpoint(o->model);
     const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);

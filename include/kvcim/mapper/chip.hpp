@@ -5,10 +5,12 @@
 // bit-cell area), digital lanes; each carried to the comparison node (area_factor).
 //
 // Floorplan (a documented simplification, docs/energy.md): the macros sit on a square grid at a
-// pitch of sqrt(macro area); the buffer and the digital periphery sit at its centre, so data
-// between them and a macro travel half the chip's side (`edge_um`) on average. A matrix's blocks
-// are neighbours in a row (column tiles) and a column (row tiles). The conventional engine's MAC
-// array sits at the centre of its SRAM, whose data travel half the SRAM region's side.
+// pitch of sqrt(macro area); the buffer and the digital periphery sit at its centre and the
+// placement fills the macros around it, so data between the centre and a macro travel half the
+// side of the occupied macros' square (`edge_um`) on average. A matrix's blocks are neighbours in
+// a row (column tiles) and a column (row tiles). The conventional engine's MAC array sits at the
+// centre of its SRAM, filled around it: its data travel half the side of the occupied SRAM.
+// Unused macros and SRAM still leak (nothing is power-gated).
 //
 // Per token, both sides charge wire_bit_um (bits x micrometres), and for the time the token takes
 // (its latency bound): leak_kib_ns for every KiB of cells (macros, buffer, SRAM), leak_lane_ns for
@@ -16,6 +18,10 @@
 // four cycles). These are charged to Op::chip (static, control) or to the op that moved the bits.
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kvcim/cmodel/energy/ledger.hpp"
 #include "kvcim/mapper/placement.hpp"
@@ -37,7 +43,9 @@ struct Floorplan {
   double edge_um = 0;         // centre to a macro, on average: half the side of the macro grid
   double sram_edge_um = 0;    // conventional: MAC array to an SRAM bank, half the SRAM side
 };
-Floorplan floorplan(const HardwareSpec& hw);
+// occupied_macros: macros holding weights or reserved for the KV cache; occupied_sram_bytes: the
+// conventional SRAM holding data (at most baseline.sram).
+Floorplan floorplan(const HardwareSpec& hw, int64_t occupied_macros, int64_t occupied_sram_bytes);
 
 // Wire traffic of one matrix-vector product on chip (per token):
 //   inputs  n_in x activation_bits, over edge + (col_tiles - 1) x pitch (to the matrix, then
@@ -69,5 +77,16 @@ double baseline_kib(const HardwareSpec& hw);
 // latency bound. What `kvcim run`, `kvcim map` and Python compare CIM against.
 cmodel::energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& hw,
                                            int64_t position);
+
+// The same spec with the conventional engine's SRAM sized so that its chip has the CIM chip's
+// area (iso-area comparison; at least no SRAM when the lanes and buffer alone are larger).
+HardwareSpec iso_area_baseline(const HardwareSpec& hw);
+
+// The conditions under which the energy comparison holds, for reports: the comparison node, the
+// node and supply of every table the values come from with the factor that carried them, the
+// baseline's SRAM and bank size, the terms included, and both chips' areas.
+nlohmann::json energy_conditions(const HardwareSpec& hw);
+// The same as a few lines of text for terminals (no trailing newlines).
+std::vector<std::string> conditions_lines(const nlohmann::json& conditions);
 
 }  // namespace kvcim::mapper

@@ -17,6 +17,8 @@ struct MapReport {
   Figures figures;
   TokenLedgers ledgers;
   cmodel::energy::Ledger conventional;
+  // The conventional engine on a chip of the CIM chip's area (iso_area_baseline), per token.
+  double conventional_iso_area_pj = 0;
 };
 MapReport analyse(const Placement& p);
 

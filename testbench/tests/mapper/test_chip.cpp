@@ -67,13 +67,19 @@ TEST(Chip, AreaIsCellsTimesTheBitCellCarriedToTheComparisonNode) {
 
 TEST(Chip, WireBitsOfASmallPlacementEqualAHandCount) {
   const HardwareSpec hw = small_hw();
-  const Floorplan f = floorplan(hw);
-  // pitch = sqrt(256 cells x 0.176 um^2); the centre is half of sqrt(128) macros' side away
-  const double pitch = std::sqrt(256 * 0.176);
-  EXPECT_DOUBLE_EQ(f.macro_pitch_um, pitch);
-  EXPECT_DOUBLE_EQ(f.edge_um, pitch * std::sqrt(128.0) / 2);
   const ModelShape shape = small_shape();
   const Placement pl = place(shape, hw, half_kv(), 4);
+  // 80 weight macros, and the KV cache at context 4: one stream (one layer, one KV head shared
+  // by both query heads) of one 8-token page of 2 x 8 x 8 x 8 cells = 1024 cells = 4 macros each
+  ASSERT_EQ(pl.weights.macros_used, 80);
+  ASSERT_EQ(pl.kv.streams(), 1);
+  ASSERT_EQ(pl.kv.page_cells(), 1024);
+  // occupied: 80 + 4 macros; the centre is half of sqrt(84) macros' side away; pitch =
+  // sqrt(256 cells x 0.176 um^2)
+  const Floorplan f = floorplan(hw, 84, 0);
+  const double pitch = std::sqrt(256 * 0.176);
+  EXPECT_DOUBLE_EQ(f.macro_pitch_um, pitch);
+  EXPECT_DOUBLE_EQ(f.edge_um, pitch * std::sqrt(84.0) / 2);
   // w2: 32 inputs x 16 outputs; a 16-row macro holds 16 rows and 16 cols / 8 slices = 2 outputs
   const MatrixPlacement& w2 = pl.weights.matrices.at(pl.weights.find(Op::ffn_w2, 0));
   ASSERT_EQ(w2.row_tiles, 2);
@@ -125,8 +131,10 @@ TEST(Chip, TheConventionalTokenAddsItsWiresLeakageAndControl) {
   const ModelShape shape = small_shape();
   const Ledger plain = baseline_ledger(shape.config, 3, hw.baseline);
   const Ledger full = conventional_ledger(shape, hw, 3);
-  const Floorplan f = floorplan(hw);
-  EXPECT_DOUBLE_EQ(f.sram_edge_um, std::sqrt(4096.0 * 8 * hw.baseline_tech.areas(hw.comparison).bit_cell_um2) / 2);
+  // the model's int8 weights (q, o 16x16; k, v 16x8; w1, w2, w3 16x32; classifier 16x16: 2560
+  // bytes) and 4 tokens' K and V (2 x 4 x 8 bytes) occupy 2624 bytes of the 4096-byte SRAM
+  const Floorplan f = floorplan(hw, 0, 2624);
+  EXPECT_DOUBLE_EQ(f.sram_edge_um, std::sqrt(2624.0 * 8 * hw.baseline_tech.areas(hw.comparison).bit_cell_um2) / 2);
   // every SRAM bit travels half the SRAM side, under the op that read it
   for (Op op : {Op::q_proj, Op::ffn_w2, Op::attn_scores})
     EXPECT_EQ(full.count(0, op, EventKind::wire_bit_um),
