@@ -37,8 +37,12 @@ cim::TileParams HardwareSpec::tile(int head_dim) const {
 }
 
 void HardwareSpec::compare_at(double node_nm, const std::string& where) {
-  energy::NodePoint p{node_nm, node_nm == tech.node.node_nm ? tech.node.voltage_v
-                                                            : energy::nominal_voltage(node_nm)};
+  // the supply of a table measured at that node (the macros', then the baseline's), else the
+  // node's nominal supply
+  double v = energy::nominal_voltage(node_nm);
+  for (const energy::TechTable* t : {&baseline_tech, &kv_tech, &tech})
+    if (t->node.node_nm == node_nm) v = t->node.voltage_v;
+  energy::NodePoint p{node_nm, v};
   energy::check_node_point(p, where, "node");
   comparison = p;
 }
@@ -202,12 +206,11 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   hw.comparison = hw.tech.node;
   if (auto cmp = top.optional_child("comparison")) {
     cmp->check_keys({"node_nm", "voltage_v"});
-    hw.comparison.node_nm = cmp->get_number("node_nm", energy::kMinNode, energy::kMaxNode);
-    hw.comparison.voltage_v = cmp->get_number(
-        "voltage_v", energy::kMinVoltage, energy::kMaxVoltage,
-        hw.comparison.node_nm == hw.tech.node.node_nm ? hw.tech.node.voltage_v
-                                                      : energy::nominal_voltage(hw.comparison.node_nm));
-    energy::check_node_point(hw.comparison, cmp->where("node_nm"), "comparison");
+    hw.compare_at(cmp->get_number("node_nm", energy::kMinNode, energy::kMaxNode), cmp->where("node_nm"));
+    if (cmp->has("voltage_v")) {
+      hw.comparison.voltage_v = cmp->get_number("voltage_v", energy::kMinVoltage, energy::kMaxVoltage);
+      energy::check_node_point(hw.comparison, cmp->where("voltage_v"), "comparison");
+    }
   }
   try {
     hw.validate();

@@ -81,8 +81,8 @@ struct HardwareSpec {
     return offchip == cmodel::energy::OffchipKind::hbm ? cmodel::energy::EventKind::hbm_bit
                                                       : cmodel::energy::EventKind::dram_bit;
   }
-  // Compares at `node_nm` from now on (supply: the macro table's when it is that node, else the
-  // node's nominal supply). Throws kvcim::Error naming `where` outside the scaling model.
+  // Compares at `node_nm` from now on (supply: that of the macro table, else the KV or baseline
+  // table, measured at that node; else the node's nominal supply). Throws kvcim::Error naming `where` outside the scaling model.
   void compare_at(double node_nm, const std::string& where);
   // Integer costs at `comparison` (the ADC row of the table chosen by macro.adc_bits for analog
   // macros; the baseline's SRAM at its bank size).

@@ -6,6 +6,7 @@
 
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/chip.hpp"
 
@@ -145,4 +146,63 @@ TEST(Chip, TheConventionalTokenAddsItsWiresLeakageAndControl) {
   // nothing else changed
   EXPECT_EQ(full.count(EventKind::sram_bit), plain.count(EventKind::sram_bit));
   EXPECT_EQ(full.count(EventKind::int8_mac), plain.count(EventKind::int8_mac));
+}
+
+TEST(Chip, OneComparisonNodeForBothSides) {
+  HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
+  // default: the macro table's node and supply
+  EXPECT_EQ(hw.comparison, (NodePoint{5, 0.7}));
+  // a node a table was measured at takes that table's supply; another node its nominal one
+  hw.compare_at(45, "test");
+  EXPECT_EQ(hw.comparison, (NodePoint{45, 0.9}));
+  hw.compare_at(28, "test");
+  EXPECT_DOUBLE_EQ(hw.comparison.voltage_v, nominal_voltage(28));
+  try {
+    hw.compare_at(1, "--node");
+    FAIL() << "accepted 1 nm";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--node"), std::string::npos) << e.what();
+  }
+  // the spec may name it; both sides' costs are then made there
+  const HardwareSpec at45 = hardware_spec_from_text(
+      "name: t\ntechnology: ../tech/sram_digital_cim.yaml\n"
+      "macro: {kind: digital, rows: 256, cols: 256}\norganization: {macros: 64}\n"
+      "precision: {weight_bits: 8, activation_bits: 8, kv_bits: 8}\n"
+      "baseline: {mac: int8, sram: 1 MiB, technology: ../tech/digital_45nm.yaml}\n"
+      "comparison: {node_nm: 45}\n");
+  EXPECT_EQ(at45.comparison, (NodePoint{45, 0.9}));
+  EXPECT_EQ(at45.costs().target, at45.comparison);
+  EXPECT_EQ(at45.baseline_costs().target, at45.comparison);
+  EXPECT_EQ(at45.kv_costs().target, at45.comparison);
+  // at 45 nm the baseline's own values are unscaled and the 5 nm macro's are carried up
+  EXPECT_EQ(at45.baseline_costs().energy(EventKind::int8_mac), 230'000);
+  EXPECT_NEAR(at45.costs().energy(EventKind::adder_op), 492 / energy_factor(NodePoint{45, 0.9}, NodePoint{5, 0.7}), 1.0);
+}
+
+TEST(Chip, OneTokenOfAOneLayerModelAtOneNodeEqualsTheHandProduct) {
+  // dim 4, 2 heads sharing one KV head, hidden 6, vocab 5, int8, all from HBM (no SRAM): at
+  // position 2 the baseline does 164 MACs (test_baseline's hand count); priced at 5 nm every
+  // logic value is the 45 nm one times the one factor, HBM is not scaled
+  HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
+  hw.baseline.sram_bytes = 0;
+  const ModelShape shape = parse_shape("dim=4,hidden=6,layers=1,heads=2,kv_heads=1,vocab=5,context=8");
+  const Ledger l = conventional_ledger(shape, hw, 2);
+  const double f = energy_factor(NodePoint{45, 0.9}, NodePoint{5, 0.7});
+  const Costs c = hw.baseline_costs();
+  EXPECT_EQ(l.count(EventKind::int8_mac), 164);
+  EXPECT_EQ(c.energy(EventKind::int8_mac), std::llround(0.23 * f * 1e6));
+  EXPECT_EQ(c.energy(EventKind::hbm_bit), 3'590'000);
+  EXPECT_EQ(c.energy(EventKind::fp32_mul), std::llround(3.7 * f * 1e6));
+  EXPECT_EQ(c.energy(EventKind::exp_op), std::llround(18.4 * f * 1e6));
+  EXPECT_EQ(c.energy(EventKind::wire_bit_um), std::llround(0.00012 * (0.49 / 0.81) * 1e6));
+  const Breakdown b = l.cost(c);
+  EXPECT_EQ(b.component_energy_aj[static_cast<int>(Component::offchip)], int64_t{1280} * 3'590'000);
+  EXPECT_EQ(b.kind_energy_aj[static_cast<int>(EventKind::int8_mac)], 164 * std::llround(0.23 * f * 1e6));
+  int64_t hand = 0;
+  for (EventKind k : all_event_kinds()) hand += l.count(k) * c.energy(k);
+  EXPECT_EQ(b.energy_aj, hand);
+  // no SRAM: no SRAM bits, no wires from it, and 1280 HBM bits as at 45 nm
+  EXPECT_EQ(l.count(EventKind::sram_bit), 0);
+  EXPECT_EQ(l.count(EventKind::wire_bit_um), 0);
+  EXPECT_EQ(l.count(EventKind::hbm_bit), 1280);
 }
