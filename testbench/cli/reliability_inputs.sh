@@ -112,4 +112,21 @@ sed "s|^technology: .*|technology: $T/fifo.yaml|" "$HW" > "$T/fifo_tech.yaml"
 bad "run: technology path naming a FIFO (a hang before)" "technology" -- "${RUN[@]}" --hw "$T/fifo_tech.yaml"
 bad "run: --json into a missing folder" "no/such" -- "${RUN[@]}" --json "$T/no/such/out.json"
 
+# --- technology nodes: every table states its node and supply; one comparison node -------------
+mkdir -p "$T/nodes"
+grep -v '^node_nm:' "$SRC/configs/tech/digital_45nm.yaml" > "$T/nodes/no_node.yaml"
+grep -v '^voltage_v:' "$SRC/configs/tech/digital_45nm.yaml" > "$T/nodes/no_supply.yaml"
+sed 's/^node_nm: 45/node_nm: 1/' "$SRC/configs/tech/digital_45nm.yaml" > "$T/nodes/tiny_node.yaml"
+for t in no_node no_supply tiny_node; do
+  sed "s|^technology: .*|technology: $T/nodes/$t.yaml|" "$HW" > "$T/hw/nodes_$t.yaml"
+done
+bad "run: technology table without a node" "no_node.yaml" "node_nm" "required" -- "${RUN[@]}" --hw "$T/hw/nodes_no_node.yaml" --json "$T/out.json"
+bad "run: technology table without a supply" "no_supply.yaml" "voltage_v" "required" -- "${RUN[@]}" --hw "$T/hw/nodes_no_supply.yaml" --json "$T/out.json"
+bad "map: technology table at 1 nm" "tiny_node.yaml" "node_nm = '1'" "3, 180" -- map --hw "$T/hw/nodes_tiny_node.yaml" --json "$T/out.json"
+bad "run: --node outside the scaling model" "--node" "node_nm = 2" "3 to 180 nm" -- "${RUN[@]}" --node 2 --json "$T/out.json"
+bad "map: --node outside the scaling model" "--node" "node_nm = 500" -- map --node 500 --json "$T/out.json"
+bad "map: --node not a number" "--node" -- map --node fast --json "$T/out.json"
+sed 's/^baseline:/comparison: {node_nm: 45, voltage_v: 9}\nbaseline:/' "$HW" > "$T/hw/bad_comparison.yaml"
+bad "map: comparison supply outside the model" "comparison" "voltage_v" -- map --hw "$T/hw/bad_comparison.yaml" --json "$T/out.json"
+
 finish "reliability input"
