@@ -6,6 +6,7 @@
 
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::mapper {
 
@@ -36,11 +37,13 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
   const auto pages = or_default(r.tokens_per_page, policy.tokens_per_page);
   const auto overflows = or_default(r.overflow, policy.overflow);
   const bool analog = base.macro.kind == cim::MacroKind::analog;
-  // The conventional baseline does not depend on the CIM design: computed once per context.
-  std::map<int64_t, BaselineFigures> baselines;
-  auto baseline = [&](int64_t ctx) -> const BaselineFigures& {
-    auto it = baselines.find(ctx);
-    if (it == baselines.end()) it = baselines.emplace(ctx, baseline_figures(shape, base, ctx)).first;
+  // The conventional baseline depends on the CIM design only through its SRAM size (iso-area):
+  // computed once per (context, SRAM bytes).
+  std::map<std::pair<int64_t, int64_t>, BaselineFigures> baselines;
+  auto baseline = [&](int64_t ctx, const HardwareSpec& conv) -> const BaselineFigures& {
+    const auto key = std::make_pair(ctx, conv.baseline.sram_bytes);
+    auto it = baselines.find(key);
+    if (it == baselines.end()) it = baselines.emplace(key, baseline_figures(shape, conv, ctx)).first;
     return it->second;
   };
   // A digital macro's rows_per_cycle follows its rows when the base sums all rows at once.
@@ -105,7 +108,10 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
                   continue;
                 }
                 try {
-                  d.figures = figures(shape, hw, p, w, kv, d.context_evaluated, &baseline(d.context_evaluated));
+                  const HardwareSpec conv = r.iso_area ? iso_area_baseline(hw) : hw;
+                  d.area_mm2_cim = cim_area(hw).total_mm2();
+                  d.area_mm2_conventional = baseline_area(conv).total_mm2();
+                  d.figures = figures(shape, hw, p, w, kv, d.context_evaluated, &baseline(d.context_evaluated, conv));
                 } catch (const Error&) {
                   ++st.invalid;
                   continue;
@@ -147,7 +153,8 @@ nlohmann::json to_json(const DesignPoint& d) {
           {"kv_cell_writes_per_token", f.kv_cell_writes_per_token},
           {"lifetime_tokens", finite(f.lifetime_tokens)},
           {"latency_ns_per_token", {{"cim", f.latency_ns_cim}, {"conventional", f.latency_ns_conventional}}},
-          {"energy_per_token_pj", {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional}}}};
+          {"energy_per_token_pj", {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional}}},
+          {"area_mm2", {{"cim", d.area_mm2_cim}, {"conventional", d.area_mm2_conventional}}}};
 }
 
 }  // namespace kvcim::mapper

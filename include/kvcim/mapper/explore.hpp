@@ -19,6 +19,9 @@ struct DesignRanges {
   std::vector<int> tokens_per_page;                  // 0 = one page per tile
   std::vector<KvOverflow> overflow;
   int64_t context = 0;                               // 0 = the shape's context
+  // Hold area equal: each design point's conventional engine gets the SRAM that gives its chip
+  // the CIM chip's area (iso_area_baseline); otherwise the base spec's SRAM for every point.
+  bool iso_area = false;
 };
 
 struct DesignPoint {
@@ -28,6 +31,7 @@ struct DesignPoint {
   KvOverflow overflow = KvOverflow::fail;
   bool fits = true;                  // the context fits under the policy
   int64_t context_evaluated = 0;     // = context, or max_context_tokens when it does not fit
+  double area_mm2_cim = 0, area_mm2_conventional = 0;  // chips at the comparison node
   Figures figures;
 };
 

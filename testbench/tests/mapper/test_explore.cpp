@@ -2,9 +2,17 @@
 // placement gives; invalid points counted, not visited.
 #include <gtest/gtest.h>
 
+#include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/explore.hpp"
 
 using namespace kvcim::mapper;
+
+namespace {
+HardwareSpec base_with(HardwareSpec hw, int64_t macros) {
+  hw.organization.macros = macros;
+  return hw;
+}
+}  // namespace
 
 TEST(Explore, VisitsEveryValidPointWithTheFiguresOfADirectPlacement) {
   const HardwareSpec base = load_hardware_spec(std::string(KVCIM_SOURCE_DIR) + "/configs/hw/sram_analog.yaml");
@@ -77,4 +85,30 @@ TEST(Explore, DigitalMacrosIgnoreAdcBits) {
   EXPECT_EQ(st.combinations, 1);
   ASSERT_EQ(points.size(), 1u);
   EXPECT_EQ(points[0].adc_bits, 0);
+}
+
+TEST(Explore, IsoAreaGivesEachPointAConventionalChipOfItsOwnArea) {
+  const HardwareSpec base = load_hardware_spec(std::string(KVCIM_SOURCE_DIR) + "/configs/hw/sram_digital.yaml");
+  const ModelShape shape = shape_preset("stories260k");
+  DesignRanges r;
+  r.macros = {256, 1024};
+  r.context = 64;
+  const auto fixed = enumerate_designs(shape, base, Policy{}, r);
+  r.iso_area = true;
+  const auto iso = enumerate_designs(shape, base, Policy{}, r);
+  ASSERT_EQ(fixed.size(), 2u);
+  ASSERT_EQ(iso.size(), 2u);
+  for (size_t i = 0; i < iso.size(); ++i) {
+    // the same CIM design, the same CIM figures
+    EXPECT_DOUBLE_EQ(iso[i].figures.energy_pj_cim, fixed[i].figures.energy_pj_cim);
+    EXPECT_DOUBLE_EQ(iso[i].area_mm2_cim, fixed[i].area_mm2_cim);
+    // iso-area: the conventional chip is as large as the CIM chip (to a byte of SRAM)
+    EXPECT_NEAR(iso[i].area_mm2_conventional, iso[i].area_mm2_cim, 1e-6 * iso[i].area_mm2_cim);
+    // the fixed baseline keeps the spec's 8 MiB whatever the CIM chip's size
+    EXPECT_DOUBLE_EQ(fixed[i].area_mm2_conventional, fixed[0].area_mm2_conventional);
+    EXPECT_DOUBLE_EQ(iso[i].figures.energy_pj_conventional,
+                     baseline_figures(shape, iso_area_baseline(base_with(base, iso[i].macros)), 64).energy_pj);
+  }
+  // a larger CIM chip gets a larger conventional chip
+  EXPECT_GT(iso[1].area_mm2_conventional, iso[0].area_mm2_conventional);
 }
