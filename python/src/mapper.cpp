@@ -319,6 +319,19 @@ void bind_mapper(py::module_& m) {
       .def_property_readonly("precision", [](const HardwareSpec& h) { return section(h, "precision"); })
       .def_property_readonly("offchip", [](const HardwareSpec& h) { return offchip_name(h.offchip); })
       .def_property_readonly("baseline", [](const HardwareSpec& h) { return section(h, "baseline"); })
+      .def_property_readonly("comparison",
+                             [](const HardwareSpec& h) {
+                               py::dict d;
+                               d["node_nm"] = h.comparison.node_nm;
+                               d["voltage_v"] = h.comparison.voltage_v;
+                               return d;
+                             },
+                             "The node (and supply) both sides are priced at.")
+      .def("compare_at", &HardwareSpec::compare_at, py::arg("node_nm"), py::arg("where") = "node_nm",
+           "Prices both sides at another node from now on (as kvcim run/map --node).")
+      .def("conditions", [](const HardwareSpec& h) { return to_python(energy_conditions(h)); },
+           "What the energy figures assume: the node, every table's node, supply and factor, the "
+           "baseline's SRAM banks, the terms included, both chips' areas.")
       .def("tile", &HardwareSpec::tile, py::arg("head_dim"))
       .def("macro_cells", &HardwareSpec::macro_cells)
       .def("validate", &HardwareSpec::validate)

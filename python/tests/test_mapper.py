@@ -128,3 +128,24 @@ def test_small_pages_fragment_less_at_short_contexts(analog):
 def test_context_that_does_not_fit_is_a_kvcim_error():
     with pytest.raises(kvcim.Error, match="context|fit"):
         kvcim.map("llama2-7b", HW / "sram_digital.yaml", "overflow=fail", context=4096)
+
+
+def test_one_comparison_node_from_python():
+    hw = kvcim.HardwareSpec.default()
+    assert hw.comparison == {"node_nm": 5.0, "voltage_v": 0.7}
+    c = hw.conditions()
+    assert c["node_nm"] == 5.0 and c["extrapolated"] is True
+    baseline = [t for t in c["tables"] if t["role"] == "baseline"][0]
+    assert baseline["sources"][0]["node_nm"] == 45.0
+    assert 0.0 < baseline["sources"][0]["energy_factor"] < 0.1
+    assert c["area_mm2"]["cim"] > 0 and c["area_mm2"]["baseline"] > 0
+    before = kvcim.map("stories260k", hw, context=64).figures["energy_pj_conventional"]
+    hw.compare_at(45)
+    assert hw.comparison == {"node_nm": 45.0, "voltage_v": 0.9}
+    after = kvcim.map("stories260k", hw, context=64).figures["energy_pj_conventional"]
+    assert after > 5 * before  # 45 nm costs more than 5 nm
+    with pytest.raises(kvcim.Error, match="node_nm = 1"):
+        hw.compare_at(1)
+    d = hw.to_dict()
+    d["comparison"] = {"node_nm": 22}
+    assert kvcim.HardwareSpec.from_dict(d).comparison["node_nm"] == 22.0
