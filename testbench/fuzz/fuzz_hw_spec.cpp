@@ -1,12 +1,14 @@
 // Fuzz target: the hardware-spec parser (mapper), from YAML/JSON text as a Python dict or a file
 // gives it. Technology paths resolve against the shipped configs/hw folder, so seeds that name
 // ../tech/*.yaml reach the whole parser. A refusal must be a one-line kvcim::Error naming the
-// source; an accepted spec must pass its own validate() and cost its events.
+// source; an accepted spec must pass its own validate(), cost its events at its comparison node and
+// give its chips' areas and conditions.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "fuzz_util.hpp"
+#include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/hardware.hpp"
 
 using namespace kvcim::mapper;
@@ -20,6 +22,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)spec.costs();
     (void)spec.kv_costs();
     (void)spec.baseline_costs();
+    (void)cim_area(spec).total_mm2();
+    (void)baseline_area(spec).total_mm2();
+    (void)energy_conditions(spec).dump();
   });
   return 0;
 }
