@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
@@ -186,30 +187,41 @@ nlohmann::json energy_conditions(const HardwareSpec& hw) {
 }
 
 std::vector<std::string> conditions_lines(const nlohmann::json& c) {
+  // built with streams: gcc 12 warns falsely (-Wrestrict) on "literal" + std::string&&
   std::vector<std::string> out;
-  std::string head = "both sides at " + num("%g nm", c["node_nm"].get<double>()) + ", " +
-                     num("%.2f V", c["voltage_v"].get<double>());
-  if (c["extrapolated"].get<bool>()) head += " (below 7 nm: scaling extrapolated, an assumption)";
-  out.push_back(head);
+  std::ostringstream head;
+  head << "both sides at " << num("%g nm", c["node_nm"].get<double>()) << ", "
+       << num("%.2f V", c["voltage_v"].get<double>());
+  if (c["extrapolated"].get<bool>()) head << " (below 7 nm: scaling extrapolated, an assumption)";
+  out.push_back(head.str());
   for (const auto& t : c["tables"]) {
-    std::string line = "  " + t["role"].get<std::string>() + " " + t["name"].get<std::string>() + ":";
+    std::ostringstream line;
+    line << "  " << t["role"].get<std::string>() << " " << t["name"].get<std::string>() << ":";
     for (const auto& s : t["sources"])
-      line += " " + std::filesystem::path(s["file"].get<std::string>()).filename().string() + " " +
-              num("%g nm", s["node_nm"].get<double>()) + num(" %.2f V", s["voltage_v"].get<double>()) +
-              num(" (energy x%.3g)", s["energy_factor"].get<double>());
-    out.push_back(line);
+      line << " " << std::filesystem::path(s["file"].get<std::string>()).filename().string() << " "
+           << num("%g nm", s["node_nm"].get<double>()) << num(" %.2f V", s["voltage_v"].get<double>())
+           << num(" (energy x%.3g)", s["energy_factor"].get<double>());
+    out.push_back(line.str());
   }
   const auto& b = c["baseline"];
-  out.push_back("  conventional: " + b["mac"].get<std::string>() + " MACs, " +
-                bytes_text(b["sram_bytes"].get<double>()) + " SRAM in " +
-                bytes_text(b["sram_bank_bytes"].get<double>()) + " banks");
-  std::string inc = "  included:";
-  for (const auto& i : c["included"]) inc += " " + i.get<std::string>() + ",";
-  inc.pop_back();
-  out.push_back(inc);
-  out.push_back("  chip area: CIM " + num("%.3g mm2", c["area_mm2"]["cim"].get<double>()) +
-                ", conventional " + num("%.3g mm2", c["area_mm2"]["baseline"].get<double>()) +
-                " (iso-area conventional: " + bytes_text(b["iso_area_sram_bytes"].get<double>()) + " SRAM)");
+  std::ostringstream conv;
+  conv << "  conventional: " << b["mac"].get<std::string>() << " MACs, "
+       << bytes_text(b["sram_bytes"].get<double>()) << " SRAM in "
+       << bytes_text(b["sram_bank_bytes"].get<double>()) << " banks";
+  out.push_back(conv.str());
+  std::ostringstream inc;
+  inc << "  included:";
+  const char* sep = " ";
+  for (const auto& i : c["included"]) {
+    inc << sep << i.get<std::string>();
+    sep = ", ";
+  }
+  out.push_back(inc.str());
+  std::ostringstream area;
+  area << "  chip area: CIM " << num("%.3g mm2", c["area_mm2"]["cim"].get<double>()) << ", conventional "
+       << num("%.3g mm2", c["area_mm2"]["baseline"].get<double>()) << " (iso-area conventional: "
+       << bytes_text(b["iso_area_sram_bytes"].get<double>()) << " SRAM)";
+  out.push_back(area.str());
   return out;
 }
 
