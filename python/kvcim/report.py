@@ -3,7 +3,8 @@
 The Report holds what `kvcim run --json` writes (schema_version 1), read as plain dicts:
 report.energy and report.accuracy are dicts with the C++ report's keys, report.steps holds the
 per-step figures as numpy arrays, report.to_json() gives the JSON text back.
-report.evaluation is the teacher-forced evaluation (None when none ran; then
+report.conditions says under which conditions the energy figures hold (node, tables, SRAM banks,
+terms, areas, context). report.evaluation is the teacher-forced evaluation (None when none ran; then
 report.accuracy["perplexity"]["cim"] is None too): its statistics as dicts {value, ci_low, ci_high}
 and report.per_token its per-token arrays (nll_reference, nll_cim, kl, top1_agree) as numpy.
 """
@@ -72,6 +73,9 @@ class Report:
         return self._data[key]
 
     energy = property(lambda self: self._data["energy"])
+    # what the energy figures assume: the comparison node, every table's node, supply and factor,
+    # the baseline's SRAM banks, the terms included, both chips' areas, the positions averaged
+    conditions = property(lambda self: self._data["energy"]["conditions"])
     accuracy = property(lambda self: self._data["accuracy"])
     evaluation = property(lambda self: self._data["accuracy"].get("evaluation"))
     mapping = property(lambda self: self._data.get("mapping"))

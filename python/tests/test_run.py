@@ -159,3 +159,21 @@ def test_run_sweep_equals_direct_runs(tmp_path):
         assert r["result"]["accuracy"] == direct["accuracy"]
         assert r["result"]["energy"]["cim"] == direct["energy"]["cim"]
         assert r["result"]["tokens"] == direct["tokens"]
+
+
+def test_energy_conditions_travel_with_the_report():
+    r = kvcim.run(steps=8)
+    c = r.conditions
+    assert c["node_nm"] == 5.0 and c["context"]["positions"] == 8
+    assert "leakage" in c["included"] and "on-chip interconnect" in c["included"]
+    e = r.energy
+    assert e["conventional_over_cim"] > 1.0
+    assert e["conventional_over_cim_iso_area"] > 0.0
+    assert e["cim"]["breakdown"]["leakage"] > 0.0 and e["conventional"]["breakdown"]["interconnect"] > 0.0
+    hw = kvcim.HardwareSpec.default()
+    hw.compare_at(45)
+    at45 = kvcim.run(spec=hw, steps=8)
+    assert at45.conditions["node_nm"] == 45.0
+    # the same events, priced at 45 nm: both sides cost more
+    assert at45.energy["cim"]["total_pj"] > 5 * e["cim"]["total_pj"]
+    assert at45.energy["conventional"]["total_pj"] > 5 * e["conventional"]["total_pj"]
