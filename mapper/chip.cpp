@@ -83,7 +83,7 @@ int64_t attention_wire_bit_um(const cmodel::Config& c, const HardwareSpec& hw, c
 int64_t digital_lane_cycles(const energy::Ledger& l) {
   int64_t ops = 0;
   for (EventKind k : {EventKind::int8_mac, EventKind::fp16_mac, EventKind::int32_add,
-                      EventKind::fp32_add, EventKind::fp32_mul})
+                      EventKind::int32_mul, EventKind::fp32_add, EventKind::fp32_mul})
     ops += l.count(k);
   return ops + 4 * l.count(EventKind::exp_op);
 }

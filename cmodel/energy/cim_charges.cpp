@@ -12,7 +12,7 @@ void charge_cim_linear(Ledger& l, int layer, Op op, const cim::MacroEvents& macr
 }
 
 void charge_softmax_unit(Ledger& l, int layer, const cim::SoftmaxEvents& s) {
-  l.add(layer, Op::softmax, EventKind::fp32_mul, s.multiplies + s.divisions);
+  l.add(layer, Op::softmax, EventKind::int32_mul, s.multiplies + s.divisions);
   l.add(layer, Op::softmax, EventKind::int32_add, s.shifts + s.adds + s.comparisons);
   l.add(layer, Op::softmax, EventKind::buffer_bit, s.exp_lookups * (cim::kExpOneBits + 1));
 }

@@ -49,7 +49,8 @@ TEST(CimCharges, ChargesFollowTheDocumentedConventions) {
   EXPECT_EQ(l.count(0, Op::attn_weighted_sum, EventKind::fp32_mul), 3 * (8 + 2));
   // softmax: 10 tokens: 10 multiplies + 10 divisions; 30 shifts + 40 adds + 20 comparisons; 10
   // table reads of 17 bits.
-  EXPECT_EQ(l.count(0, Op::softmax, EventKind::fp32_mul), 20);
+  EXPECT_EQ(l.count(0, Op::softmax, EventKind::int32_mul), 20);  // integer unit: integer multiplies
+  EXPECT_EQ(l.count(0, Op::softmax, EventKind::fp32_mul), 0);
   EXPECT_EQ(l.count(0, Op::softmax, EventKind::int32_add), 90);
   EXPECT_EQ(l.count(0, Op::softmax, EventKind::buffer_bit), 170);
   EXPECT_EQ(tile_combine_ops(1, 8), 0);

@@ -114,7 +114,7 @@ TEST(Chip, LeakageIsCellsTimesLatencyAndControlIsOneCyclePerOperation) {
   int64_t ops = 0;
   for (const Ledger* l : {&t.cim, &t.periphery})
     for (EventKind k : {EventKind::int8_mac, EventKind::fp16_mac, EventKind::int32_add,
-                        EventKind::fp32_add, EventKind::fp32_mul})
+                        EventKind::int32_mul, EventKind::fp32_add, EventKind::fp32_mul})
       ops += l->count(k);
   ops += 4 * (t.cim.count(EventKind::exp_op) + t.periphery.count(EventKind::exp_op));
   EXPECT_GT(ops, 0);

@@ -5,8 +5,8 @@
 // Conventions (also in docs/energy.md):
 // - a CIM linear layer: the macros' events; int32 adds joining the blocks of an output column;
 //   fp32 multiplies for quantising the input (one per input) and dequantising (one per output);
-// - the tile's softmax unit: multiplies and divisions as fp32 multiplies; shifts, adds and
-//   comparisons as int32 adds; each exponent-table read as a buffer read of a 17-bit entry;
+// - the tile's softmax unit (fixed point): multiplies and divisions as int32 multiplies; shifts,
+//   adds and comparisons as int32 adds; each exponent-table read as a buffer read of a 17-bit entry;
 // - a KV append: the K and V macros' write events and one fp32 multiply per element quantised;
 // - a query: the K macro's events to attn_scores, the V macro's to attn_weighted_sum, the softmax
 //   unit to softmax, the query's quantisation (one fp32 multiply per element) to attn_scores and

@@ -32,6 +32,7 @@ enum class EventKind : int {
   int8_mac,
   fp16_mac,
   int32_add,
+  int32_mul,
   fp32_add,
   fp32_mul,
   exp_op,  // one exponent (softmax, SiLU)
