@@ -88,9 +88,12 @@ void HardwareSpec::validate() const {
 
 namespace {
 
+// `published` belongs to the macro specs of configs/macros/ (mapper/macro_pricing.cpp reads and
+// checks it); the hardware part ignores it, so `kvcim map --hw` reads those files too.
 const std::vector<std::string> kTop = {"name",      "description", "technology", "macro",
                                        "organization", "kv",       "precision",  "buffer",
-                                       "offchip",   "digital",     "baseline",  "comparison"};
+                                       "offchip",   "digital",     "baseline",  "comparison",
+                                       "published"};
 
 std::string resolve(const Section& s, const std::string& key, const std::string& base_dir) {
   const std::string rel = s.get_string(key);

@@ -25,6 +25,11 @@ void check_count(const char* field, long long v, long long n) {
 
 Macro::Macro(const MacroSpec& spec) : spec_(spec), rng_state_(spec.seed) {
   spec_.validate("cim::MacroSpec");
+  // The simulation's fast paths mirror weights as int8 (MacroSpec::validate allows 16 bits for
+  // the analytic event model only).
+  if (spec_.weight_bits > 8)
+    fail("cim::MacroSpec", "weight_bits", std::to_string(spec_.weight_bits),
+         "an integer in [2, 8] for the bit-accurate Macro (wider weights are priced analytically only)");
   const size_t n = static_cast<size_t>(spec_.rows) * spec_.cols;
   cells_.assign(n, 0);
   if (spec_.kind == MacroKind::analog && spec_.cell_noise_sigma > 0.0) cell_noise_.assign(n, 0.f);

@@ -76,6 +76,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   std::vector<uint32_t> p(C);          // one row group's column partial sums (< 2^31, validate())
   const bool noisy = read_sigma > 0.0 || !cell_noise_.empty();
   std::vector<double> pn(noisy ? C : 0);  // one row group's noise, in levels
+  std::vector<double> rn(read_sigma > 0.0 ? C : 0);  // one step's read noise, in levels
   // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
   // group (top code * 2^s < 2 * range, or p itself when s = 0), so with validate()'s limits the
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
@@ -115,9 +116,10 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
             for (int col = 0; col < C; ++col) pnp[col] += du * dr[col];
           }
         const double top = static_cast<double>(top_code);
-        for (int col = 0; col < C; ++col) {  // read-noise draws in the reference order: k, g, col
+        if (read_sigma > 0.0) detail::draw_read_noise(rng_state_, read_sigma, rn.data(), C);
+        for (int col = 0; col < C; ++col) {  // read noise drawn as the reference draws it: per (k, g)
           double noise = pn[col];
-          if (read_sigma > 0.0) noise += read_sigma * gaussian();
+          if (read_sigma > 0.0) noise += rn[col];
           const double v = static_cast<double>(p[col]) + noise;
           const double code = std::clamp(std::floor(std::ldexp(v, -shift) + 0.5), 0.0, top);
           pk[col] += static_cast<uint32_t>(code) << shift;

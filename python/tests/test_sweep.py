@@ -26,6 +26,8 @@ def write_hardware(tmp_path, rows=256):
     text = (SOURCE_DIR / "configs" / "hw" / "sram_analog.yaml").read_text()
     text = text.replace("../tech/", str(SOURCE_DIR / "configs" / "tech") + "/")
     text = text.replace("  rows: 256\n", f"  rows: {rows}\n", 1)
+    # the shipped spec sums all its rows per conversion; a smaller macro sums all of its own
+    text = text.replace("  rows_per_cycle: 256 ", f"  rows_per_cycle: {rows} ", 1)
     hw = tmp_path / "hw.yaml"
     hw.write_text(text)
     return hw
@@ -36,7 +38,7 @@ def test_grid_points_are_the_product_with_stable_keys(tmp_path):
     spec = {"evaluate": "map", "hardware": str(hw),
             "grid": {"macro.adc_bits": [4, 6, 8], "hardware.kv.tokens_per_tile": [32, 64],
                      "policy": ["overflow=fail", "overflow=spill"]},
-            "points": [{"macro.rows": 128}]}
+            "points": [{"macro.rows": 128, "macro.rows_per_cycle": 128}]}
     points = grid.SweepSpec.from_dict(spec).points()
     assert len(points) == 3 * 2 * 2 + 1
     assert len({p.key for p in points}) == len(points)

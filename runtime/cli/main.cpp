@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   kvcim::cli::add_run(app);
   kvcim::cli::add_explain(app);
   kvcim::cli::add_map(app);
+  kvcim::cli::add_macro(app);
 #ifdef KVCIM_HAVE_RTL
   kvcim::cli::add_cosim(app);
 #endif

@@ -104,6 +104,15 @@ def main():
     put("hw_spec", "unknown_key.yaml", b"name: x\nmacro: {rowz: 3}\n")
     put("hw_spec", "duplicate.yaml", b"name: x\nname: y\n")
 
+    # macro_file: the shipped macro specs (paths resolve against configs/macros) and broken ones
+    for name in ("C1", "C2", "C4", "C7", "C9", "C11", "C12"):
+        put("macro_file", name + ".yaml", open(os.path.join(SRC, "configs", "macros", name + ".yaml"), "rb").read())
+    c7 = open(os.path.join(SRC, "configs", "macros", "C7.yaml"), "rb").read()
+    put("macro_file", "no_published.yaml", c7[:c7.index(b"published:")])
+    put("macro_file", "wrong_node.yaml", c7.replace(b"  node_nm: 28\n  precision", b"  node_nm: 22\n  precision"))
+    put("macro_file", "precision_16.yaml", c7.replace(b"    weight_bits: 8\n    input_bits: 8", b"    weight_bits: 16\n    input_bits: 16"))
+    put("macro_file", "flow.yaml", b"{published: {id: C2, precision: {}}, name: x}\n")
+
     # npy: valid v1/v2 arrays and broken headers
     put("npy", "v1_2x3.npy", npy([2, 3]))
     put("npy", "v2_4.npy", npy([4], version=2))

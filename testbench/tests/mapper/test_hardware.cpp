@@ -78,8 +78,9 @@ TEST(Hardware, ShippedSpecsLoad) {
   EXPECT_EQ(d.offchip_bytes, int64_t{16} << 30);
   const HardwareSpec r = load_hardware_spec(kHw + "reram_analog.yaml");
   EXPECT_EQ(r.macro.kind, cim::MacroKind::analog);
-  EXPECT_EQ(r.macro.cell_bits, 2);
-  EXPECT_EQ(r.macro.adc_share, 8);
+  EXPECT_EQ(r.macro.cell_bits, 1);   // as the calibrated [C11] (docs/calibration.md)
+  EXPECT_EQ(r.macro.rows_per_cycle, 32);
+  EXPECT_EQ(r.macro.adc_share, 1);
   EXPECT_TRUE(r.kv_tech.endurance_writes.has_value());
   const HardwareSpec a = load_hardware_spec(kHw + "sram_analog.yaml");
   EXPECT_EQ(a.kv_tech.name, "sram_digital_cim");  // kv.technology overrides
@@ -138,9 +139,10 @@ TEST(Hardware, JsonTreeReadsLikeTheFile) {
   const HardwareSpec file = load_hardware_spec(kHw + "sram_analog.yaml");
   const std::string json = R"({
     "name": "sram_analog", "technology": "../tech/sram_analog_cim.yaml",
-    "macro": {"kind": "analog", "rows": 256, "cols": 256, "cell_bits": 1, "input_bits_per_cycle": 1,
-              "rows_per_cycle": 64, "adc_bits": 8, "adc_share": 8, "adc_range": "full_scale",
-              "encoding": "twos_complement", "cell_noise_sigma": 0, "read_noise_sigma": 0, "seed": 1},
+    "macro": {"kind": "analog", "rows": 256, "cols": 256, "cell_bits": 1, "input_bits_per_cycle": 2,
+              "rows_per_cycle": 256, "adc_bits": 8, "adc_share": 8, "adc_range": "calibrated",
+              "adc_clip": 0.33203125, "encoding": "twos_complement", "cell_noise_sigma": 0,
+              "read_noise_sigma": 0.15, "seed": 1},
     "organization": {"macros": 1024, "macros_per_tile": 8, "tiles_per_bank": 16},
     "kv": {"tokens_per_tile": 64, "prob_bits": 12, "exp_frac": 6,
            "technology": "../tech/sram_digital_cim.yaml"},
