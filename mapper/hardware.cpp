@@ -163,8 +163,15 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   }
 
   const Section org = top.child("organization");
-  org.check_keys({"macros", "macros_per_tile", "tiles_per_bank"});
-  hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 32);
+  org.check_keys({"macros", "macros_per_tile", "tiles_per_bank", "area_mm2", "weights", "kv"});
+  if (org.has("macros") && org.node()["macros"].IsScalar() && org.node()["macros"].Scalar() == "auto")
+    hw.organization.macros_auto = true;  // `macros` keeps its placeholder until place() sizes it
+  else
+    hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 32);
+  hw.organization.area_mm2 = org.get_number("area_mm2", 0.0, 1e9, 0.0);
+  static const std::vector<std::string> kHomes = {"cim", "offchip"};
+  hw.organization.weights = static_cast<Home>(org.get_choice("weights", kHomes, 0));
+  hw.organization.kv = static_cast<Home>(org.get_choice("kv", kHomes, 0));
   hw.organization.macros_per_tile = static_cast<int>(org.get_int("macros_per_tile", 1, 1 << 20, 8));
   hw.organization.tiles_per_bank = static_cast<int>(org.get_int("tiles_per_bank", 1, 1 << 20, 16));
 
@@ -250,7 +257,11 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
           {"description", hw.description},
           {"technology", absolute(hw.tech.path)},
           {"macro", macro},
-          {"organization", {{"macros", hw.organization.macros},
+          {"organization", {{"macros", hw.organization.macros_auto ? nlohmann::json("auto")
+                                                                   : nlohmann::json(hw.organization.macros)},
+                            {"area_mm2", hw.organization.area_mm2},
+                            {"weights", hw.organization.weights == Home::cim ? "cim" : "offchip"},
+                            {"kv", hw.organization.kv == Home::cim ? "cim" : "offchip"},
                             {"macros_per_tile", hw.organization.macros_per_tile},
                             {"tiles_per_bank", hw.organization.tiles_per_bank}}},
           {"kv", {{"tokens_per_tile", hw.kv.tokens_per_tile},
