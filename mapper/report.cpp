@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::mapper {
@@ -57,7 +59,15 @@ MapReport analyse(const Placement& p) {
   r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, &b);
   r.ledgers = token_ledgers(p);
   const HardwareSpec iso = iso_area_baseline(p.hw);
-  r.conventional_iso_area_pj = conventional_ledger(p.shape, iso, p.context - 1).cost(iso.baseline_costs()).energy_pj();
+  // A chip sized for a 70B model with a long batch of contexts has ~1e5 mm2: the SRAM of an
+  // engine of that area leaks beyond the ledger's int64 range (9.2 J per token). Reported as
+  // unavailable (NaN; null in JSON) rather than failing the whole map.
+  try {
+    r.conventional_iso_area_pj =
+        conventional_ledger(p.shape, iso, p.context - 1).cost(iso.baseline_costs()).energy_pj();
+  } catch (const Error&) {
+    r.conventional_iso_area_pj = std::numeric_limits<double>::quiet_NaN();
+  }
   return r;
 }
 
@@ -118,7 +128,7 @@ json to_json(const Placement& p, const MapReport& r) {
   j["max_context_tokens"] = f.max_context_tokens;
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
   j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
-                              {"conventional_iso_area", r.conventional_iso_area_pj}};
+                              {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
   j["conditions"] = energy_conditions(hw);
   j["conditions"]["context"] = {{"tokens", p.context}, {"averaged_over", "one token at this context"}};
 
@@ -295,8 +305,11 @@ std::string summary(const Placement& p, const MapReport& r) {
   o << "energy    " << fmt("%.1f", f.energy_pj_cim) << " pJ/token CIM, "
     << fmt("%.1f", f.energy_pj_conventional) << " pJ/token conventional ("
     << fmt("%.2f", f.energy_pj_conventional / f.energy_pj_cim) << "x); iso-area conventional "
-    << fmt("%.1f", r.conventional_iso_area_pj) << " pJ/token ("
-    << fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) << "x)\n";
+    << (std::isfinite(r.conventional_iso_area_pj)
+            ? fmt("%.1f", r.conventional_iso_area_pj) + " pJ/token (" +
+                  fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) + "x)"
+            : std::string("beyond the ledger's range (over 9.2 J/token)"))
+    << "\n";
   const json cond = energy_conditions(hw);
   for (const std::string& line : conditions_lines(cond)) o << "          " << line << "\n";
   o << "latency   " << fmt("%.1f", f.latency_ns_cim) << " ns/token CIM (bound by " << name(f.bound_cim)
