@@ -253,15 +253,12 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));
     macro["adc_clip"] = m.adc_clip;
   }
-  return {{"name", hw.name},
+  nlohmann::json j = {{"name", hw.name},
           {"description", hw.description},
           {"technology", absolute(hw.tech.path)},
           {"macro", macro},
           {"organization", {{"macros", hw.organization.macros_auto ? nlohmann::json("auto")
                                                                    : nlohmann::json(hw.organization.macros)},
-                            {"area_mm2", hw.organization.area_mm2},
-                            {"weights", hw.organization.weights == Home::cim ? "cim" : "offchip"},
-                            {"kv", hw.organization.kv == Home::cim ? "cim" : "offchip"},
                             {"macros_per_tile", hw.organization.macros_per_tile},
                             {"tiles_per_bank", hw.organization.tiles_per_bank}}},
           {"kv", {{"tokens_per_tile", hw.kv.tokens_per_tile},
@@ -282,6 +279,13 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
                         {"mac_units", hw.baseline.mac_units},
                         {"technology", absolute(hw.baseline_tech.path)}}},
           {"comparison", {{"node_nm", hw.comparison.node_nm}, {"voltage_v", hw.comparison.voltage_v}}}};
+  // The design-point fields appear when they differ from their defaults, so that a spec written
+  // without them reads back to the same dict.
+  auto& org = j["organization"];
+  if (hw.organization.area_mm2 > 0) org["area_mm2"] = hw.organization.area_mm2;
+  if (hw.organization.weights != Home::cim) org["weights"] = "offchip";
+  if (hw.organization.kv != Home::cim) org["kv"] = "offchip";
+  return j;
 }
 
 HardwareSpec load_hardware_spec(const std::string& path) {
