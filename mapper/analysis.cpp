@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <tuple>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/cim_charges.hpp"
@@ -236,6 +237,27 @@ TokenLedgers generation_ledgers(const Placement& p, int64_t steps) {
   return sum;
 }
 
+const char* name(Bound b) {
+  switch (b) {
+    case Bound::compute: return "compute";
+    case Bound::onchip_cycles: return "on-chip cycles";
+    case Bound::offchip_bytes: return "off-chip bytes";
+  }
+  return "?";
+}
+
+double LatencyBound::total_ns() const { return std::max(critical_path_ns(), offchip_ns); }
+
+Bound LatencyBound::bound() const {
+  if (offchip_ns >= critical_path_ns()) return Bound::offchip_bytes;
+  return 2 * macro_ns >= critical_path_ns() ? Bound::onchip_cycles : Bound::compute;
+}
+
+Bound baseline_bound(const energy::LatencyBound& b) {
+  if (b.offchip_ns >= std::max(b.onchip_ns, b.compute_ns)) return Bound::offchip_bytes;
+  return b.onchip_ns >= b.compute_ns ? Bound::onchip_cycles : Bound::compute;
+}
+
 LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                          const WeightPlacement& weights, const KvLayout& kv, int64_t context) {
   const cmodel::Config& c = shape.config;
@@ -245,49 +267,81 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
   const double off_bit = costs.latency(hw.offchip_event()) * 1e-6;
   const double mac = costs.latency(EventKind::int8_mac) * 1e-6 / static_cast<double>(hw.digital_units);
   const int wb = hw.precision.weight_bits;
-  auto matrix_ns = [&](const MatrixPlacement& m) {
-    double t = 0;
-    if (m.onchip_blocks > 0) {  // block 0 is the largest: every macro finishes within its time
-      const WeightBlock b = m.block(0, hw.macro);
-      t = static_cast<double>(cim::compute_events(hw.macro, b.rows, b.outs).cycles) * cycle;
-    }
-    // the digital engine overlaps fetching and multiplying: the slower of the two
-    const double off = static_cast<double>(m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks));
-    return std::max({t, off * wb * off_bit, off * mac});
-  };
   LatencyBound lb;
-  // stage time per layer = the slowest matrix of the stage; matrices of replica 0 come in token
-  // order, seven per layer, then the classifier
-  std::vector<double> t;
-  t.reserve(weights.matrices.size());
-  for (const MatrixPlacement& m : weights.matrices)
-    if (m.replica == 0) t.push_back(matrix_ns(m));
+  // Per matrix of replica 0 (token order, seven per layer, then the classifier): the cycles of
+  // its slowest macro (block 0 is the largest) and its weights left off-chip.
+  struct M { double macro_ns = 0, offchip_elems = 0; };
+  std::vector<M> ms;
+  ms.reserve(weights.matrices.size());
+  for (const MatrixPlacement& m : weights.matrices) {
+    if (m.replica != 0) continue;
+    M x;
+    if (m.onchip_blocks > 0) {
+      const WeightBlock b = m.block(0, hw.macro);
+      x.macro_ns = static_cast<double>(cim::compute_events(hw.macro, b.rows, b.outs).cycles) * cycle;
+    }
+    x.offchip_elems = static_cast<double>(m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks));
+    lb.offchip_bits += x.offchip_elems * wb;
+    ms.push_back(x);
+  }
+  // A stage: its matrices' macros in parallel, their off-chip MACs on the shared lanes.
+  auto stage = [&](std::initializer_list<const M*> group) {
+    double macro_ns = 0, digital = 0;
+    for (const M* m : group) {
+      macro_ns = std::max(macro_ns, m->macro_ns);
+      digital += m->offchip_elems * mac;
+    }
+    lb.weights_ns += std::max(macro_ns, digital);
+    if (macro_ns >= digital) lb.macro_ns += macro_ns;
+  };
   for (int l = 0; l < c.n_layers; ++l) {
-    const double* m = &t[7 * static_cast<size_t>(l)];  // q k v o w1 w2 w3
-    lb.weights_ns += std::max({m[0], m[1], m[2]}) + m[3] + std::max(m[4], m[6]) + m[5];
+    const M* m = &ms[7 * static_cast<size_t>(l)];  // q k v o w1 w2 w3
+    stage({&m[0], &m[1], &m[2]});
+    stage({&m[3]});
+    stage({&m[4], &m[6]});
+    stage({&m[5]});
   }
-  lb.weights_ns += t.back();
-  // KV write and attention: every stream in parallel; the slowest stream class sets the pace.
-  for (int64_t i : {int64_t{0}, kv.streams() - 1}) {
-    const StreamTokens s = stream_tokens(kv, policy, i, context);
-    double write = 0, attn = 0;
-    if (s.resident_pages > 0) {
-      write = static_cast<double>(cim::append_cycles(kv.tile)) * kv_cycle;
-      const int longest = static_cast<int>(std::min<int64_t>(kv.tokens_per_page, s.resident_tokens));
-      attn = static_cast<double>(kv.query_heads_per_stream) *
-             static_cast<double>(cim::query_cycles(kv.tile, longest)) * kv_cycle;
-    } else {
-      write = 2.0 * kv.tile.head_dim * kv.tile.kv_bits * off_bit;
+  stage({&ms.back()});
+  lb.offchip_bits += static_cast<double>(c.dim) * wb;  // the embedding row
+
+  // KV write and attention per layer: the streams of a layer in parallel on their tiles (the
+  // slowest stream class sets the pace), their spilled tokens on the shared lanes.
+  const StreamTokens plain = stream_tokens(kv, policy, kv.streams() - 1, context);
+  const StreamTokens extra = kv.streams_with_extra_page() > 0 ? stream_tokens(kv, policy, 0, context) : plain;
+  const double token_bits = 2.0 * kv.tile.head_dim * kv.tile.kv_bits;
+  auto tile_ns = [&](const StreamTokens& s, double& write, double& attn) {
+    write = attn = 0;
+    if (s.resident_pages == 0) return;
+    write = static_cast<double>(cim::append_cycles(kv.tile)) * kv_cycle;
+    const int longest = static_cast<int>(std::min<int64_t>(kv.tokens_per_page, s.resident_tokens));
+    attn = static_cast<double>(kv.query_heads_per_stream) *
+           static_cast<double>(cim::query_cycles(kv.tile, longest)) * kv_cycle;
+  };
+  double write_plain, attn_plain, write_extra, attn_extra;
+  tile_ns(plain, write_plain, attn_plain);
+  tile_ns(extra, write_extra, attn_extra);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const int64_t n_extra = extra_streams_in_layer(kv, l), n_plain = kv.stored_heads - n_extra;
+    double write = 0, attn = 0, spilled = 0;
+    for (auto [s, n, w, a] : {std::tuple{&extra, n_extra, write_extra, attn_extra},
+                              std::tuple{&plain, n_plain, write_plain, attn_plain}}) {
+      if (n == 0) continue;
+      write = std::max(write, w);
+      attn = std::max(attn, a);
+      spilled += static_cast<double>(n * s->offchip_tokens);
+      // off-chip traffic: spilled K/V read; the new K/V written off-chip (no page on chip) or,
+      // once a stream spills, one token's K/V leaving the chip per token (amortised)
+      const bool writes_off = s->resident_pages == 0 || s->offchip_tokens > 0;
+      lb.offchip_bits += static_cast<double>(n) *
+                         (static_cast<double>(s->offchip_tokens) + (writes_off ? 1.0 : 0.0)) * token_bits;
     }
-    if (s.offchip_tokens > 0) {
-      const double bits = 2.0 * static_cast<double>(s.offchip_tokens) * kv.tile.head_dim * kv.tile.kv_bits;
-      const double macs = 2.0 * static_cast<double>(s.offchip_tokens) * kv.tile.head_dim *
-                          kv.query_heads_per_stream;
-      attn = std::max({attn, bits * off_bit, macs * mac});
-    }
-    lb.kv_write_ns = std::max(lb.kv_write_ns, write * c.n_layers);
-    lb.attention_ns = std::max(lb.attention_ns, attn * c.n_layers);
+    const double digital = 2.0 * spilled * kv.tile.head_dim * kv.query_heads_per_stream * mac;
+    lb.kv_write_ns += write;
+    lb.macro_ns += write;
+    lb.attention_ns += std::max(attn, digital);
+    if (attn >= digital) lb.macro_ns += attn;
   }
+  lb.offchip_ns = lb.offchip_bits * off_bit;
   // Elementwise digital work on the periphery lanes (every layer does the same).
   Ledger layer(1), model(0);
   energy::charge_layer_elementwise(layer, 0, c);
@@ -302,7 +356,8 @@ BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw
   if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
   const Ledger base = conventional_ledger(shape, hw, context - 1);
   const energy::Costs bc = hw.baseline_costs();
-  return {base.cost(bc).energy_pj(), energy::baseline_latency(base, bc, hw.baseline).bound_ns()};
+  const energy::LatencyBound lb = energy::baseline_latency(base, bc, hw.baseline);
+  return {base.cost(bc).energy_pj(), lb.bound_ns(), baseline_bound(lb)};
 }
 
 Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
@@ -355,6 +410,8 @@ Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& p
   f.latency_ns_conventional = b.latency_ns;
   f.latency = cim_latency(shape, hw, policy, weights, kv, context);
   f.latency_ns_cim = f.latency.total_ns();
+  f.bound_cim = f.latency.bound();
+  f.bound_conventional = b.bound;
 
   // Endurance of the KV cells: the most-written cell belongs to the stream whose slots are
   // reused most often (ceil(pages / pages it may hold) writes per sequence).

@@ -166,8 +166,15 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   }
 
   const Section org = top.child("organization");
-  org.check_keys({"macros", "macros_per_tile", "tiles_per_bank"});
-  hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 32);
+  org.check_keys({"macros", "macros_per_tile", "tiles_per_bank", "area_mm2", "weights", "kv"});
+  if (org.has("macros") && org.node()["macros"].IsScalar() && org.node()["macros"].Scalar() == "auto")
+    hw.organization.macros_auto = true;  // `macros` keeps its placeholder until place() sizes it
+  else
+    hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 32);
+  hw.organization.area_mm2 = org.get_number("area_mm2", 0.0, 1e9, 0.0);
+  static const std::vector<std::string> kHomes = {"cim", "offchip"};
+  hw.organization.weights = static_cast<Home>(org.get_choice("weights", kHomes, 0));
+  hw.organization.kv = static_cast<Home>(org.get_choice("kv", kHomes, 0));
   hw.organization.macros_per_tile = static_cast<int>(org.get_int("macros_per_tile", 1, 1 << 20, 8));
   hw.organization.tiles_per_bank = static_cast<int>(org.get_int("tiles_per_bank", 1, 1 << 20, 16));
 
@@ -249,11 +256,12 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));
     macro["adc_clip"] = m.adc_clip;
   }
-  return {{"name", hw.name},
+  nlohmann::json j = {{"name", hw.name},
           {"description", hw.description},
           {"technology", absolute(hw.tech.path)},
           {"macro", macro},
-          {"organization", {{"macros", hw.organization.macros},
+          {"organization", {{"macros", hw.organization.macros_auto ? nlohmann::json("auto")
+                                                                   : nlohmann::json(hw.organization.macros)},
                             {"macros_per_tile", hw.organization.macros_per_tile},
                             {"tiles_per_bank", hw.organization.tiles_per_bank}}},
           {"kv", {{"tokens_per_tile", hw.kv.tokens_per_tile},
@@ -274,6 +282,13 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
                         {"mac_units", hw.baseline.mac_units},
                         {"technology", absolute(hw.baseline_tech.path)}}},
           {"comparison", {{"node_nm", hw.comparison.node_nm}, {"voltage_v", hw.comparison.voltage_v}}}};
+  // The design-point fields appear when they differ from their defaults, so that a spec written
+  // without them reads back to the same dict.
+  auto& org = j["organization"];
+  if (hw.organization.area_mm2 > 0) org["area_mm2"] = hw.organization.area_mm2;
+  if (hw.organization.weights != Home::cim) org["weights"] = "offchip";
+  if (hw.organization.kv != Home::cim) org["kv"] = "offchip";
+  return j;
 }
 
 HardwareSpec load_hardware_spec(const std::string& path) {

@@ -5,21 +5,24 @@
 #include "kvcim/cmodel/energy/ledger.hpp"
 
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/sizing.hpp"
 
 namespace kvcim::mapper {
 
 int64_t weight_macro_budget(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p) {
+  if (hw.organization.weights == Home::offchip) return 0;  // attention-only CIM
   const int64_t total = hw.organization.macros;
   const int64_t needed = weight_macros_needed(c, hw.macro, p.replicas);
-  if (p.kv_fraction < 0) return std::min(total, needed);  // weights first
+  if (hw.organization.kv == Home::offchip || p.kv_fraction < 0) return std::min(total, needed);  // weights first
   const int64_t kv = static_cast<int64_t>(std::floor(p.kv_fraction * static_cast<double>(total)));
   return std::min(total - kv, needed);
 }
 
 namespace {
 int64_t kv_macros_for(const HardwareSpec& hw, const Policy& p, int64_t weight_macros) {
+  if (hw.organization.kv == Home::offchip) return 0;  // weights-only CIM
   const int64_t total = hw.organization.macros;
-  if (p.kv_fraction < 0) return total - weight_macros;
+  if (hw.organization.weights == Home::offchip || p.kv_fraction < 0) return total - weight_macros;
   return static_cast<int64_t>(std::floor(p.kv_fraction * static_cast<double>(total)));
 }
 }  // namespace
@@ -57,31 +60,55 @@ int64_t offchip_bytes(const cmodel::Config& c, const HardwareSpec& hw, const Wei
   return (weight_bits + kv_bits + 7) / 8;
 }
 
-Placement place(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
-                int64_t context) {
+Placement place(const ModelShape& shape, const HardwareSpec& spec, const Policy& requested,
+                int64_t requested_context) {
   shape.config.validate(shape.name);
   check_mappable(shape.config, shape.name);
-  hw.validate();
-  policy.validate("--policy");
-  if (context < 0) fail("--context", "context", std::to_string(context), "expected >= 0 tokens");
+  spec.validate();
+  requested.validate("--policy");
+  if (requested_context < 0)
+    fail("--context", "context", std::to_string(requested_context), "expected >= 0 tokens");
+  // Sliding-window attention reads the last `window` tokens: a token at a longer context costs
+  // what the token at the window does.
+  const int64_t context = shape.kv_context(requested_context);
+  const Policy policy = effective_policy(spec, requested);
   // The allocator grows every sequence token by token: bound the work it is asked to do.
   if (static_cast<double>(context) * policy.sequences > static_cast<double>(int64_t{1} << 26))
     fail("--context", "context", std::to_string(context),
          "context x sequences above 2^26 tokens: too many to allocate page by page");
+  std::optional<Sizing> sizing;
+  if (spec.organization.macros_auto || spec.organization.area_mm2 > 0)
+    sizing = size_chip(shape, spec, policy, context);
+  const HardwareSpec hw = sizing ? sized(spec, *sizing) : spec;
   const int64_t budget = weight_macro_budget(shape.config, hw, policy);
   WeightPlacement w = place_weights(shape.config, hw.macro, policy.replicas, budget);
   const KvLayout kv = kv_layout(shape.config, hw, policy, kv_macros_for(hw, policy, w.macros_used));
-  Placement p{shape, hw, policy, std::move(w), kv, KvAllocator(kv, policy), context};
-  for (int64_t t = 0; t < context; ++t)
-    for (int s = 0; s < policy.sequences; ++s) p.allocator.append(s);
-  // spilled tokens: whole off-chip pages, the last page of a stream possibly partly filled
+  Placement p{shape, hw, policy, std::move(w), kv, KvAllocator(kv, policy), context, context, false, std::nullopt};
+  p.requested_context = requested_context;
+  p.sizing = sizing;
+  // Block tables page by page for placements small enough to list; beyond that the closed form
+  // (stream_tokens, tested against the allocator) gives every figure, and the allocator stays
+  // empty (Placement::allocator_grown).
+  const double pages = static_cast<double>(kv.streams()) *
+                       std::ceil(static_cast<double>(context) / kv.tokens_per_page);
   int64_t spilled = 0;
-  for (int64_t st = 0; st < p.kv.streams(); ++st) {
-    const auto& table = p.allocator.block_table(st);
-    const int64_t len = p.allocator.length(static_cast<int>(st / p.kv.streams_per_sequence()));
-    for (size_t i = 0; i < table.size(); ++i)
-      if (table[i].where == Where::offchip)
-        spilled += std::min<int64_t>(p.kv.tokens_per_page, len - static_cast<int64_t>(i) * p.kv.tokens_per_page);
+  if (pages <= static_cast<double>(kMaxGrownPages)) {
+    for (int64_t t = 0; t < context; ++t)
+      for (int s = 0; s < policy.sequences; ++s) p.allocator.append(s);
+    p.allocator_grown = true;
+    // spilled tokens: whole off-chip pages, the last page of a stream possibly partly filled
+    for (int64_t st = 0; st < p.kv.streams(); ++st) {
+      const auto& table = p.allocator.block_table(st);
+      const int64_t len = p.allocator.length(static_cast<int>(st / p.kv.streams_per_sequence()));
+      for (size_t i = 0; i < table.size(); ++i)
+        if (table[i].where == Where::offchip)
+          spilled += std::min<int64_t>(p.kv.tokens_per_page, len - static_cast<int64_t>(i) * p.kv.tokens_per_page);
+    }
+  } else if (context > 0) {
+    const int64_t r = kv.streams_with_extra_page();
+    const StreamTokens plain = stream_tokens(kv, policy, kv.streams() - 1, context);
+    const StreamTokens extra = r > 0 ? stream_tokens(kv, policy, 0, context) : plain;
+    spilled = r * extra.offchip_tokens + (kv.streams() - r) * plain.offchip_tokens;
   }
   const int64_t need = offchip_bytes(shape.config, hw, p.weights, spilled);
   if (need > hw.offchip_bytes)

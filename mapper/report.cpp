@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <sstream>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::mapper {
@@ -52,12 +54,20 @@ MapReport analyse(const Placement& p) {
   MapReport r;
   r.conventional = conventional_ledger(p.shape, p.hw, p.context - 1);
   const energy::Costs bc = p.hw.baseline_costs();
-  const BaselineFigures b{r.conventional.cost(bc).energy_pj(),
-                          energy::baseline_latency(r.conventional, bc, p.hw.baseline).bound_ns()};
+  const energy::LatencyBound lb = energy::baseline_latency(r.conventional, bc, p.hw.baseline);
+  const BaselineFigures b{r.conventional.cost(bc).energy_pj(), lb.bound_ns(), baseline_bound(lb)};
   r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, &b);
   r.ledgers = token_ledgers(p);
   const HardwareSpec iso = iso_area_baseline(p.hw);
-  r.conventional_iso_area_pj = conventional_ledger(p.shape, iso, p.context - 1).cost(iso.baseline_costs()).energy_pj();
+  // A chip sized for a 70B model with a long batch of contexts has ~1e5 mm2: the SRAM of an
+  // engine of that area leaks beyond the ledger's int64 range (9.2 J per token). Reported as
+  // unavailable (NaN; null in JSON) rather than failing the whole map.
+  try {
+    r.conventional_iso_area_pj =
+        conventional_ledger(p.shape, iso, p.context - 1).cost(iso.baseline_costs()).energy_pj();
+  } catch (const Error&) {
+    r.conventional_iso_area_pj = std::numeric_limits<double>::quiet_NaN();
+  }
   return r;
 }
 
@@ -89,7 +99,17 @@ json to_json(const Placement& p, const MapReport& r) {
       {"organization",
        {{"macros", hw.organization.macros}, {"macros_per_tile", hw.organization.macros_per_tile},
         {"tiles_per_bank", hw.organization.tiles_per_bank}, {"tiles", hw.organization.tiles()},
-        {"banks", hw.organization.banks()}}}};
+        {"banks", hw.organization.banks()},
+        {"weights", hw.organization.weights == Home::cim ? "cim" : "offchip"},
+        {"kv", hw.organization.kv == Home::cim ? "cim" : "offchip"}}}};
+  if (p.sizing) {
+    const Sizing& z = *p.sizing;
+    j["sizing"] = {{"weight_macros", z.weight_macros},     {"kv_macros", z.kv_macros},
+                   {"macros_needed", z.macros_needed},     {"area_needed_mm2", z.area_needed_mm2()},
+                   {"macros_cap", z.macros_cap},           {"macros", z.macros},
+                   {"area_mm2", z.area_mm2()},             {"macro_mm2", z.macro_mm2},
+                   {"budget_mm2", hw.organization.area_mm2}, {"capped", z.capped()}};
+  }
   j["policy"] = {{"text", to_string(p.policy)},
                  {"overflow", name(p.policy.overflow)},
                  {"tokens_per_page", p.kv.tokens_per_page},
@@ -99,6 +119,8 @@ json to_json(const Placement& p, const MapReport& r) {
                  {"sequences", p.policy.sequences},
                  {"window_tokens", p.policy.window_tokens}};
   j["context"] = p.context;
+  j["requested_context"] = p.requested_context;
+  j["sliding_window"] = p.shape.sliding_window;
 
   // the fixed keys
   j["macros_used"] = f.macros_used;
@@ -106,7 +128,7 @@ json to_json(const Placement& p, const MapReport& r) {
   j["max_context_tokens"] = f.max_context_tokens;
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
   j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
-                              {"conventional_iso_area", r.conventional_iso_area_pj}};
+                              {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
   j["conditions"] = energy_conditions(hw);
   j["conditions"]["context"] = {{"tokens", p.context}, {"averaged_over", "one token at this context"}};
 
@@ -119,7 +141,12 @@ json to_json(const Placement& p, const MapReport& r) {
                                {"cim_weights", f.latency.weights_ns},
                                {"cim_kv_write", f.latency.kv_write_ns},
                                {"cim_attention", f.latency.attention_ns},
-                               {"cim_digital", f.latency.digital_ns}};
+                               {"cim_digital", f.latency.digital_ns},
+                               {"cim_macro_cycles", f.latency.macro_ns},
+                               {"cim_critical_path", f.latency.critical_path_ns()},
+                               {"cim_offchip", f.latency.offchip_ns},
+                               {"cim_offchip_bytes", f.latency.offchip_bits / 8}};
+  j["bound_per_token"] = {{"cim", name(f.bound_cim)}, {"conventional", name(f.bound_conventional)}};
   j["endurance"] = {{"writes", f.endurance_writes ? json(*f.endurance_writes) : json(nullptr)},
                     {"lifetime_tokens", finite_or_null(f.lifetime_tokens)},
                     {"lifetime_tokens_wear_levelled", finite_or_null(f.lifetime_tokens_wear_levelled)},
@@ -174,9 +201,12 @@ json to_json(const Placement& p, const MapReport& r) {
              {"tokens", {{"resident", f.resident_tokens},
                          {"offchip", f.offchip_tokens},
                          {"evicted", f.evicted_tokens}}}};
-  int64_t pages = 0;
-  for (int64_t st = 0; st < p.kv.streams(); ++st)
-    pages += static_cast<int64_t>(p.allocator.block_table(st).size());
+  int64_t pages = kMaxListedPages + 1;
+  if (p.allocator_grown) {
+    pages = 0;
+    for (int64_t st = 0; st < p.kv.streams(); ++st)
+      pages += static_cast<int64_t>(p.allocator.block_table(st).size());
+  }
   if (pages <= kMaxListedPages) {
     json tables = json::array();
     for (int s = 0; s < p.kv.sequences; ++s)
@@ -239,14 +269,33 @@ std::string summary(const Placement& p, const MapReport& r) {
     << (hw.macro.kind == cmodel::cim::MacroKind::digital ? "digital" : "analog") << " macros of "
     << hw.macro.rows << " x " << hw.macro.cols << " cells (" << hw.macro.cell_bits
     << " bit), technology " << hw.tech.name << "\n";
-  o << "policy    " << to_string(p.policy) << "; context " << p.context << " tokens\n";
+  o << "policy    " << to_string(p.policy) << "; context " << p.context << " tokens";
+  if (p.context != p.requested_context)
+    o << " (sliding window of " << p.shape.sliding_window << " of the " << p.requested_context << " asked)";
+  o << "\n";
+  if (hw.organization.weights == Home::offchip)
+    o << "design    attention-only CIM: weights off-chip on the digital engine, KV cache in CIM tiles\n";
+  else if (hw.organization.kv == Home::offchip)
+    o << "design    weights-only CIM: KV cache off-chip, attention on the digital engine\n";
+  if (p.sizing) {
+    const Sizing& z = *p.sizing;
+    o << "sizing    " << z.macros_needed << " macros hold the model (weights " << z.weight_macros << ", KV "
+      << z.kv_macros << "): " << fmt("%.4g", z.area_needed_mm2()) << " mm2, "
+      << fmt("%.3g", static_cast<double>(z.macros_needed) * hw.macro_cells() * hw.macro.cell_bits / 8 / 1e9)
+      << " GB of cells";
+    if (z.capped())
+      o << "; the " << fmt("%g", hw.organization.area_mm2) << " mm2 budget allows " << z.macros
+        << " macros (" << fmt("%.4g", z.area_mm2()) << " mm2)";
+    o << "\n";
+  }
   o << "macros    " << f.macros_used << " of " << f.macros_total << " used (weights "
     << f.weight_macros << ", KV " << f.kv_macros_used << " of " << f.kv_macros_reserved
     << " reserved); utilization " << fmt("%.3f", f.utilization) << ", fragmentation "
     << fmt("%.3f", f.fragmentation) << "\n";
   if (f.weight_blocks_offchip)
     o << "weights   " << f.weight_blocks_offchip << " blocks off-chip (" << fmt("%.1f", 100 * (1 - f.weights_onchip_fraction))
-      << "% of the weights), computed by the digital engine\n";
+      << "% of the weights, " << fmt("%.3g", (1 - f.weights_onchip_fraction) * static_cast<double>(p.weights.elements_total) * hw.precision.weight_bits / 8 / 1e9)
+      << " GB), computed by the digital engine\n";
   o << "KV cache  " << p.kv.tiles << " tiles x " << p.kv.pages_per_tile << " pages of "
     << p.kv.tokens_per_page << " tokens; max context " << f.max_context_tokens
     << " tokens per sequence; " << f.kv_cell_writes_per_token << " cell writes per token";
@@ -256,12 +305,19 @@ std::string summary(const Placement& p, const MapReport& r) {
   o << "energy    " << fmt("%.1f", f.energy_pj_cim) << " pJ/token CIM, "
     << fmt("%.1f", f.energy_pj_conventional) << " pJ/token conventional ("
     << fmt("%.2f", f.energy_pj_conventional / f.energy_pj_cim) << "x); iso-area conventional "
-    << fmt("%.1f", r.conventional_iso_area_pj) << " pJ/token ("
-    << fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) << "x)\n";
+    << (std::isfinite(r.conventional_iso_area_pj)
+            ? fmt("%.1f", r.conventional_iso_area_pj) + " pJ/token (" +
+                  fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) + "x)"
+            : std::string("beyond the ledger's range (over 9.2 J/token)"))
+    << "\n";
   const json cond = energy_conditions(hw);
   for (const std::string& line : conditions_lines(cond)) o << "          " << line << "\n";
-  o << "latency   " << fmt("%.1f", f.latency_ns_cim) << " ns/token CIM (bound), "
-    << fmt("%.1f", f.latency_ns_conventional) << " ns/token conventional (roofline)\n";
+  o << "latency   " << fmt("%.1f", f.latency_ns_cim) << " ns/token CIM (bound by " << name(f.bound_cim)
+    << ": critical path " << fmt("%.1f", f.latency.critical_path_ns()) << " ns, of it macro cycles "
+    << fmt("%.1f", f.latency.macro_ns) << " ns; off-chip " << fmt("%.4g", f.latency.offchip_bits / 8)
+    << " bytes in " << fmt("%.1f", f.latency.offchip_ns) << " ns), "
+    << fmt("%.1f", f.latency_ns_conventional) << " ns/token conventional (bound by "
+    << name(f.bound_conventional) << ")\n";
   if (f.endurance_writes)
     o << "endurance " << fmt("%.3g", *f.endurance_writes) << " writes per cell: "
       << fmt("%.3g", f.lifetime_tokens) << " tokens (" << fmt("%.3g", f.lifetime_seconds / 3600)

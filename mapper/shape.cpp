@@ -27,13 +27,22 @@ Config make(int dim, int hidden, int layers, int heads, int kv_heads, int vocab,
   return c;
 }
 
-// Public configurations: Llama-2-7B and Llama-3-8B per their Hugging Face config.json (also
-// energy-numbers.md K1, K2; untied classifiers); the TinyStories models of llama2.c
-// (stories15M/110M per its README, stories260K = the embedded model's header; tied classifiers).
+// Public configurations per their Hugging Face config.json (hidden_size, intermediate_size,
+// num_hidden_layers, num_attention_heads, num_key_value_heads, vocab_size,
+// max_position_embeddings; untied classifiers; energy-numbers.md K1, K2 for Llama-2-7B and
+// Llama-3-8B): meta-llama/Llama-2-{7b,13b,70b}-hf, meta-llama/Meta-Llama-3-{8B,70B},
+// mistralai/Mistral-7B-v0.1 (sliding_window 4096), TinyLlama/TinyLlama-1.1B-Chat-v1.0. The
+// TinyStories models of llama2.c (stories15M/110M per its README, stories260K = the embedded
+// model's header; tied classifiers).
 const std::map<std::string, Config>& presets() {
   static const std::map<std::string, Config> p = {
       {"llama2-7b", make(4096, 11008, 32, 32, 32, 32000, 4096, false)},
+      {"llama2-13b", make(5120, 13824, 40, 40, 40, 32000, 4096, false)},
+      {"llama2-70b", make(8192, 28672, 80, 64, 8, 32000, 4096, false)},
       {"llama3-8b", make(4096, 14336, 32, 32, 8, 128256, 8192, false)},
+      {"llama3-70b", make(8192, 28672, 80, 64, 8, 128256, 8192, false)},
+      {"mistral-7b", make(4096, 14336, 32, 32, 8, 32000, 32768, false)},
+      {"tinyllama-1.1b", make(2048, 5632, 22, 32, 4, 32000, 2048, false)},
       {"stories15m", make(288, 768, 6, 6, 6, 32000, 256, true)},
       {"stories110m", make(768, 2048, 12, 12, 12, 32000, 1024, true)},
       {"stories260k", make(64, 172, 5, 8, 4, 512, 512, true)},
@@ -54,7 +63,9 @@ ModelShape shape_preset(const std::string& name) {
   if (it == presets().end())
     fail("--preset", "preset", "'" + name + "'",
          "unknown model; " + cmodel::energy::suggestion(name, preset_names()));
-  return {name, it->second};
+  ModelShape shape{name, it->second};
+  if (name == "mistral-7b") shape.sliding_window = 4096;  // config.json sliding_window
+  return shape;
 }
 
 ModelShape parse_shape(const std::string& text) {

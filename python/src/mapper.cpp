@@ -207,7 +207,8 @@ MacroMap macro_map(const Placement& p) {
   const KvLayout& kv = p.kv;
   const int64_t kv_first = p.weights.macros_used;
   for (int64_t i = kv_first; i < std::min(n, kv_first + kv.macros); ++i) out.role[i] = 2;
-  if (kv.pages_per_tile <= 0 || kv.tokens_per_page <= 0) return out;
+  // without block tables (placements beyond kMaxGrownPages) KV cells are not located
+  if (kv.pages_per_tile <= 0 || kv.tokens_per_page <= 0 || !p.allocator_grown) return out;
   auto add_cells = [&](double offset, double used) {  // KV-area cells -> macros
     while (used > 0) {
       const int64_t macro = kv_first + static_cast<int64_t>(offset / cells);

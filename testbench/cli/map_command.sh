@@ -42,6 +42,22 @@ check "--shape: block tables of 2 sequences x 2 layers x 2 KV heads" "8" "$($PY 
 "$KVCIM" map --context 64 --json "$T/c64.json" > /dev/null
 check "--context 64: 64 x 20 streams x 128 bits resident" "64" "$($PY -c "import json;d=json.load(open('$T/c64.json'));print(d['kv']['tokens']['resident']//20)")"
 
+# LLM scale: the presets on every shipped spec with no other option, and the 70B batch case
+for hw in "$SRC"/configs/hw/*.yaml; do
+  n=$(basename "$hw" .yaml)
+  "$KVCIM" map --preset llama2-7b --hw "$hw" --json "$T/l2-$n.json" > "$T/l2-$n.txt" 2> "$T/l2-$n.err"
+  check "llama2-7b on $n: exit code 0" "0" "$?"
+  check "llama2-7b on $n: area, bound and energy printed" "3" "$(grep -cE 'chip area: CIM|^latency .*bound by|^energy .*pJ/token CIM' "$T/l2-$n.txt")"
+  check "llama2-7b on $n: JSON valid" "valid" "$(validate "$T/l2-$n.json")"
+  # Known limit: on DRAM (reram_analog) the conventional 70B token costs ~12 J, beyond the
+  # energy ledger's int64 attojoules (9.2 J; cmodel/energy/ledger.hpp): not checked there yet.
+  [ "$n" = reram_analog ] && continue
+  "$KVCIM" map --preset llama2-70b --context 32768 --policy sequences=64 --hw "$hw" > "$T/l70-$n.txt" 2> "$T/l70-$n.err"
+  check "llama2-70b 32k x 64 on $n: exit code 0" "0" "$?"
+done
+"$KVCIM" map --preset llama2-7b --area-mm2 500 > "$T/budget.txt" 2>&1
+check "--area-mm2 500: capped, says what goes off-chip" "2" "$(grep -cE 'budget allows|^weights .*off-chip' "$T/budget.txt")"
+
 # bad input: one line on stderr, exit code 2, no JSON written
 bad() {
   local name=$1; shift
@@ -62,6 +78,11 @@ bad "context beyond capacity under fail" map --context 100000000 --json "$T/bad.
 bad "unknown preset" map --preset llama9 --json "$T/bad.json"
 bad "bad shape" map --shape dim=64,hidden=0,layers=1,heads=4,vocab=5,context=8 --json "$T/bad.json"
 bad "unwritable --json" map --json "$T/no/such/dir/x.json"
+bad "area budget below one macro" map --preset llama2-7b --area-mm2 0.00001 --json "$T/bad.json"
+bad "area budget not positive" map --preset llama2-7b --area-mm2 -3 --json "$T/bad.json"
+bad "unknown preset near a name" map --preset llama2-70 --json "$T/bad.json"
+"$KVCIM" map --preset llama2-70 2>&1 | grep -q "llama2-70b"
+check "unknown preset suggests the closest" "0" "$?"
 bad "two model sources" map --preset llama2-7b --shape dim=64
 
 finish map

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/ledger.hpp"
 #include "kvcim/mapper/placement.hpp"
 
@@ -33,14 +34,31 @@ TokenLedgers token_ledgers(const Placement& p);  // at p.context
 // The sum over contexts 1..steps: a whole generation of `steps` tokens from an empty cache.
 TokenLedgers generation_ledgers(const Placement& p, int64_t steps);
 
-// Lower bound on the time of one token, from the macro latencies: the macros of a matrix run in
-// parallel, q/k/v (and w1/w3) run in parallel, layers and stages run one after another; pages of
-// a stream sit in different tiles and answer in parallel, the query heads of a GQA group share
-// their tiles and take turns; digital work runs on `digital.units` lanes; off-chip traffic at
-// the off-chip bit latency.
+// Lower bound on the time of one token of sequence 0 (a roofline with the dependency chain):
+//  - the critical path: layers and their stages run one after another (q/k/v, o, w1/w3, w2,
+//    attention, elementwise); within a stage the macros of its matrices run in parallel (the
+//    slowest macro sets the pace), while the stage's digital work (off-chip weight blocks,
+//    attention over spilled tokens, norms and softmax) shares the `digital.units` lanes (summed);
+//    a stage takes the longer of the two. Pages of a stream sit in different tiles and answer in
+//    parallel; the query heads of a GQA group share their tiles and take turns.
+//  - off-chip traffic: every bit the token moves off-chip (weight blocks not in CIM, the
+//    embedding row, spilled K/V read, K/V written off-chip) crosses one shared interface
+//    (offchip bit time of the technology table), sequentially; it may overlap the computation.
+// The token takes at least the longer of the two.
+enum class Bound : uint8_t { compute, onchip_cycles, offchip_bytes };
+const char* name(Bound b);
+
 struct LatencyBound {
+  // the critical path, by stage kind
   double weights_ns = 0, kv_write_ns = 0, attention_ns = 0, digital_ns = 0;
-  double total_ns() const { return weights_ns + kv_write_ns + attention_ns + digital_ns; }
+  // of the critical path: time set by macro and tile cycles (the rest by the digital lanes)
+  double macro_ns = 0;
+  double offchip_bits = 0, offchip_ns = 0;  // the token's off-chip traffic and its time
+  double critical_path_ns() const { return weights_ns + kv_write_ns + attention_ns + digital_ns; }
+  double total_ns() const;
+  // offchip_bytes when the traffic is the longer, else onchip_cycles when macro cycles make up
+  // most of the critical path, else compute (the digital lanes)
+  Bound bound() const;
 };
 LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                          const WeightPlacement& weights, const KvLayout& kv, int64_t context);
@@ -68,13 +86,18 @@ struct Figures {
   int64_t offchip_bytes = 0;
   LatencyBound latency;
   double latency_ns_cim = 0, latency_ns_conventional = 0;
+  Bound bound_cim = Bound::compute, bound_conventional = Bound::compute;  // what limits a token
   double energy_pj_cim = 0, energy_pj_conventional = 0;
 };
 
 // The conventional baseline's figures for a context (independent of the CIM design).
 struct BaselineFigures {
   double energy_pj = 0, latency_ns = 0;
+  Bound bound = Bound::compute;
 };
+// The conventional engine's roofline (cmodel/energy/baseline.hpp) classified: off-chip bytes,
+// on-chip SRAM/buffer cycles, or MAC compute.
+Bound baseline_bound(const cmodel::energy::LatencyBound& b);
 BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context);
 
 Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,

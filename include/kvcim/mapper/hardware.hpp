@@ -33,8 +33,21 @@ class Node;
 
 namespace kvcim::mapper {
 
+// Where a design point keeps weights and the KV cache: in CIM macros, or off-chip (computed by
+// the digital engine). Attention-only CIM (AttAcc, GainCellAttention) keeps weights off-chip;
+// weights-only CIM keeps the KV cache off-chip.
+enum class Home : uint8_t { cim, offchip };
+
 struct Organization {
   int64_t macros = 1024;      // CIM macros on the chip (weights and KV cache)
+  // macros: auto - sized by the mapper for the model, the context and the sequences (whole
+  // tiles; mapper/sizing.hpp); `macros` then holds the placeholder until place() sizes it.
+  bool macros_auto = false;
+  // Area budget of the CIM chip in mm^2 at the comparison node (chip.hpp's area model); caps an
+  // auto-sized chip. 0 = no budget.
+  double area_mm2 = 0;
+  Home weights = Home::cim;
+  Home kv = Home::cim;
   int macros_per_tile = 8;    // macros sharing a tile's buffer and periphery
   int tiles_per_bank = 16;
   int64_t tiles() const { return (macros + macros_per_tile - 1) / macros_per_tile; }

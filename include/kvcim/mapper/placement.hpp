@@ -27,6 +27,7 @@
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/mapper/shape.hpp"
+#include "kvcim/mapper/sizing.hpp"
 
 namespace kvcim::mapper {
 
@@ -183,9 +184,15 @@ struct Placement {
   Policy policy;
   WeightPlacement weights;
   KvLayout kv;
-  KvAllocator allocator;  // every sequence grown to `context` tokens in lock-step
-  int64_t context = 0;
+  KvAllocator allocator;  // every sequence grown to `context` tokens in lock-step (when grown)
+  int64_t context = 0;    // tokens each stream attends over (the sliding window applied)
+  int64_t requested_context = 0;  // what was asked for
+  // The allocator holds block tables only up to kMaxGrownPages pages (all streams); larger
+  // placements are described by the closed form alone (stream_tokens).
+  bool allocator_grown = false;
+  std::optional<Sizing> sizing;  // set when the chip was sized for the model
 };
+inline constexpr int64_t kMaxGrownPages = int64_t{1} << 20;
 
 // How many macros the weights get under the policy's split.
 int64_t weight_macro_budget(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p);

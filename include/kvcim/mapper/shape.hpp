@@ -13,6 +13,13 @@ namespace kvcim::mapper {
 struct ModelShape {
   std::string name;       // preset name, checkpoint path or "custom"
   cmodel::Config config;  // validated
+  // Sliding-window attention (Mistral): a token attends to the last `sliding_window` tokens only,
+  // so the KV cache keeps at most that many per stream. 0 = full attention.
+  int64_t sliding_window = 0;
+  // Tokens a stream keeps at `context` (the whole context, or the window).
+  int64_t kv_context(int64_t context) const {
+    return sliding_window > 0 && context > sliding_window ? sliding_window : context;
+  }
 };
 
 // Keys: dim, hidden, layers, heads, kv_heads (default: heads), vocab, context (required except
@@ -20,7 +27,7 @@ struct ModelShape {
 // and value; an unknown key suggests the closest known one.
 ModelShape parse_shape(const std::string& text);
 
-// llama2-7b, llama3-8b, stories15m, stories110m, stories260k. Throws kvcim::Error (with the list
+// llama2-7b/13b/70b, llama3-8b/70b, mistral-7b, tinyllama-1.1b, stories15m/110m/260k. Throws kvcim::Error (with the list
 // and the closest name) for anything else.
 ModelShape shape_preset(const std::string& name);
 std::vector<std::string> preset_names();

@@ -21,9 +21,30 @@ TEST(Shape, PresetsArePublicShapes) {
   const auto l3 = shape_preset("llama3-8b").config;
   EXPECT_EQ(l3.kv_group(), 4);
   EXPECT_NEAR(static_cast<double>(l3.parameter_count()), 8.03e9, 0.01e9);  // K2
-  EXPECT_EQ(preset_names().size(), 5u);
+  EXPECT_EQ(preset_names().size(), 10u);
   const std::string e = error_of([] { shape_preset("llama2-7") ; });
   EXPECT_NE(e.find("llama2-7b"), std::string::npos) << e;
+}
+
+// The published parameter counts (Hugging Face model cards / papers): each preset's shape must
+// give its model's count within 0.5% (embeddings and the untied classifier counted once each).
+TEST(Shape, PresetParameterCountsArePublished) {
+  const std::pair<const char*, double> published[] = {
+      {"llama2-7b", 6.74e9},  {"llama2-13b", 13.0e9}, {"llama2-70b", 69.0e9},
+      {"llama3-8b", 8.03e9},  {"llama3-70b", 70.6e9}, {"mistral-7b", 7.24e9},
+      {"tinyllama-1.1b", 1.10e9}};
+  for (const auto& [name, n] : published) {
+    const auto c = shape_preset(name).config;
+    EXPECT_NEAR(static_cast<double>(c.parameter_count()) / n, 1.0, 0.005) << name;
+    EXPECT_FALSE(c.shared_classifier) << name;
+  }
+  EXPECT_EQ(shape_preset("llama2-70b").config.n_kv_heads, 8);
+  EXPECT_EQ(shape_preset("mistral-7b").sliding_window, 4096);
+  EXPECT_EQ(shape_preset("mistral-7b").kv_context(32768), 4096);
+  EXPECT_EQ(shape_preset("llama2-7b").kv_context(32768), 32768);
+  const std::string e = error_of([] { shape_preset("llama2-70") ; });
+  EXPECT_NE(e.find("llama2-70b"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
 TEST(Shape, EmbeddedCheckpointEqualsItsPreset) {
