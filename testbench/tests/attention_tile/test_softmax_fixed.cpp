@@ -19,7 +19,9 @@ TEST(ExpLut, EntriesAreRoundedPowersOfTwo) {
   EXPECT_EQ(lut[63], 33125u);  // 65536 * 2^(-63/64) = 33124.7
   for (int f = 0; f < 64; ++f) {
     EXPECT_EQ(lut[f], static_cast<uint32_t>(std::round(std::pow(2.0, 16.0 - f / 64.0)))) << f;
-    if (f > 0) EXPECT_LT(lut[f], lut[f - 1]) << f;
+    if (f > 0) {
+      EXPECT_LT(lut[f], lut[f - 1]) << f;
+    }
     EXPECT_LE(lut[f], 1u << 16);  // 17 bits
   }
   EXPECT_EQ(exp_lut(0), std::vector<uint32_t>{65536u});

@@ -66,7 +66,7 @@ TEST(TileAccuracy, WithinTheDerivedBoundOfFloatSoftmaxAttention) {
     double vmax = 0;
     for (int t = 0; t < n; ++t)
       for (int i = 0; i < p.head_dim; ++i)
-        vmax = std::max(vmax, std::ldexp(std::abs(double{pr.v[t][i]}), pr.ev[t]));
+        vmax = std::max(vmax, std::ldexp(std::abs(static_cast<double>(pr.v[t][i])), pr.ev[t]));
     for (int i = 0; i < p.head_dim; ++i) {
       const double err = std::abs(got[i] - ref.o[i]);
       ASSERT_LE(err, ref.bound[i] + 1e-12) << "trial " << trial << " tokens " << n << " i " << i;
@@ -117,7 +117,7 @@ TEST(TileAccuracy, MultiTileEqualsSingleTileWithinTheDerivedTolerance) {
       }
       for (int t = 0; t < n; ++t)
         for (int i = 0; i < single.head_dim; ++i)
-          vmax[i] = std::max(vmax[i], std::ldexp(std::abs(double{pr.v[t][i]}), pr.ev[t]));
+          vmax[i] = std::max(vmax[i], std::ldexp(std::abs(static_cast<double>(pr.v[t][i])), pr.ev[t]));
       const std::vector<double> om = combine_tiles(parts, single);
 
       const double a = std::exp2(std::ldexp(1.0, -single.exp_frac)) - 1.0;

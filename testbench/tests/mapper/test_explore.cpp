@@ -71,8 +71,9 @@ TEST(Explore, VisitsEveryValidPointWithTheFiguresOfADirectPlacement) {
   for (const auto& a : points)
     for (const auto& b : points)
       if (a.rows == b.rows && a.cols == b.cols && a.cell_bits == b.cell_bits && a.adc_bits == b.adc_bits &&
-          a.tokens_per_page == b.tokens_per_page && a.overflow == b.overflow && a.macros < b.macros)
+          a.tokens_per_page == b.tokens_per_page && a.overflow == b.overflow && a.macros < b.macros) {
         ASSERT_LE(a.figures.max_context_tokens, b.figures.max_context_tokens);
+      }
 }
 
 TEST(Explore, DigitalMacrosIgnoreAdcBits) {

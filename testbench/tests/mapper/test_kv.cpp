@@ -101,8 +101,12 @@ TEST(Kv, AllocatorKeepsInvariantsAndMatchesTheClosedForm) {
         ASSERT_EQ(got.resident_tokens, want.resident_tokens);
         ASSERT_EQ(got.offchip_tokens, want.offchip_tokens);
         ASSERT_EQ(got.evicted_tokens, want.evicted_tokens);
-        if (p.overflow == KvOverflow::spill) ASSERT_EQ(got.evicted_tokens, 0);
-        if (p.overflow == KvOverflow::fail) ASSERT_EQ(got.resident_tokens, t);
+        if (p.overflow == KvOverflow::spill) {
+          ASSERT_EQ(got.evicted_tokens, 0);
+        }
+        if (p.overflow == KvOverflow::fail) {
+          ASSERT_EQ(got.resident_tokens, t);
+        }
         if (p.overflow == KvOverflow::window) {
           ASSERT_EQ(got.offchip_tokens, 0);
           ASSERT_LE(got.resident_pages, k.window_pages(p));

@@ -15,6 +15,19 @@
 
 namespace {
 
+// Options with one setting changed (designated initializers that omit fields warn under -Wextra).
+[[maybe_unused]] kvcim::testbench::RtlTileOptions backpressured(double p, uint64_t seed) {
+  kvcim::testbench::RtlTileOptions o;
+  o.backpressure = p;
+  o.seed = seed;
+  return o;
+}
+[[maybe_unused]] kvcim::testbench::RtlTileOptions traced(const std::string& path) {
+  kvcim::testbench::RtlTileOptions o;
+  o.trace_path = path;
+  return o;
+}
+
 using namespace kvcim::cmodel::cim;
 using namespace kvcim::testbench;
 
@@ -101,7 +114,7 @@ TEST(CosimDirected, OneTokenAndAFullTile) {
 TEST(CosimDirected, BackpressureOnEveryHandshake) {
   // 0.9: each valid (append, query) and the result ready are withheld 90% of the cycles.
   for (double bp : {0.5, 0.9}) {
-    RtlTile rtl(RtlTileOptions{.backpressure = bp, .seed = 77});
+    RtlTile rtl(backpressured(bp, 77));
     CModelTile c;
     std::mt19937_64 rng(3);
     for (int trial = 0; trial < 40; ++trial) {
@@ -197,7 +210,7 @@ TEST(CosimDirected, SameErrorsAsTheCModel) {
   // the RTL's messages name the same fields and values (the checks are shared)
   EXPECT_EQ(msg([&] { rtl.query(v8, 40000, 999); }).substr(msg([&] { rtl.query(v8, 40000, 999); }).find(": ")),
             msg([&] { c.query(v8, 40000, 999); }).substr(msg([&] { c.query(v8, 40000, 999); }).find(": ")));
-  EXPECT_THROW(RtlTile(RtlTileOptions{.backpressure = 1.0}), kvcim::Error);
+  EXPECT_THROW(RtlTile(backpressured(1.0, 1)), kvcim::Error);
 }
 
 TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
@@ -207,7 +220,7 @@ TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
   const TileProblem pr = random_problem(rng, TileParams{}, 12);
   TileResult traced;
   {
-    RtlTile rtl(RtlTileOptions{.trace_path = path});
+    RtlTile rtl(traced(path));
     traced = run_problem(rtl, pr);
   }
   CModelTile c;
@@ -217,7 +230,7 @@ TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
   EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
   EXPECT_NE(text.find("res_valid_o"), std::string::npos);
   std::filesystem::remove(path);
-  EXPECT_THROW(RtlTile(RtlTileOptions{.trace_path = "/nonexistent-dir/x.vcd"}), kvcim::Error);
+  EXPECT_THROW(RtlTile(traced("/nonexistent-dir/x.vcd")), kvcim::Error);
 }
 
 }  // namespace

@@ -9,6 +9,19 @@
 
 namespace {
 
+// Options with one setting changed (designated initializers that omit fields warn under -Wextra).
+[[maybe_unused]] kvcim::testbench::RtlTileOptions backpressured(double p, uint64_t seed) {
+  kvcim::testbench::RtlTileOptions o;
+  o.backpressure = p;
+  o.seed = seed;
+  return o;
+}
+[[maybe_unused]] kvcim::testbench::RtlTileOptions traced(const std::string& path) {
+  kvcim::testbench::RtlTileOptions o;
+  o.trace_path = path;
+  return o;
+}
+
 using namespace kvcim::cmodel::cim;
 using namespace kvcim::testbench;
 
@@ -16,7 +29,7 @@ using namespace kvcim::testbench;
 // reused, as the runtime reuses them) and expects identical results and events after each.
 void cosim(uint64_t seed, int trials, double backpressure) {
   CModelTile c;
-  RtlTile r(RtlTileOptions{.backpressure = backpressure, .seed = seed ^ 0x5eed});
+  RtlTile r(backpressured(backpressure, seed ^ 0x5eed));
   std::mt19937_64 rng(seed);
   for (int trial = 0; trial < trials; ++trial) {
     const int n = std::uniform_int_distribution<int>(1, c.params().tokens)(rng);
