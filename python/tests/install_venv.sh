@@ -9,6 +9,7 @@ src=$(cd "$1" && pwd)
 python=${2:-/usr/bin/python3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 143' TERM INT  # a CTest timeout still removes the folder
 fail() { echo "install_venv: $*" >&2; exit 1; }
 
 status_before=$(git -C "$src" status --porcelain 2>/dev/null || true)
