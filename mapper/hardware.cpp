@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::mapper {
@@ -23,7 +24,7 @@ const std::vector<std::string> kEncodings = {"twos_complement", "offset", "diffe
 const std::vector<std::string> kOffchipKinds = {"dram", "hbm"};
 const std::vector<std::string> kMacTypes = {"int8", "fp16"};
 
-std::string shipped_config_dir() { return std::string(KVCIM_SOURCE_DIR) + "/configs"; }
+std::string shipped_config_dir() { return data_dir() + "/configs"; }
 std::string default_hardware_spec_path() { return shipped_config_dir() + "/hw/sram_digital.yaml"; }
 
 cim::TileParams HardwareSpec::tile(int head_dim) const {

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/runtime/hardware.hpp"
 
@@ -39,7 +40,7 @@ std::string read_eval_text(const std::string& path) {
 }
 
 std::string default_eval_text_path() {
-  return std::string(KVCIM_SOURCE_DIR) + "/testdata/eval/tinystories_eval.txt";
+  return data_dir() + "/testdata/eval/tinystories_eval.txt";
 }
 
 }  // namespace kvcim::runtime

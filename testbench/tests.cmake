@@ -22,6 +22,7 @@ foreach(dir ${KVCIM_TEST_SUITES})
   endif()
   target_compile_definitions(test_${suite} PRIVATE
     KVCIM_KVCIM_EXE="$<TARGET_FILE:kvcim>")
+  kvcim_source_dir(test_${suite})
   gtest_discover_tests(test_${suite} TEST_PREFIX "${suite}." DISCOVERY_TIMEOUT 60
                        PROPERTIES TIMEOUT 600)
 endforeach()

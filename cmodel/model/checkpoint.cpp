@@ -6,6 +6,7 @@
 #include <fstream>
 #include <random>
 
+#include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -181,7 +182,7 @@ void write_checkpoint(const std::string& path, const Config& c, const Weights& w
   std::filesystem::rename(tmp, path);
 }
 
-std::string default_model_path() { return std::string(KVCIM_SOURCE_DIR) + "/models/stories260K.bin"; }
-std::string default_tokenizer_path() { return std::string(KVCIM_SOURCE_DIR) + "/models/tok512.bin"; }
+std::string default_model_path() { return data_dir() + "/models/stories260K.bin"; }
+std::string default_tokenizer_path() { return data_dir() + "/models/tok512.bin"; }
 
 }  // namespace kvcim::cmodel

@@ -36,6 +36,18 @@ from ._core import (  # noqa: F401  (re-exported API)
 __version__ = _core.__version__
 HAVE_RTL = _core.HAVE_RTL
 
+
+def _use_package_data():
+    # An installed package carries models, configs and the evaluation text in kvcim/data; the
+    # build tree's package has none and the C++ side finds the sources (kvcim::data_dir()).
+    from importlib import resources
+    data = resources.files(__name__) / "data"
+    if data.is_dir():
+        _core.set_data_dir(str(data))
+
+
+_use_package_data()
+
 # Parts of the C++ library that are bound only once they exist in the build; re-exported when
 # present so that `kvcim.map`, `kvcim.run`, ... appear without changing this file.
 for _name in ("HardwareSpec", "Placement", "Policy", "ModelShape", "map", "parse_shape",

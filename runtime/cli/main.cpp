@@ -10,17 +10,18 @@ int main(int argc, char** argv) {
   CLI::App app{"kvcim: compute-in-memory co-design for Transformer inference"};
   app.require_subcommand(1);
   app.set_version_flag("--version", KVCIM_VERSION);
-  kvcim::cli::add_generate(app);
-  kvcim::cli::add_logits(app);
-  kvcim::cli::add_tokenize(app);
-  kvcim::cli::add_run(app);
-  kvcim::cli::add_explain(app);
-  kvcim::cli::add_map(app);
-  kvcim::cli::add_macro(app);
-#ifdef KVCIM_HAVE_RTL
-  kvcim::cli::add_cosim(app);
-#endif
   try {
+    // Inside the try: the options' defaults ask for the data root, which may be missing.
+    kvcim::cli::add_generate(app);
+    kvcim::cli::add_logits(app);
+    kvcim::cli::add_tokenize(app);
+    kvcim::cli::add_run(app);
+    kvcim::cli::add_explain(app);
+    kvcim::cli::add_map(app);
+    kvcim::cli::add_macro(app);
+#ifdef KVCIM_HAVE_RTL
+    kvcim::cli::add_cosim(app);
+#endif
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

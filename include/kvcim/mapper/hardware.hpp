@@ -121,8 +121,8 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
 // technology paths absolute, so that hardware_spec_from_text(to_json(hw).dump()) gives hw back.
 nlohmann::json hardware_spec_to_json(const HardwareSpec& hw);
 
-// configs/hw/sram_digital.yaml of the source tree (KVCIM_SOURCE_DIR).
+// configs/hw/sram_digital.yaml of the data root (kvcim::data_dir()).
 std::string default_hardware_spec_path();
-std::string shipped_config_dir();  // KVCIM_SOURCE_DIR/configs
+std::string shipped_config_dir();  // data_dir()/configs
 
 }  // namespace kvcim::mapper
