@@ -22,7 +22,7 @@ namespace {
   o.seed = seed;
   return o;
 }
-[[maybe_unused]] kvcim::testbench::RtlTileOptions traced(const std::string& path) {
+[[maybe_unused]] kvcim::testbench::RtlTileOptions with_trace(const std::string& path) {
   kvcim::testbench::RtlTileOptions o;
   o.trace_path = path;
   return o;
@@ -220,7 +220,7 @@ TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
   const TileProblem pr = random_problem(rng, TileParams{}, 12);
   TileResult traced;
   {
-    RtlTile rtl(traced(path));
+    RtlTile rtl(with_trace(path));
     traced = run_problem(rtl, pr);
   }
   CModelTile c;
@@ -230,7 +230,7 @@ TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
   EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
   EXPECT_NE(text.find("res_valid_o"), std::string::npos);
   std::filesystem::remove(path);
-  EXPECT_THROW(RtlTile(traced("/nonexistent-dir/x.vcd")), kvcim::Error);
+  EXPECT_THROW(RtlTile(with_trace("/nonexistent-dir/x.vcd")), kvcim::Error);
 }
 
 }  // namespace

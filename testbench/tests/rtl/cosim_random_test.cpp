@@ -16,7 +16,7 @@ namespace {
   o.seed = seed;
   return o;
 }
-[[maybe_unused]] kvcim::testbench::RtlTileOptions traced(const std::string& path) {
+[[maybe_unused]] kvcim::testbench::RtlTileOptions with_trace(const std::string& path) {
   kvcim::testbench::RtlTileOptions o;
   o.trace_path = path;
   return o;
