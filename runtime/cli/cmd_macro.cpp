@@ -23,7 +23,7 @@ void add_macro(CLI::App& app) {
     const mapper::MacroFile m = mapper::load_macro_file(o->hw);
     const mapper::MacroPrice p = mapper::price_macro(m);
     // Everything is computed before anything is written: a bad spec leaves no file behind.
-    if (!o->json.empty()) write_file_atomic(o->json, mapper::macro_to_json(m, p).dump(2) + "\n");
+    if (!o->json.empty()) write_file_atomic(o->json, mapper::macro_to_json(m, p).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     std::cout << mapper::macro_summary(m, p);
     if (!o->json.empty()) std::cout << "wrote " << o->json << "\n";
   });

@@ -24,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)spec.baseline_costs();
     (void)cim_area(spec).total_mm2();
     (void)baseline_area(spec).total_mm2();
-    (void)energy_conditions(spec).dump();
+    (void)energy_conditions(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   });
   return 0;
 }

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const MacroFile m = macro_file_from_text(text, dir, "fuzzed.yaml");
     const MacroPrice p = price_macro(m);
     (void)macro_summary(m, p);
-    (void)macro_to_json(m, p).dump();
+    // as kvcim macro --json writes it: text that is not UTF-8 becomes U+FFFD, never an exception
+    (void)macro_to_json(m, p).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   });
   return 0;
 }
