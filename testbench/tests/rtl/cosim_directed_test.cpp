@@ -12,21 +12,9 @@
 
 #include "kvcim/error.hpp"
 #include "kvcim/testbench/rtl_tile.hpp"
+#include "tile_options.hpp"
 
 namespace {
-
-// Options with one setting changed (designated initializers that omit fields warn under -Wextra).
-[[maybe_unused]] kvcim::testbench::RtlTileOptions backpressured(double p, uint64_t seed) {
-  kvcim::testbench::RtlTileOptions o;
-  o.backpressure = p;
-  o.seed = seed;
-  return o;
-}
-[[maybe_unused]] kvcim::testbench::RtlTileOptions with_trace(const std::string& path) {
-  kvcim::testbench::RtlTileOptions o;
-  o.trace_path = path;
-  return o;
-}
 
 using namespace kvcim::cmodel::cim;
 using namespace kvcim::testbench;
