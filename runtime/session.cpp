@@ -25,6 +25,11 @@ void check_options(const Config& c, const SessionOptions& o, int prompt_tokens) 
     fail("--eval-tokens", "eval_tokens", std::to_string(o.eval_tokens), "expected at least 1");
 }
 
+// Work of the whole chip, whichever backend ran the decoder's operations: the shared elementwise
+// work and embedding (other), leakage, clock and control (chip). The CIM chip's own periphery
+// charges them; the conventional engine's figures for them stay on its side.
+bool chip_wide(energy::Op op) { return op == energy::Op::other || op == energy::Op::chip; }
+
 }  // namespace
 
 void add_ops(energy::Ledger& to, const energy::Ledger& from, const std::function<bool(energy::Op)>& keep) {
@@ -111,12 +116,12 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
       // operations that ran on a reference backend cost what the conventional engine pays for
       // them; the chip-wide terms (other, chip) come from the CIM chip's own periphery below
       add_ops(r.ledger, conv, [&](energy::Op op) {
-        return !on_cim(op, o.backends) && op != energy::Op::other && op != energy::Op::chip;
+        return !on_cim(op, o.backends) && !chip_wide(op);
       });
     }
     if (hw.periphery)
       add_ops(r.ledger, hw.periphery(pos), [&](energy::Op op) {
-        return on_cim(op, o.backends) || op == energy::Op::other || op == energy::Op::chip;
+        return on_cim(op, o.backends) || chip_wide(op);
       });
     ++r.forward_passes;
     const int next = in_prompt ? prompt[pos + 1] : sample_cim.sample(lc);

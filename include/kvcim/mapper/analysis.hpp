@@ -25,11 +25,14 @@ struct TokenLedgers {
   cmodel::energy::Ledger total() const;
 };
 
+struct LatencyBound;
+
 // per_layer = false charges every layer's events to layer 0 (same totals, a one-layer ledger:
-// what design-space sweeps need).
+// what design-space sweeps need). The leakage is charged over cim_latency(...) of the same
+// arguments; a caller that has it already passes it as `latency`.
 TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                            const WeightPlacement& weights, const KvLayout& kv, int64_t context,
-                           bool per_layer = true);
+                           bool per_layer = true, const LatencyBound* latency = nullptr);
 TokenLedgers token_ledgers(const Placement& p);  // at p.context
 // The sum over contexts 1..steps: a whole generation of `steps` tokens from an empty cache.
 TokenLedgers generation_ledgers(const Placement& p, int64_t steps);
