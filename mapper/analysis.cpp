@@ -11,6 +11,7 @@
 #include "kvcim/cmodel/energy/cim_charges.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::mapper {
@@ -283,6 +284,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
     }
     x.offchip_elems = static_cast<double>(m.n_in * m.n_out - blocks_elements(m, hw.macro, m.onchip_blocks));
     lb.offchip_bits += x.offchip_elems * wb;
+    lb.offchip_weight_bits += x.offchip_elems * wb;
     ms.push_back(x);
   }
   // A stage: its matrices' macros in parallel, their off-chip MACs on the shared lanes.
@@ -294,6 +296,8 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
     }
     lb.weights_ns += std::max(macro_ns, digital);
     if (macro_ns >= digital) lb.macro_ns += macro_ns;
+    lb.slowest_macro_stage_ns = std::max(lb.slowest_macro_stage_ns, macro_ns);
+    lb.lanes_ns += digital;
   };
   for (int l = 0; l < c.n_layers; ++l) {
     const M* m = &ms[7 * static_cast<size_t>(l)];  // q k v o w1 w2 w3
@@ -341,6 +345,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
     lb.macro_ns += write;
     lb.attention_ns += std::max(attn, digital);
     if (attn >= digital) lb.macro_ns += attn;
+    lb.lanes_ns += digital;
   }
   lb.offchip_ns = lb.offchip_bits * off_bit;
   // Elementwise digital work on the periphery lanes (every layer does the same).
@@ -350,15 +355,15 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
   for (auto k : energy::all_event_kinds())
     lb.digital_ns += static_cast<double>(layer.count(k) * c.n_layers + model.count(k)) *
                      costs.latency(k) * 1e-6 / static_cast<double>(hw.digital_units);
+  lb.lanes_ns += lb.digital_ns;
   return lb;
 }
 
-BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context) {
+BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
+                                 int64_t sequences) {
   if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
-  const Ledger base = conventional_ledger(shape, hw, context - 1);
-  const energy::Costs bc = hw.baseline_costs();
-  const energy::LatencyBound lb = energy::baseline_latency(base, bc, hw.baseline);
-  return {base.cost(bc).energy_pj(), lb.bound_ns(), baseline_bound(lb)};
+  const StepFigures s = conventional_step(shape, hw, context, sequences);
+  return {s.energy_pj_per_token, s.step_ns, s.bound, s.tokens_per_s, s.shared_pj};
 }
 
 Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
@@ -406,14 +411,19 @@ Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& p
   f.latency = cim_latency(shape, hw, policy, weights, kv, context);
   const TokenLedgers t = token_ledgers(shape, hw, policy, weights, kv, context, false, &f.latency);
   f.kv_cell_writes_per_token = t.cim.count(Op::kv_write, EventKind::cell_write);
-  const energy::Costs costs = hw.costs(), kvc = hw.kv_costs();
-  f.energy_pj_cim = static_cast<double>(t.cim.energy_aj(costs, &kvc) + t.periphery.energy_aj(costs, &kvc)) * 1e-6;
-  const BaselineFigures b = baseline ? *baseline : baseline_figures(shape, hw, context);
+  f.sequences = policy.sequences;
+  const StepFigures cs = cim_step(t, f.latency, hw, policy);
+  f.energy_pj_cim = cs.energy_pj_per_token;
+  f.latency_ns_cim = cs.step_ns;
+  f.bound_cim = cs.bound;
+  f.tokens_per_s_cim = cs.tokens_per_s;
+  f.shared_pj_cim = cs.shared_pj;
+  const BaselineFigures b = baseline ? *baseline : baseline_figures(shape, hw, context, policy.sequences);
   f.energy_pj_conventional = b.energy_pj;
   f.latency_ns_conventional = b.latency_ns;
-  f.latency_ns_cim = f.latency.total_ns();
-  f.bound_cim = f.latency.bound();
   f.bound_conventional = b.bound;
+  f.tokens_per_s_conventional = b.tokens_per_s;
+  f.shared_pj_conventional = b.shared_pj;
 
   // Endurance of the KV cells: the most-written cell belongs to the stream whose slots are
   // reused most often (ceil(pages / pages it may hold) writes per sequence).
@@ -430,7 +440,7 @@ Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& p
                           policy.sequences;
       f.lifetime_tokens_wear_levelled = E * static_cast<double>(kv.slots()) * kv.tokens_per_page /
                                         static_cast<double>(kv.streams_per_sequence());
-      f.lifetime_seconds = f.lifetime_tokens * f.latency_ns_cim * 1e-9;
+      f.lifetime_seconds = f.lifetime_tokens / f.tokens_per_s_cim;
     }
   }
   return f;

@@ -105,20 +105,27 @@ double baseline_kib(const HardwareSpec& hw) {
   return static_cast<double>(hw.baseline.sram_bytes + hw.buffer_bytes) / 1024;
 }
 
-energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& hw, int64_t position) {
-  energy::Ledger l = energy::baseline_ledger(shape.config, position, hw.baseline);
+energy::Ledger conventional_dynamic_ledger(const ModelShape& shape, const HardwareSpec& hw,
+                                          int64_t position, int64_t sequences) {
+  energy::Ledger l = energy::baseline_ledger(shape.config, position, hw.baseline, sequences);
   // the SRAM holds the weights and the KV cache of the context (as far as they fit)
   const cmodel::Config& c = shape.config;
   const int64_t bits = hw.baseline.storage_bits();
-  const int64_t data = (energy::weight_elements(c) + 2 * (position + 1) * int64_t{c.kv_dim()} * c.n_layers) * bits / 8;
+  const int64_t data =
+      (energy::weight_elements(c) + 2 * (position + 1) * int64_t{c.kv_dim()} * c.n_layers * sequences) * bits / 8;
   const Floorplan f = floorplan(hw, 0, data);
   for (int layer = energy::kModelLevel; layer < l.n_layers(); ++layer)
     for (Op op : energy::all_ops())
       if (const int64_t bits = l.count(layer, op, EventKind::sram_bit))
         l.add(layer, op, EventKind::wire_bit_um, std::llround(static_cast<double>(bits) * f.sram_edge_um));
-  const energy::Costs bc = hw.baseline_costs();
-  const double latency = energy::baseline_latency(l, bc, hw.baseline).bound_ns();
-  charge_static_and_control(l, digital_lane_cycles(l), baseline_kib(hw), hw.baseline.mac_units, latency);
+  l.add(energy::kModelLevel, Op::chip, EventKind::lane_cycle, digital_lane_cycles(l));
+  return l;
+}
+
+energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& hw, int64_t position) {
+  energy::Ledger l = conventional_dynamic_ledger(shape, hw, position, 1);
+  const double latency = energy::baseline_latency(l, hw.baseline_costs(), hw.baseline).bound_ns();
+  charge_static_and_control(l, 0, baseline_kib(hw), hw.baseline.mac_units, latency);
   return l;
 }
 

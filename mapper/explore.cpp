@@ -43,7 +43,7 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
   auto baseline = [&](int64_t ctx, const HardwareSpec& conv) -> const BaselineFigures& {
     const auto key = std::make_pair(ctx, conv.baseline.sram_bytes);
     auto it = baselines.find(key);
-    if (it == baselines.end()) it = baselines.emplace(key, baseline_figures(shape, conv, ctx)).first;
+    if (it == baselines.end()) it = baselines.emplace(key, baseline_figures(shape, conv, ctx, policy.sequences)).first;
     return it->second;
   };
   // A digital macro's rows_per_cycle follows its rows when the base sums all rows at once.

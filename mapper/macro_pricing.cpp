@@ -180,7 +180,7 @@ std::string macro_summary(const MacroFile& m, const MacroPrice& p) {
   else o << "   (not published)";
   o << "\n  breakdown by event (pJ):\n";
   for (auto k : energy::all_event_kinds()) {
-    const int64_t e = p.breakdown.kind_energy_aj[static_cast<int>(k)];
+    const double e = static_cast<double>(p.breakdown.kind_energy_aj[static_cast<int>(k)]);
     if (e == 0) continue;
     o << "    " << energy::name(k) << " (" << energy::name(energy::component_of(k)) << "): " << fmt(e * 1e-6, 6)
       << " (" << fmt(100.0 * static_cast<double>(e) / static_cast<double>(p.breakdown.energy_aj), 3) << "%)\n";
@@ -193,11 +193,11 @@ nlohmann::json macro_to_json(const MacroFile& m, const MacroPrice& p) {
   const cim::MacroSpec& s = m.op;
   nlohmann::json by_kind = nlohmann::json::object(), by_component = nlohmann::json::object(), counts;
   for (auto k : energy::all_event_kinds()) {
-    const int64_t e = p.breakdown.kind_energy_aj[static_cast<int>(k)];
+    const double e = static_cast<double>(p.breakdown.kind_energy_aj[static_cast<int>(k)]);
     if (e != 0) by_kind[std::string(energy::name(k))] = e * 1e-6;
   }
   for (auto c : energy::all_components()) {
-    const int64_t e = p.breakdown.component_energy_aj[static_cast<int>(c)];
+    const double e = static_cast<double>(p.breakdown.component_energy_aj[static_cast<int>(c)]);
     if (e != 0) by_component[std::string(energy::name(c))] = e * 1e-6;
   }
   counts = {{"row_activation", p.events.row_activations}, {"column_read", p.events.column_reads},

@@ -53,18 +53,14 @@ std::string fmt(const char* f, double v) {
 MapReport analyse(const Placement& p) {
   MapReport r;
   r.conventional = conventional_ledger(p.shape, p.hw, p.context - 1);
-  const energy::Costs bc = p.hw.baseline_costs();
-  const energy::LatencyBound lb = energy::baseline_latency(r.conventional, bc, p.hw.baseline);
-  const BaselineFigures b{r.conventional.cost(bc).energy_pj(), lb.bound_ns(), baseline_bound(lb)};
-  r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, &b);
+  r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
   r.ledgers = token_ledgers(p);
   const HardwareSpec iso = iso_area_baseline(p.hw);
   // A chip sized for a 70B model with a long batch of contexts has ~1e5 mm2: the SRAM of an
   // engine of that area leaks beyond the ledger's int64 range (9.2 J per token). Reported as
   // unavailable (NaN; null in JSON) rather than failing the whole map.
   try {
-    r.conventional_iso_area_pj =
-        conventional_ledger(p.shape, iso, p.context - 1).cost(iso.baseline_costs()).energy_pj();
+    r.conventional_iso_area_pj = baseline_figures(p.shape, iso, p.context, p.policy.sequences).energy_pj;
   } catch (const Error&) {
     r.conventional_iso_area_pj = std::numeric_limits<double>::quiet_NaN();
   }
@@ -130,7 +126,16 @@ json to_json(const Placement& p, const MapReport& r) {
   j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
                               {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
   j["conditions"] = energy_conditions(hw);
-  j["conditions"]["context"] = {{"tokens", p.context}, {"averaged_over", "one token at this context"}};
+  j["conditions"]["context"] = {
+      {"tokens", p.context},
+      {"sequences", p.policy.sequences},
+      {"averaged_over", p.policy.sequences == 1
+                            ? "one token at this context"
+                            : "one decode step of every sequence at this context, per token (weights fetched once per step)"}};
+  j["batch"] = {{"sequences", f.sequences},
+                {"step_ns", {{"cim", f.latency_ns_cim}, {"conventional", f.latency_ns_conventional}}},
+                {"tokens_per_s", {{"cim", f.tokens_per_s_cim}, {"conventional", f.tokens_per_s_conventional}}},
+                {"shared_pj_per_step", {{"cim", f.shared_pj_cim}, {"conventional", f.shared_pj_conventional}}}};
 
   j["macros_total"] = f.macros_total;
   j["fragmentation"] = f.fragmentation;
@@ -302,6 +307,10 @@ std::string summary(const Placement& p, const MapReport& r) {
   if (f.offchip_tokens || f.evicted_tokens)
     o << "; sequence 0: " << f.offchip_tokens << " token-heads off-chip, " << f.evicted_tokens << " evicted";
   o << "\n";
+  if (f.sequences > 1)
+    o << "batch     " << f.sequences << " sequences per step, each with its own KV cache; weights fetched once per step "
+      << "(" << fmt("%.4g", f.shared_pj_conventional) << " pJ conventional, " << fmt("%.4g", f.shared_pj_cim)
+      << " pJ CIM per step); energy per token\n";
   o << "energy    " << fmt("%.1f", f.energy_pj_cim) << " pJ/token CIM, "
     << fmt("%.1f", f.energy_pj_conventional) << " pJ/token conventional ("
     << fmt("%.2f", f.energy_pj_conventional / f.energy_pj_cim) << "x); iso-area conventional "
@@ -312,12 +321,16 @@ std::string summary(const Placement& p, const MapReport& r) {
     << "\n";
   const json cond = energy_conditions(hw);
   for (const std::string& line : conditions_lines(cond)) o << "          " << line << "\n";
-  o << "latency   " << fmt("%.1f", f.latency_ns_cim) << " ns/token CIM (bound by " << name(f.bound_cim)
-    << ": critical path " << fmt("%.1f", f.latency.critical_path_ns()) << " ns, of it macro cycles "
+  const char* per = f.sequences == 1 ? " ns/token " : " ns/step ";
+  o << "latency   " << fmt("%.1f", f.latency_ns_cim) << per << "CIM (bound by " << name(f.bound_cim)
+    << (f.sequences == 1 ? "" : "; one token alone") << ": critical path " << fmt("%.1f", f.latency.critical_path_ns())
+    << " ns, of it macro cycles "
     << fmt("%.1f", f.latency.macro_ns) << " ns; off-chip " << fmt("%.4g", f.latency.offchip_bits / 8)
     << " bytes in " << fmt("%.1f", f.latency.offchip_ns) << " ns), "
-    << fmt("%.1f", f.latency_ns_conventional) << " ns/token conventional (bound by "
+    << fmt("%.1f", f.latency_ns_conventional) << per << "conventional (bound by "
     << name(f.bound_conventional) << ")\n";
+  o << "throughput " << fmt("%.4g", f.tokens_per_s_cim) << " tokens/s CIM, " << fmt("%.4g", f.tokens_per_s_conventional)
+    << " tokens/s conventional (" << f.sequences << (f.sequences == 1 ? " sequence" : " sequences") << ")\n";
   if (f.endurance_writes)
     o << "endurance " << fmt("%.3g", *f.endurance_writes) << " writes per cell: "
       << fmt("%.3g", f.lifetime_tokens) << " tokens (" << fmt("%.3g", f.lifetime_seconds / 3600)

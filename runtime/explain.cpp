@@ -124,9 +124,9 @@ json nearest_tokens(const Matrix& emb, int id, const Tokenizer& tok, int k) {
 // (arrays, converters, digital units), in pJ.
 json split_energy(const energy::Ledger& l, const energy::Costs& costs) {
   const energy::Breakdown b = l.cost(costs);
-  int64_t moving = 0, computing = 0;
+  energy::Aj moving = 0, computing = 0;
   for (energy::Component comp : energy::all_components()) {
-    const int64_t e = b.component_energy_aj[static_cast<int>(comp)];
+    const energy::Aj e = b.component_energy_aj[static_cast<int>(comp)];
     if (comp == energy::Component::buffer || comp == energy::Component::weight_sram ||
         comp == energy::Component::kv_sram || comp == energy::Component::offchip ||
         comp == energy::Component::interconnect || comp == energy::Component::cell_write)

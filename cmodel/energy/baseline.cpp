@@ -14,10 +14,11 @@ void BaselineConfig::validate(const std::string& where) const {
   if (mac_units < 1) fail(where, "baseline.mac_units", std::to_string(mac_units), "expected >= 1");
 }
 
-Ledger baseline_ledger(const Config& c, int64_t position, const BaselineConfig& cfg) {
+Ledger baseline_ledger(const Config& c, int64_t position, const BaselineConfig& cfg, int64_t sequences) {
   c.validate("baseline shape");
   cfg.validate("baseline");
   if (position < 0) fail("baseline", "position", std::to_string(position), "expected >= 0");
+  if (sequences < 1) fail("baseline", "sequences", std::to_string(sequences), "expected >= 1");
   const int64_t ctx = position + 1;
   const int bits = cfg.storage_bits();
   const EventKind mac = cfg.mac_event(), off = cfg.offchip_event();
@@ -34,11 +35,11 @@ Ledger baseline_ledger(const Config& c, int64_t position, const BaselineConfig& 
   }
   l.add(kModelLevel, Op::other, off, int64_t(c.dim) * bits);  // embedding row
 
-  // Then the KV cache, layer by layer, oldest tokens first.
+  // Then the KV cache, layer by layer, oldest tokens first, every sequence alike.
   const int64_t token_kv_bits = 2 * int64_t(c.kv_dim()) * bits;
   for (int layer = 0; layer < c.n_layers; ++layer) {
-    const int64_t sram_tokens = std::min(ctx, sram_left / token_kv_bits);
-    sram_left -= sram_tokens * token_kv_bits;
+    const int64_t sram_tokens = std::min(ctx, sram_left / sequences / token_kv_bits);
+    sram_left -= sram_tokens * token_kv_bits * sequences;
     // The new token's K and V go where its slot is: SRAM only if the whole context fits.
     l.add(layer, Op::kv_write, sram_tokens == ctx ? EventKind::sram_bit : off, token_kv_bits);
     charge_conventional_attention(l, layer, c.n_heads, c.n_kv_heads, c.head_dim(), ctx,

@@ -25,6 +25,18 @@ int64_t checked_mul(int64_t a, int64_t b) {
   return r;
 }
 
+std::string aj_text(Aj v) {
+  if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<int64_t>(v));
+  return std::to_string(static_cast<double>(v));
+}
+
+Aj checked_add(Aj a, Aj b) {
+  Aj r = 0;
+  if (__builtin_add_overflow(a, b, &r))
+    fail("ledger", "energy", aj_text(a) + " + " + aj_text(b), "exceeds the 128-bit range of the ledger");
+  return r;
+}
+
 constexpr int idx(Op op, EventKind kind) {
   return static_cast<int>(op) * kEventKinds + static_cast<int>(kind);
 }
@@ -131,7 +143,7 @@ Breakdown Ledger::cost(const Costs& main, const Costs* attention) const {
       for (auto k : all_event_kinds()) {
         const int64_t n = cells[idx(op, k)];
         if (n == 0) continue;
-        const int64_t e = checked_mul(n, costs.energy(k));
+        const Aj e = static_cast<Aj>(n) * costs.energy(k);  // |n|, |cost| < 2^63: fits
         const int64_t t = checked_mul(n, costs.latency(k));
         const int c = static_cast<int>(component_of(k, op)), o = static_cast<int>(op);
         b.energy_aj = checked_add(b.energy_aj, e);
@@ -150,22 +162,20 @@ Breakdown Ledger::cost(const Costs& main, const Costs* attention) const {
   return b;
 }
 
-int64_t Ledger::energy_aj(const Costs& main, const Costs* attention) const {
-  // Accumulated in 128 bits and range-checked once; equal to cost().energy_aj when that fits.
-  __int128 sum = 0;
+Aj Ledger::energy_aj(const Costs& main, const Costs* attention) const {
+  // Equal to cost().energy_aj, without the breakdowns.
+  Aj sum = 0;
   auto layer_sum = [&](const Cells& cells) {
     for (int op = 0; op < kOps; ++op) {
       const Costs& c = attention && is_attention_op(static_cast<Op>(op)) ? *attention : main;
       const int64_t* n = &cells[op * kEventKinds];
       for (int k = 0; k < kEventKinds; ++k)
-        if (n[k]) sum += static_cast<__int128>(n[k]) * c.energy_aj[k];
+        if (n[k]) sum = checked_add(sum, static_cast<Aj>(n[k]) * c.energy_aj[k]);
     }
   };
   layer_sum(model_);
   for (const auto& cells : layers_) layer_sum(cells);
-  if (sum > static_cast<__int128>(INT64_MAX))
-    fail("ledger", "total", "(overflow)", "exceeds the int64 range of the ledger (9.2e18 attojoules = 9.2 J)");
-  return static_cast<int64_t>(sum);
+  return sum;
 }
 
 nlohmann::json Ledger::counts_json() const {
@@ -187,12 +197,14 @@ nlohmann::json Ledger::counts_json() const {
 
 nlohmann::json Ledger::to_json(const Costs& costs, const Costs* attention) const {
   const Breakdown b = cost(costs, attention);
-  auto pj = [](int64_t aj) { return static_cast<double>(aj) * 1e-6; };
+  auto pj = [](Aj aj) { return static_cast<double>(aj) * 1e-6; };
   nlohmann::json j = counts_json();
   j["technology"] = costs.table;
   if (attention) j["attention_technology"] = attention->table;
   j["energy_pj"] = pj(b.energy_aj);
-  j["energy_aj"] = b.energy_aj;
+  // exact while it fits a JSON integer (int64), else the nearest double
+  if (b.energy_aj <= INT64_MAX) j["energy_aj"] = static_cast<int64_t>(b.energy_aj);
+  else j["energy_aj"] = static_cast<double>(b.energy_aj);
   j["serial_latency_ns"] = pj(b.latency_fs);
   nlohmann::json comp = nlohmann::json::object(), ops = nlohmann::json::object();
   for (auto c : all_components())

@@ -174,6 +174,11 @@ py::dict figures_dict(const Figures& f) {
   d["latency_ns_conventional"] = f.latency_ns_conventional;
   d["energy_pj_cim"] = f.energy_pj_cim;
   d["energy_pj_conventional"] = f.energy_pj_conventional;
+  d["sequences"] = f.sequences;
+  d["tokens_per_s_cim"] = f.tokens_per_s_cim;
+  d["tokens_per_s_conventional"] = f.tokens_per_s_conventional;
+  d["shared_pj_cim"] = f.shared_pj_cim;
+  d["shared_pj_conventional"] = f.shared_pj_conventional;
   return d;
 }
 

@@ -43,3 +43,23 @@ def test_the_example_spec_through_the_commands(tmp_path):
                            text=True, timeout=120)
     assert plots.returncode == 0, plots.stderr
     assert len(plots.stdout.split()) == 3  # pareto, accuracy_vs_adc, energy_breakdown
+
+
+def test_llm_scale_study(tmp_path):
+    out = run_example("llm_scale_study.py", tmp_path)
+    for name in ("energy_throughput_vs_batch.png", "energy_vs_context.png", "area_vs_context.png"):
+        assert (tmp_path / name).stat().st_size > 1000
+    rows = [line.split() for line in out.splitlines()]
+    batch = {(int(r[0]), " ".join(r[1:-3])): (float(r[-3]), float(r[-2])) for r in rows
+             if len(r) >= 5 and r[0].isdigit() and r[-1].replace(".", "").replace("e+", "").isdigit()}
+    # batching amortises the weights the conventional engine and the attention-only chip fetch
+    assert batch[(64, "conventional")][0] < batch[(1, "conventional")][0] / 4
+    assert batch[(64, "attention-only CIM")][0] < batch[(1, "attention-only CIM")][0] / 4
+    # and throughput grows with the batch on every design
+    for design in ("full CIM", "attention-only CIM", "conventional"):
+        assert batch[(64, design)][1] > batch[(1, design)][1]
+    # GQA: at 32k tokens Llama-3-8B's chip is smaller than Llama-2-7B's, at 512 larger (more weights)
+    area = {(int(r[0]), r[1]): float(r[2]) for r in rows if len(r) == 3 and r[0].isdigit()
+            and r[1].startswith("llama")}
+    assert area[(32768, "llama3-8b")] < area[(32768, "llama2-7b")]
+    assert area[(512, "llama3-8b")] > area[(512, "llama2-7b")]

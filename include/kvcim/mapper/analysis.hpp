@@ -57,6 +57,11 @@ struct LatencyBound {
   // of the critical path: time set by macro and tile cycles (the rest by the digital lanes)
   double macro_ns = 0;
   double offchip_bits = 0, offchip_ns = 0;  // the token's off-chip traffic and its time
+  // For a step of a batch (batch.hpp): of the off-chip bits, the weight blocks not in CIM (read
+  // once per step for every sequence); the slowest weight stage's macro time (the interval at
+  // which sequences follow each other through the stationary weights); the time of all the
+  // token's work on the shared digital lanes.
+  double offchip_weight_bits = 0, slowest_macro_stage_ns = 0, lanes_ns = 0;
   double critical_path_ns() const { return weights_ns + kv_write_ns + attention_ns + digital_ns; }
   double total_ns() const;
   // offchip_bytes when the traffic is the longer, else onchip_cycles when macro cycles make up
@@ -68,6 +73,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
 
 struct Figures {
   int64_t context = 0;
+  int64_t sequences = 1;  // decoding together (policy.sequences): one step makes one token of each
   int64_t macros_total = 0, weight_macros = 0, kv_macros_reserved = 0, kv_macros_used = 0;
   int64_t macros_used = 0;
   int64_t kv_tiles = 0, kv_slots = 0, kv_pages_in_use = 0;
@@ -87,21 +93,29 @@ struct Figures {
   // Off-chip memory the placement needs: weight blocks not in CIM, the embedding table (looked up
   // from off-chip on every token) and the spilled KV tokens of every sequence.
   int64_t offchip_bytes = 0;
-  LatencyBound latency;
+  LatencyBound latency;  // of one token of sequence 0, alone
+  // A token's latency: the step that makes it (with one sequence, the token's bound).
   double latency_ns_cim = 0, latency_ns_conventional = 0;
-  Bound bound_cim = Bound::compute, bound_conventional = Bound::compute;  // what limits a token
+  Bound bound_cim = Bound::compute, bound_conventional = Bound::compute;  // what limits a step
+  // Per token: a step's energy over its sequences (weights fetched once per step).
   double energy_pj_cim = 0, energy_pj_conventional = 0;
+  double tokens_per_s_cim = 0, tokens_per_s_conventional = 0;
+  // Of a step's energy: what it reads once for all its sequences (batch.hpp).
+  double shared_pj_cim = 0, shared_pj_conventional = 0;
 };
 
-// The conventional baseline's figures for a context (independent of the CIM design).
+// The conventional baseline's figures for a context and batch (independent of the CIM design):
+// per token, a step of `sequences` sequences (batch.hpp).
 struct BaselineFigures {
-  double energy_pj = 0, latency_ns = 0;
+  double energy_pj = 0, latency_ns = 0;  // per token; the step's latency
   Bound bound = Bound::compute;
+  double tokens_per_s = 0, shared_pj = 0;
 };
 // The conventional engine's roofline (cmodel/energy/baseline.hpp) classified: off-chip bytes,
 // on-chip SRAM/buffer cycles, or MAC compute.
 Bound baseline_bound(const cmodel::energy::LatencyBound& b);
-BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context);
+BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
+                                 int64_t sequences = 1);
 
 Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                 const WeightPlacement& weights, const KvLayout& kv, int64_t context,

@@ -77,6 +77,11 @@ double baseline_kib(const HardwareSpec& hw);
 // latency bound. What `kvcim run`, `kvcim map` and Python compare CIM against.
 cmodel::energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& hw,
                                            int64_t position);
+// The same without the leakage (which depends on how long the token takes): the baseline's events
+// for one of `sequences` sequences decoding together (their KV caches share the SRAM), its wires,
+// and its clock and control. mapper/batch.hpp builds a step of a batch from it.
+cmodel::energy::Ledger conventional_dynamic_ledger(const ModelShape& shape, const HardwareSpec& hw,
+                                                   int64_t position, int64_t sequences);
 
 // The same spec with the conventional engine's SRAM sized so that its chip has the CIM chip's
 // area (iso-area comparison; at least no SRAM when the lanes and buffer alone are larger).

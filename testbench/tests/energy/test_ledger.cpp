@@ -129,8 +129,13 @@ TEST(Ledger, RejectsNegativeCountsBadLayersAndOverflow) {
   EXPECT_THROW(l.add(-2, Op::q_proj, EventKind::int8_mac, 1), kvcim::Error);
   l.add(0, Op::q_proj, EventKind::int8_mac, INT64_MAX - 1);
   EXPECT_THROW(l.add(0, Op::q_proj, EventKind::int8_mac, 2), kvcim::Error);
+  // energies are 128-bit: beyond int64's 9.2 J they stay exact (a 70B token on DRAM is ~11 J)
   Costs c;
   c.energy_aj[static_cast<int>(EventKind::int8_mac)] = 2;
+  EXPECT_EQ(l.cost(c).energy_aj, static_cast<Aj>(INT64_MAX - 1) * 2);
+  EXPECT_EQ(l.energy_aj(c), static_cast<Aj>(INT64_MAX - 1) * 2);
+  // serial latency stays int64 femtoseconds (2.5 hours): beyond it, an error
+  c.latency_fs[static_cast<int>(EventKind::int8_mac)] = 2;
   EXPECT_THROW(l.cost(c), kvcim::Error);
 }
 

@@ -40,9 +40,14 @@ struct BaselineConfig {
 // Probabilities handed to the weighted sum are fp16 on the conventional engine.
 inline constexpr int kBaselineProbBits = 16;
 
-// Events of generating the token at `position` (attending over position + 1 tokens).
-// Throws kvcim::Error on an invalid shape, position < 0 or invalid config.
-Ledger baseline_ledger(const Config& shape, int64_t position, const BaselineConfig& cfg);
+// Events of generating the token at `position` (attending over position + 1 tokens) for one
+// sequence of `sequences` decoding together: the SRAM left after the weights holds the KV cache of
+// every sequence alike (each gets an equal share, layer by layer, oldest tokens first). The
+// weight reads are this token's as if it were alone; a batch reads them once per step
+// (mapper/batch.hpp divides them). Throws kvcim::Error on an invalid shape, position < 0,
+// sequences < 1 or an invalid config.
+Ledger baseline_ledger(const Config& shape, int64_t position, const BaselineConfig& cfg,
+                       int64_t sequences = 1);
 
 // Roofline-style bound for one token: the engine overlaps memory and compute, so the token
 // takes as long as the slowest of off-chip traffic, on-chip memory traffic and compute

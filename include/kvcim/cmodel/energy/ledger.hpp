@@ -19,18 +19,22 @@ namespace kvcim::cmodel::energy {
 
 inline constexpr int kModelLevel = -1;
 
+// Energies in attojoules, exact integers in 128 bits: int64 ends at 9.2 J, below one token of a
+// 70B model read from DRAM (~11 J). Counts and latencies stay int64.
+__extension__ typedef __int128 Aj;
+
 // Energy in attojoules and serial latency in femtoseconds (sum of count x latency: the time if
 // nothing overlapped; the mapper derives the parallel latency bound separately).
 struct Breakdown {
-  int64_t energy_aj = 0;
+  Aj energy_aj = 0;
   int64_t latency_fs = 0;
-  std::array<int64_t, kComponents> component_energy_aj{};
+  std::array<Aj, kComponents> component_energy_aj{};
   std::array<int64_t, kComponents> component_latency_fs{};
-  std::array<int64_t, kOps> op_energy_aj{};
+  std::array<Aj, kOps> op_energy_aj{};
   std::array<int64_t, kOps> op_latency_fs{};
-  std::vector<int64_t> layer_energy_aj;  // [n_layers + 1]; the last entry is kModelLevel
+  std::vector<Aj> layer_energy_aj;  // [n_layers + 1]; the last entry is kModelLevel
   std::vector<int64_t> layer_latency_fs;
-  std::array<int64_t, kEventKinds> kind_energy_aj{};
+  std::array<Aj, kEventKinds> kind_energy_aj{};
 
   double energy_pj() const { return static_cast<double>(energy_aj) * 1e-6; }
   double latency_ns() const { return static_cast<double>(latency_fs) * 1e-6; }
@@ -64,7 +68,7 @@ class Ledger {
   // tiles may be of another technology than the weight macros.
   Breakdown cost(const Costs& costs, const Costs* attention) const;
   // Only the total energy (attojoules) of cost(): cheaper, for design-space sweeps.
-  int64_t energy_aj(const Costs& costs, const Costs* attention = nullptr) const;
+  Aj energy_aj(const Costs& costs, const Costs* attention = nullptr) const;
 
   // {"events": {kind: count}, "by_op": {op: {kind: count}}, "by_layer": [...]} (counts only).
   nlohmann::json counts_json() const;
