@@ -87,6 +87,36 @@ Sizing size_chip(const ModelShape& shape, const HardwareSpec& hw, const Policy& 
   return s;
 }
 
+void request_sizing(HardwareSpec& hw, bool fit, std::optional<double> area_mm2, const std::string& where) {
+  if (area_mm2) {
+    if (!(*area_mm2 > 0) || !std::isfinite(*area_mm2)) {
+      char value[64];
+      std::snprintf(value, sizeof value, "%g", *area_mm2);
+      fail(where, "area_mm2", value, "expected a positive area in mm2");
+    }
+    macros_within_area(hw, *area_mm2, where);  // smaller than one macro: an error
+    hw.organization.area_mm2 = *area_mm2;
+    fit = true;
+  }
+  if (fit) hw.organization.macros_auto = true;
+}
+
+std::string fit_if_too_small(HardwareSpec& hw, const cmodel::Config& c, const std::string& policy_text) {
+  if (hw.organization.macros_auto || hw.organization.area_mm2 > 0 || hw.organization.weights != Home::cim)
+    return "";
+  // the policy names an overflow when the result does not depend on the default
+  Policy spill_base, window_base;
+  spill_base.overflow = KvOverflow::spill;
+  window_base.overflow = KvOverflow::window;
+  const Policy policy = parse_policy(policy_text, spill_base);
+  if (policy.overflow == parse_policy(policy_text, window_base).overflow) return "";
+  if (weight_macros_needed(c, hw.macro, policy.replicas) <= hw.organization.macros) return "";
+  hw.organization.macros_auto = true;
+  return "note      the " + std::to_string(hw.organization.macros) + " macros of " + hw.name +
+         " do not hold the model's weights: sized the chip for the model (--fit); "
+         "--policy overflow=spill keeps the spec's size\n";
+}
+
 HardwareSpec sized(HardwareSpec hw, const Sizing& s) {
   hw.organization.macros = s.macros;
   hw.organization.macros_auto = false;

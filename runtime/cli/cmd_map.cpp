@@ -3,6 +3,8 @@
 #include <iostream>
 #include <memory>
 
+#include <optional>
+
 #include "commands.hpp"
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/error.hpp"
@@ -18,7 +20,7 @@ void add_map(CLI::App& app) {
     long long context = 0;
     double node = 0;  // 0: the CIM macro table's node
     bool fit = false;
-    double area_mm2 = -1;  // -1: no budget given
+    std::optional<double> area_mm2;  // none: no budget
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
@@ -55,36 +57,16 @@ void add_map(CLI::App& app) {
     else shape = mapper::shape_from_checkpoint(o->model.empty() ? cmodel::default_model_path() : o->model);
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     if (o->node != 0) hw.compare_at(o->node, "--node");
-    if (o->area_mm2 != -1) {
-      if (!(o->area_mm2 > 0))
-        fail("--area-mm2", "area_mm2", std::to_string(o->area_mm2), "expected a positive area in mm2");
-      mapper::macros_within_area(hw, o->area_mm2, "--area-mm2");  // smaller than one macro: error
-      hw.organization.area_mm2 = o->area_mm2;
-    }
+    mapper::request_sizing(hw, false, o->area_mm2, "--area-mm2");
     int64_t context = o->context;
     if (context < 0) fail("--context", "context", std::to_string(context), "expected a positive token count");
     // A budget spills what does not fit unless the policy says otherwise.
     mapper::Policy base;
     if (hw.organization.area_mm2 > 0) base.overflow = mapper::KvOverflow::spill;
     mapper::Policy policy = mapper::parse_policy(o->policy, base);
-    mapper::Policy spill_base = base;
-    spill_base.overflow = mapper::KvOverflow::spill;
-    base.overflow = mapper::KvOverflow::window;
-    // the policy names an overflow when the result does not depend on the default
-    const bool overflow_given = mapper::parse_policy(o->policy, base).overflow ==
-                                mapper::parse_policy(o->policy, spill_base).overflow;
-    std::string note;
-    bool fit = o->fit || hw.organization.macros_auto || hw.organization.area_mm2 > 0;
-    // A model larger than a fixed spec, with no overflow policy asked for: size the chip for it
-    // (docs/mapper.md, "Chips sized for the model") rather than fail or spill nearly everything.
-    if (!fit && !overflow_given && hw.organization.weights == mapper::Home::cim &&
-        mapper::weight_macros_needed(shape.config, hw.macro, policy.replicas) > hw.organization.macros) {
-      fit = true;
-      note = "note      the " + std::to_string(hw.organization.macros) + " macros of " + hw.name +
-             " do not hold the model's weights: sized the chip for the model (--fit); "
-             "--policy overflow=spill keeps the spec's size\n";
-    }
-    if (fit) hw.organization.macros_auto = true;
+    if (o->fit) hw.organization.macros_auto = true;
+    const std::string note = mapper::fit_if_too_small(hw, shape.config, o->policy);
+    const bool fit = hw.organization.macros_auto;
     if (context == 0) {
       context = shape.config.seq_len;
       if (!fit && mapper::effective_policy(hw, policy).overflow == mapper::KvOverflow::fail) {

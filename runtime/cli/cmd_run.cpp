@@ -13,6 +13,7 @@
 #include "kvcim/io.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/sizing.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/runtime/report.hpp"
 #include "kvcim/runtime/run_job.hpp"
@@ -181,6 +182,8 @@ void add_run(CLI::App& app) {
     bool quiet = false;
     int threads = 2;
     double node = 0;  // 0: the CIM macro table's node
+    bool fit = false;
+    std::optional<double> area_mm2;  // none: no budget
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
@@ -205,6 +208,10 @@ void add_run(CLI::App& app) {
   cmd->add_flag("--quiet", o->quiet, "no progress on the terminal");
   cmd->add_option("--node", o->node,
                   "technology node (nm) both sides are compared at (default: the CIM macro table's)");
+  cmd->add_flag("--fit", o->fit,
+                "size the CIM chip for the model, its context and sequences (organization.macros: auto)");
+  cmd->add_option("--area-mm2", o->area_mm2,
+                  "area budget of the CIM chip (mm2 at the comparison node); implies --fit");
   cmd->add_option("--threads", o->threads, "1 or 2: the float shadows beside the CIM pass")
       ->check(CLI::Range(1, 2))->capture_default_str();
   cmd->callback([o] {
@@ -220,8 +227,11 @@ void add_run(CLI::App& app) {
     if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     if (o->node != 0) hw.compare_at(o->node, "--node");
+    mapper::request_sizing(hw, o->fit, o->area_mm2, "--area-mm2");
     const mapper::Policy policy = mapper::parse_policy(o->policy);
     const Checkpoint ck = read_checkpoint(o->model);
+    const std::string note = mapper::fit_if_too_small(hw, ck.config, o->policy);
+    if (!note.empty()) std::cout << note;
     const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);
     // progress on an interactive terminal, unless --quiet
     const bool show = !o->quiet && ::isatty(2);

@@ -17,9 +17,14 @@ assert isinstance(d['utilization'], float) and 0 <= d['utilization'] <= 1, 'util
 e = d['energy_per_token_pj']
 assert e['cim'] > 0 and e['conventional'] > 0, 'energy_per_token_pj'
 assert d['macros_used'] <= d['hardware']['organization']['macros'], 'macros_used <= macros'
-assert abs(sum(d['ledgers']['conventional']['energy_pj_by_component'].values()) - e['conventional']) <= 1e-6 * e['conventional']
-cim = d['ledgers']['cim']['energy_pj'] + d['ledgers']['periphery']['energy_pj']
-assert abs(cim - e['cim']) <= 1e-6 * e['cim'], 'cim ledgers add up to energy_per_token_pj.cim'
+b = d['batch']
+for side in ('cim', 'conventional'):
+    assert abs(b['tokens_per_s'][side] - b['sequences'] * 1e9 / b['step_ns'][side]) <= 1e-9 * b['tokens_per_s'][side], 'tokens/s'
+# the ledgers are one token of sequence 0 alone; with one sequence that is the energy per token
+if b['sequences'] == 1:
+    assert abs(sum(d['ledgers']['conventional']['energy_pj_by_component'].values()) - e['conventional']) <= 1e-6 * e['conventional']
+    cim = d['ledgers']['cim']['energy_pj'] + d['ledgers']['periphery']['energy_pj']
+    assert abs(cim - e['cim']) <= 1e-6 * e['cim'], 'cim ledgers add up to energy_per_token_pj.cim'
 print('valid')
 " "$1" 2>&1
 }

@@ -4,6 +4,8 @@
 // an `organization.area_mm2` budget before placing; the placement then says what did not fit.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
@@ -37,6 +39,16 @@ int64_t macros_within_area(const HardwareSpec& hw, double area_mm2, const std::s
 // hw.organization.area_mm2 when set.
 Sizing size_chip(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                  int64_t context);
+
+// A request to size the chip (kvcim map/run --fit, --area-mm2): `fit` makes the spec's macros
+// auto; an area budget (mm^2) caps the sizing and implies fit. Errors name `where` and the field:
+// a budget that is not positive or smaller than one macro.
+void request_sizing(HardwareSpec& hw, bool fit, std::optional<double> area_mm2, const std::string& where);
+
+// kvcim map and run: a model whose weights exceed a fixed spec, with no overflow named in
+// `policy_text`, gets a chip sized for it (macros: auto) rather than a failure or nearly every
+// weight spilled. Returns the note saying so ("" when the spec is left as it is).
+std::string fit_if_too_small(HardwareSpec& hw, const cmodel::Config& c, const std::string& policy_text);
 
 // The spec with `macros` set from the sizing (no longer auto).
 HardwareSpec sized(HardwareSpec hw, const Sizing& s);
