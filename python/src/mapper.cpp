@@ -20,6 +20,8 @@
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/mapper/report.hpp"
 #include "kvcim/mapper/shape.hpp"
+#include "kvcim/mapper/sizing.hpp"
+#include "kvcim/cmodel/checkpoint.hpp"
 
 namespace kvcim::python {
 
@@ -363,19 +365,24 @@ void bind_mapper(py::module_& m) {
       "map",
       [](const py::object& model_or_shape, const py::object& spec, const py::object& policy,
          std::optional<int64_t> context) {
-        const ModelShape shape = as_shape(model_or_shape);
+        // the defaults of `kvcim map`: the embedded model; the context mapper::default_context
+        const ModelShape shape = model_or_shape.is_none()
+                                     ? shape_from_checkpoint(cmodel::default_model_path())
+                                     : as_shape(model_or_shape);
         const HardwareSpec hw = as_hardware(spec);
         const Policy pol = as_policy(policy);
-        const int64_t ctx = context.value_or(shape.config.seq_len);
         py::gil_scoped_release release;
+        const bool fit = hw.organization.macros_auto || hw.organization.area_mm2 > 0;
+        const int64_t ctx = context ? *context : default_context(shape, hw, pol, fit, "map: spec");
         return std::make_shared<Placement>(place(shape, hw, pol, ctx));
       },
-      py::arg("model_or_shape"), py::arg("spec") = py::none(), py::arg("policy") = py::none(),
-      py::arg("context") = py::none(),
+      py::arg("model_or_shape") = py::none(), py::arg("spec") = py::none(),
+      py::arg("policy") = py::none(), py::arg("context") = py::none(),
       "Places a model (Model, Config, ModelShape, preset name, 'dim=...' text or checkpoint "
-      "path) on a hardware spec (HardwareSpec, YAML path, dict; default: the shipped "
+      "path; default: the embedded model) on a hardware spec (HardwareSpec, YAML path, dict; default: the shipped "
       "sram_digital) under a policy (Policy, dict, text; default: weights first, fail on "
-      "overflow), with every sequence grown to `context` tokens (default: the model's seq_len).");
+      "overflow), with every sequence grown to `context` tokens (default, as `kvcim map`: the "
+      "model's seq_len, capped by what fits under overflow=fail on a chip not sized for the model).");
 }
 
 }  // namespace kvcim::python
