@@ -139,7 +139,8 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                        {"linear_backend", name(o.backends.linear)},
                        {"attention_backend", name(o.backends.attention)},
                        {"temperature", o.temperature}, {"top_p", o.top_p},
-                       {"policy", mapper::to_string(p.policy)}, {"threads", o.threads},
+                       // (not the thread count: the report is byte-identical with 1 or 2)
+                       {"policy", mapper::to_string(p.policy)},
                        {"evaluation", !o.eval_text.empty()},
                        {"eval_tokens", o.eval_text.empty() ? json(nullptr) : json(o.eval_tokens)}};
   report["seeds"] = {{"sampler", o.seed}, {"macro_noise", hw.macro.seed}};

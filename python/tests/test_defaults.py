@@ -62,7 +62,7 @@ def test_run_with_default_settings_equals_the_command(tmp_path):
         assert report[key] == command[key], key
     evaluation = command["accuracy"]["evaluation"]
     assert evaluation is not None and report["accuracy"]["evaluation"] == evaluation
-    assert command["options"]["threads"] == 2 and command["options"]["eval_tokens"] == 300
+    assert command["options"]["eval_tokens"] == 300  # (threads: not recorded, see the help test)
     assert command["options"]["top_p"] == pytest.approx(0.9)
     assert report == command
 
@@ -108,6 +108,10 @@ def test_not_computed_is_none_never_zero(tmp_path):
     assert offchip and all(m["utilization"] is None for m in offchip)
     onchip = [m for m in placed["weights"]["matrices"] if m["onchip_blocks"] > 0]
     assert all(m["utilization"] > 0 for m in onchip)
+    # no KV cell is ever written (KV off-chip): the lifetime is unlimited, None, not 0
+    source = pathlib.Path(os.environ.get("KVCIM_SOURCE_DIR", pathlib.Path(__file__).parents[2]))
+    endurance = kvcim.map(spec=str(source / "configs" / "hw" / "weights_only.yaml")).to_dict()["endurance"]
+    assert endurance["lifetime_tokens"] is None and endurance["lifetime_seconds"] is None
 
 
 def test_top_p_and_the_old_topp(tmp_path, capfd):
