@@ -36,9 +36,10 @@ json matrix_json(const MatrixPlacement& m, const HardwareSpec& hw) {
   j["first_macro"] = m.first_macro;
   int64_t cells = 0;
   for (int64_t b = 0; b < m.onchip_blocks; ++b) cells += m.block_cells(b, hw.macro);
+  // no block on chip: no utilisation to speak of (null, never 0)
   j["utilization"] = m.onchip_blocks
-                         ? static_cast<double>(cells) / (static_cast<double>(m.onchip_blocks) * hw.macro_cells())
-                         : 0.0;
+                         ? json(static_cast<double>(cells) / (static_cast<double>(m.onchip_blocks) * hw.macro_cells()))
+                         : json(nullptr);
   return j;
 }
 

@@ -123,4 +123,19 @@ HardwareSpec sized(HardwareSpec hw, const Sizing& s) {
   return hw;
 }
 
+int64_t default_context(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy, bool fit,
+                        const std::string& where) {
+  int64_t context = shape.config.seq_len;
+  if (!fit && effective_policy(hw, policy).overflow == KvOverflow::fail) {
+    const Placement empty = place(shape, hw, policy, 0);
+    const int64_t fits = empty.kv.pages_per_stream() * empty.kv.tokens_per_page;
+    if (fits == 0)
+      fail(where, "KV capacity", "0 tokens",
+           "no KV page fits beside the weights (policy overflow=fail); use --fit, --policy "
+           "overflow=spill, kv_fraction=..., or a spec with more macros");
+    context = std::min(context, fits);
+  }
+  return context;
+}
+
 }  // namespace kvcim::mapper

@@ -2,6 +2,7 @@
 
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/macro_map.hpp"
 #include "kvcim/mapper/policy.hpp"
 
 namespace kvcim::runtime {
@@ -22,17 +23,27 @@ json energy_json(const energy::Breakdown& b, int tokens) {
           {"breakdown", by_component},
           {"by_op", by_op},
           {"by_layer", by_layer},
-          {"model_level_pj", b.layer_energy_aj.empty() ? 0.0 : b.layer_energy_aj.back() * 1e-6},
+          {"model_level_pj", b.layer_energy_aj.empty() ? json(nullptr) : json(b.layer_energy_aj.back() * 1e-6)},
           {"latency_ns", b.latency_ns()},
           {"per_token_latency_ns", b.latency_ns() / n}};
 }
 
 namespace {
 
-json steps_json(const std::vector<StepAccuracy>& steps) {
+// Per step: the accuracy of the step, and the KV cache the step attended over (every token so
+// far, in pages: kv_pages of all streams, kv_occupancy = kv_pages / the KV page slots on chip).
+json steps_json(const std::vector<StepAccuracy>& steps, const mapper::KvLayout& kv) {
   json pos = json::array(), agree = json::array(), kl = json::array(), mx = json::array(),
-       mean = json::array(), margin = json::array();
+       mean = json::array(), margin = json::array(), kv_tokens = json::array(),
+       kv_pages = json::array(), kv_occupancy = json::array();
   for (const StepAccuracy& s : steps) {
+    const int64_t tokens = int64_t{s.pos} + 1;
+    const int64_t pages = kv.tokens_per_page > 0
+                              ? kv.streams() * ((tokens + kv.tokens_per_page - 1) / kv.tokens_per_page)
+                              : 0;
+    kv_tokens.push_back(tokens);
+    kv_pages.push_back(pages);
+    kv_occupancy.push_back(kv.slots() > 0 ? json(double(pages) / double(kv.slots())) : json(nullptr));
     pos.push_back(s.pos);
     agree.push_back(s.top1_agree);
     kl.push_back(s.kl);
@@ -41,7 +52,8 @@ json steps_json(const std::vector<StepAccuracy>& steps) {
     margin.push_back(s.reference_margin);
   }
   return {{"position", pos}, {"top1_agree", agree}, {"kl", kl}, {"max_abs_error", mx},
-          {"mean_abs_error", mean}, {"reference_margin", margin}};
+          {"mean_abs_error", mean}, {"reference_margin", margin}, {"kv_tokens", kv_tokens},
+          {"kv_pages", kv_pages}, {"kv_occupancy", kv_occupancy}};
 }
 
 json interval_json(const Interval& i) {
@@ -61,7 +73,7 @@ json evaluation_json(const GenerationResult& r, const SessionOptions& o) {
           {"text_tokens", e.text_tokens},
           {"prompts", r.eval_prompts},
           {"seed", o.eval_seed},
-          {"sampling", {{"temperature", 1.0}, {"topp", 1.0}}},
+          {"sampling", {{"temperature", 1.0}, {"top_p", 1.0}}},
           {"bootstrap", {{"method", "expanded percentile"}, {"resample", "sequences"},
                          {"resamples", e.bootstrap.resamples}, {"confidence", e.bootstrap.confidence},
                          {"seed", e.bootstrap.seed}}},
@@ -126,8 +138,11 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
   report["options"] = {{"prompt", o.prompt}, {"steps", o.steps},
                        {"linear_backend", name(o.backends.linear)},
                        {"attention_backend", name(o.backends.attention)},
-                       {"temperature", o.temperature}, {"topp", o.topp},
-                       {"policy", mapper::to_string(p.policy)}};
+                       {"temperature", o.temperature}, {"top_p", o.top_p},
+                       // (not the thread count: the report is byte-identical with 1 or 2)
+                       {"policy", mapper::to_string(p.policy)},
+                       {"evaluation", !o.eval_text.empty()},
+                       {"eval_tokens", o.eval_text.empty() ? json(nullptr) : json(o.eval_tokens)}};
   report["seeds"] = {{"sampler", o.seed}, {"macro_noise", hw.macro.seed}};
   report["spec"] = spec_json(hw);
   report["tokens"] = r.tokens;
@@ -144,15 +159,17 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                                         {"reference", r.evaluation ? json(r.evaluation->perplexity_reference.value) : json(nullptr)},
                                         {"cim", r.evaluation ? json(r.evaluation->perplexity_cim.value) : json(nullptr)}}},
                         {"evaluation", evaluation_json(r, o)}};
-  report["steps"] = steps_json(r.steps);
+  report["steps"] = steps_json(r.steps, p.kv);
   json energy = {{"cim", energy_json(cim, r.forward_passes)},
                  {"conventional", energy_json(conv, r.forward_passes)},
                  {"forward_passes", r.forward_passes},
                  {"weight_load_pj", load.energy_pj()}};
-  energy["conventional_over_cim"] = cim.energy_aj > 0 ? double(conv.energy_aj) / double(cim.energy_aj) : 0.0;
+  // a ratio over no CIM energy is not computed: null, never 0
+  energy["conventional_over_cim"] =
+      cim.energy_aj > 0 ? json(double(conv.energy_aj) / double(cim.energy_aj)) : json(nullptr);
   energy["conventional_iso_area"] = energy_json(conv_iso, r.forward_passes);
   energy["conventional_over_cim_iso_area"] =
-      cim.energy_aj > 0 ? double(conv_iso.energy_aj) / double(cim.energy_aj) : 0.0;
+      cim.energy_aj > 0 ? json(double(conv_iso.energy_aj) / double(cim.energy_aj)) : json(nullptr);
   // what the figures assume: one node, the tables and factors, SRAM banks, terms, areas, context
   energy["conditions"] = mapper::energy_conditions(hw);
   energy["conditions"]["context"] = {{"positions", r.forward_passes},
@@ -166,7 +183,9 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                        {"fragmentation", f.fragmentation}, {"max_context_tokens", f.max_context_tokens},
                        {"kv_cell_writes_per_token", f.kv_cell_writes_per_token},
                        {"weights_onchip_fraction", f.weights_onchip_fraction},
-                       {"latency_bound_ns_per_token", f.latency_ns_cim}};
+                       {"latency_bound_ns_per_token", f.latency_ns_cim},
+                       {"kv_tokens_per_page", p.kv.tokens_per_page}, {"kv_page_slots", p.kv.slots()},
+                       {"macro_map", mapper::macro_map_json(p)}};
   return report;
 }
 

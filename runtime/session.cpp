@@ -89,7 +89,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   // the CIM run, its shadow fed the same tokens, and a free-running reference
   ReferenceBackend shadow(c, w), free_ref(c, w);
   RunState s_cim(c), s_shadow(c), s_free(c);
-  Sampler sample_cim(o.temperature, o.topp, o.seed), sample_ref(o.temperature, o.topp, o.seed);
+  Sampler sample_cim(o.temperature, o.top_p, o.seed), sample_ref(o.temperature, o.top_p, o.seed);
   int token = prompt[0], ref_token = prompt[0];
   bool ref_done = false;
   r.tokens.push_back(token);

@@ -17,12 +17,12 @@ int argmax(const float* x, int n) {
   return best;
 }
 
-Sampler::Sampler(float temperature, float topp, uint64_t seed)
-    : temperature_(temperature), topp_(topp), seed_(seed), state_(seed) {
+Sampler::Sampler(float temperature, float top_p, uint64_t seed)
+    : temperature_(temperature), top_p_(top_p), seed_(seed), state_(seed) {
   if (!(temperature >= 0.0f) || !std::isfinite(temperature))
     fail("sampler", "temperature", std::to_string(temperature), "expected a number >= 0");
-  if (!(topp >= 0.0f && topp <= 1.0f))
-    fail("sampler", "topp", std::to_string(topp), "expected a number in [0, 1]");
+  if (!(top_p >= 0.0f && top_p <= 1.0f))
+    fail("sampler", "top_p", std::to_string(top_p), "expected a number in [0, 1]");
   if (state_ == 0) state_ = 0x9E3779B97F4A7C15ull;  // xorshift must not start at 0
 }
 
@@ -53,7 +53,7 @@ int Sampler::sample(const Vector& logits) {
   for (float p : probs)
     if (!std::isfinite(p)) return argmax(logits.data(), n);
   const float coin = random_f32();
-  if (topp_ <= 0.0f || topp_ >= 1.0f) {
+  if (top_p_ <= 0.0f || top_p_ >= 1.0f) {
     // sample from the whole distribution
     float cdf = 0.0f;
     for (int i = 0; i < n; ++i) {
@@ -62,18 +62,18 @@ int Sampler::sample(const Vector& logits) {
     }
     return n - 1;
   }
-  // top-p: the smallest set of most likely tokens whose probability exceeds topp
-  const float cutoff = (1.0f - topp_) / (n - 1);
+  // top-p: the smallest set of most likely tokens whose probability exceeds top_p
+  const float cutoff = (1.0f - top_p_) / (n - 1);
   std::vector<int> idx;
   for (int i = 0; i < n; ++i)
     if (probs[i] >= cutoff) idx.push_back(i);
-  if (idx.empty()) return argmax(probs.data(), n);  // n == 1: the cutoff (1 - topp) / 0 is inf
+  if (idx.empty()) return argmax(probs.data(), n);  // n == 1: the cutoff (1 - top_p) / 0 is inf
   std::stable_sort(idx.begin(), idx.end(), [&](int a, int b) { return probs[a] > probs[b]; });
   float cumulative = 0.0f;
   size_t last = idx.size() - 1;
   for (size_t i = 0; i < idx.size(); ++i) {
     cumulative += probs[idx[i]];
-    if (cumulative > topp_) {
+    if (cumulative > top_p_) {
       last = i;
       break;
     }

@@ -67,22 +67,26 @@ def map_point(document):
     return result
 
 
-RUN_OPTIONS = {"prompt", "steps", "backends", "seed", "temperature", "topp", "eval_text",
-               "eval_text_path", "eval_tokens"}
+RUN_OPTIONS = {"prompt", "steps", "backends", "seed", "temperature", "top_p", "topp",
+               "eval_text", "eval_text_path", "eval_tokens", "threads"}
 MAP_OPTIONS = {"context", "steps", "shape", "placement"}
 
 
 def run_point(document):
     from .report import run
-    options = document.get("run") or {}
+    options = dict(document.get("run") or {})
+    if "topp" in options:  # the old spelling
+        options.setdefault("top_p", options.pop("topp"))
+    # A sweep point evaluates accuracy on the generation only unless it asks for the evaluation
+    # (eval_text, eval_text_path or eval_tokens), and runs 32 steps unless told otherwise.
+    wants_eval = any(k in options for k in ("eval_text", "eval_text_path", "eval_tokens"))
+    extra = {k: options[k] for k in ("prompt", "seed", "temperature", "top_p", "eval_text",
+                                      "eval_text_path", "eval_tokens", "threads") if k in options}
+    if not wants_eval:
+        extra["eval_text_path"] = ""
     report = run(model=document.get("model"), spec=hardware(document),
-                 prompt=options.get("prompt", "Once upon a time"),
                  steps=options.get("steps", 32), backends=options.get("backends"),
-                 policy=document.get("policy"), tokenizer=document.get("tokenizer"),
-                 seed=options.get("seed", 42), temperature=options.get("temperature", 0.0),
-                 topp=options.get("topp", 0.9), eval_text=options.get("eval_text"),
-                 eval_text_path=options.get("eval_text_path"),
-                 eval_tokens=options.get("eval_tokens"))
+                 policy=document.get("policy"), tokenizer=document.get("tokenizer"), **extra)
     d = report.to_dict()
     energy = {k: v for k, v in d["energy"].items() if k != "simulated_events"}
     return {"energy": energy, "accuracy": d["accuracy"], "mapping": d["mapping"],

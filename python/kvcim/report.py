@@ -11,6 +11,7 @@ and report.per_token its per-token arrays (nll_reference, nll_cim, kl, top1_agre
 import copy
 import json
 import os
+import sys
 
 import numpy as np
 
@@ -69,6 +70,23 @@ class Report:
         os.replace(tmp, path)
         return path
 
+    def to_html(self):
+        """The report as one self-contained HTML page (text): what `kvcim run --html` writes."""
+        return _core.html_report(json.dumps(self._data))
+
+    def write_html(self, path):
+        """Writes to_html() atomically (temporary file, then rename); returns the path."""
+        path = os.fspath(path)
+        page = self.to_html()
+        tmp = f"{path}.tmp{os.getpid()}"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(page)
+        except OSError as e:
+            raise _core.Error(f"{path}: output file = unwritable: {e.strerror}") from None
+        os.replace(tmp, path)
+        return path
+
     def __getitem__(self, key):
         return self._data[key]
 
@@ -87,10 +105,11 @@ class Report:
 
     def __repr__(self):
         e, a = self.energy, self.accuracy
+        ratio = e.get("conventional_over_cim")
         return (f"Report(steps={a.get('steps')}, top1_agreement={a.get('top1_agreement'):.4f}, "
                 f"kl_mean={a.get('kl_mean'):.3g}, cim_pj_per_token="
                 f"{e['cim']['per_token_pj']:.4g}, conventional_over_cim="
-                f"{e.get('conventional_over_cim', float('nan')):.2f})")
+                f"{'None' if ratio is None else format(ratio, '.2f')})")
 
 
 def _hardware(spec):
@@ -138,23 +157,38 @@ def _eval_tokens(n):
     return int(n)
 
 
-def run(model=None, spec=None, prompt="Once upon a time", steps=64, backends=None, policy=None,
-        tokenizer=None, seed=42, temperature=0.0, topp=0.9, eval_text=None, eval_text_path=None,
-        eval_tokens=None, progress=None):
-    """Runs a whole generation on CIM beside the float reference (what `kvcim run` does).
+# The defaults of `kvcim run`, read from the C++ side (runtime/defaults.hpp) so they cannot drift.
+_RUN = _core.defaults()["run"]
+_TOP_P = round(_RUN["top_p"], 6)  # the float 0.9f as the 0.9 it was written as
+_DEFAULT_EVAL = object()          # eval_text_path not given: the shipped text, as `kvcim run`
+
+
+def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backends=None,
+        policy=None, tokenizer=None, seed=_RUN["seed"], temperature=_RUN["temperature"],
+        top_p=_TOP_P, eval_text=None, eval_text_path=_DEFAULT_EVAL,
+        eval_tokens=_RUN["eval_tokens"], threads=_RUN["threads"], progress=None, topp=None):
+    """Runs a whole generation on CIM beside the float reference (what `kvcim run` does, with its
+    defaults).
 
     model: a Model, a checkpoint path or None (the embedded model). spec: a HardwareSpec, a YAML
     path, a dict or None (configs/hw/sram_digital.yaml). backends: "cim" (default), "reference",
     "rtl" (attention on the Verilated tile), or {"linear": ..., "attention": ...}. policy: a
-    Policy, a dict or text. The teacher-forced evaluation (docs/accuracy.md) runs when any of
-    eval_text / eval_text_path (the text added to the sampled sequences) / eval_tokens (tokens
-    sampled from the reference; default 10,000; alone it uses the shipped text) is given; by
-    default none runs and perplexity is None. progress: called as progress(done, total) after
-    every forward pass of the generation."""
+    Policy, a dict or text. The teacher-forced evaluation (docs/accuracy.md) runs by default, as
+    with `kvcim run`: eval_tokens (10,000) tokens sampled from the reference plus the text of
+    eval_text_path (the shipped one); eval_text gives the text itself instead of a file;
+    eval_text_path="" (or None, or eval_text="") skips the evaluation, and then perplexity is
+    None. top_p: the nucleus sampling threshold (topp= is the old spelling, deprecated).
+    threads: 1 or 2 (the float shadows beside the CIM pass; the results do not depend on it).
+    progress: called as progress(done, total) after every forward pass of the generation."""
+    if topp is not None:
+        print("kvcim.run: topp= is deprecated, use top_p=", file=sys.stderr)
+        top_p = topp
+    if eval_text_path is _DEFAULT_EVAL:
+        eval_text_path = None if eval_text is not None else _core.default_eval_text_path()
     linear, attention = _backends(backends)
     text = _core._run(model, _hardware(spec), _policy(policy),
                       None if tokenizer is None else os.fspath(tokenizer), prompt, int(steps),
-                      linear, attention, int(seed), float(temperature), float(topp), eval_text,
+                      linear, attention, int(seed), float(temperature), float(top_p), eval_text,
                       None if eval_text_path is None else os.fspath(eval_text_path),
-                      None if eval_tokens is None else _eval_tokens(eval_tokens), progress)
+                      _eval_tokens(eval_tokens), int(threads), progress)
     return Report(json.loads(text))

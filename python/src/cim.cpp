@@ -8,6 +8,7 @@
 #include <random>
 
 #include "bindings.hpp"
+#include "kvcim/runtime/defaults.hpp"
 #include "kvcim/cmodel/cim/attention_tile.hpp"
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/error.hpp"
@@ -310,8 +311,9 @@ void bind_cim(py::module_& m) {
                     "-DKVCIM_WITH_RTL=ON and Verilator installed)");
 #endif
       },
-      py::arg("trials") = 100, py::arg("seed") = 1, py::arg("tokens") = py::none(),
-      py::arg("backpressure") = 0.0,
+      // the defaults of `kvcim cosim` (runtime/defaults.hpp); tokens None: random, as --tokens 0
+      py::arg("trials") = runtime::CosimDefaults::trials, py::arg("seed") = runtime::CosimDefaults::seed,
+      py::arg("tokens") = py::none(), py::arg("backpressure") = runtime::CosimDefaults::backpressure,
       "Random attention problems on the C model and on the RTL tile, compared bit for bit "
       "(results and event counters). Returns a dict of counts and the first mismatch.");
 }

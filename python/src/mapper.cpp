@@ -15,10 +15,13 @@
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/macro_map.hpp"
 #include "kvcim/mapper/placement.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/mapper/report.hpp"
 #include "kvcim/mapper/shape.hpp"
+#include "kvcim/mapper/sizing.hpp"
+#include "kvcim/cmodel/checkpoint.hpp"
 
 namespace kvcim::python {
 
@@ -182,71 +185,6 @@ py::dict figures_dict(const Figures& f) {
   return d;
 }
 
-// Per macro: its role and the fraction of its cells holding data. Weight macros from their
-// blocks; the KV macros (kv.macros of them right after the weight macros, as `kvcim map --json`
-// says in kv.first_macro) from the pages in use, laid over the KV area by cell count (the mapper
-// counts KV tiles by cell area).
-constexpr int64_t kMaxMacroMap = 1 << 16;
-
-struct MacroMap {
-  std::vector<double> used_cells;
-  std::vector<uint8_t> role;  // 0 unused, 1 weights, 2 kv
-  bool truncated = false;
-};
-
-MacroMap macro_map(const Placement& p) {
-  const int64_t total = p.hw.organization.macros;
-  const int64_t n = std::min(total, kMaxMacroMap);
-  const double cells = static_cast<double>(p.hw.macro_cells());
-  MacroMap out;
-  out.used_cells.assign(n, 0.0);
-  out.role.assign(n, 0);
-  out.truncated = total > n;
-  for (const auto& m : p.weights.matrices)
-    for (int64_t b = 0; b < m.onchip_blocks; ++b) {
-      const int64_t macro = m.first_macro + b;
-      if (macro >= n) break;
-      out.role[macro] = 1;
-      out.used_cells[macro] += static_cast<double>(m.block_cells(b, p.hw.macro));
-    }
-  const KvLayout& kv = p.kv;
-  const int64_t kv_first = p.weights.macros_used;
-  for (int64_t i = kv_first; i < std::min(n, kv_first + kv.macros); ++i) out.role[i] = 2;
-  // without block tables (placements beyond kMaxGrownPages) KV cells are not located
-  if (kv.pages_per_tile <= 0 || kv.tokens_per_page <= 0 || !p.allocator_grown) return out;
-  auto add_cells = [&](double offset, double used) {  // KV-area cells -> macros
-    while (used > 0) {
-      const int64_t macro = kv_first + static_cast<int64_t>(offset / cells);
-      if (macro >= n) return;
-      const double room = cells - std::fmod(offset, cells);
-      const double take = std::min(room, used);
-      out.used_cells[macro] += take;
-      used -= take;
-      offset += take;
-    }
-  };
-  const double page_cells = static_cast<double>(kv.page_cells());
-  const double token_cells = static_cast<double>(kv.token_cells());
-  for (int seq = 0; seq < kv.sequences; ++seq) {
-    const int64_t length = p.allocator.length(seq);
-    for (int layer = 0; layer < kv.layers; ++layer)
-      for (int head = 0; head < kv.stored_heads; ++head) {
-        const auto& table = p.allocator.block_table(p.allocator.stream(seq, layer, head));
-        for (size_t page = 0; page < table.size(); ++page) {
-          if (table[page].where != Where::cim) continue;
-          const int64_t first = static_cast<int64_t>(page) * kv.tokens_per_page;
-          const int64_t tokens = std::clamp<int64_t>(length - first, 0, kv.tokens_per_page);
-          const int64_t slot = table[page].slot;
-          const double offset = static_cast<double>(slot / kv.pages_per_tile) *
-                                    static_cast<double>(kv.tile_cells) +
-                                static_cast<double>(slot % kv.pages_per_tile) * page_cells;
-          add_cells(offset, static_cast<double>(tokens) * token_cells);
-        }
-      }
-  }
-  return out;
-}
-
 py::dict ledger_dict(const energy::Ledger& l, const HardwareSpec& hw) {
   const energy::Costs costs = hw.costs(), kv_costs = hw.kv_costs();
   return to_python(l.to_json(costs, &kv_costs)).cast<py::dict>();
@@ -275,12 +213,11 @@ py::dict placement_dict(const Placement& p) {
   py::dict d = to_python(j).cast<py::dict>();
   const MacroMap mm = macro_map(p);
   const double cells = static_cast<double>(p.hw.macro_cells());
-  static const char* roles[] = {"unused", "weights", "kv"};
   py::list macros;
   for (size_t i = 0; i < mm.used_cells.size(); ++i) {
     py::dict md;
     md["macro"] = i;
-    md["role"] = roles[mm.role[i]];
+    md["role"] = macro_role_name(mm.role[i]);
     md["utilization"] = cells > 0 ? std::min(1.0, mm.used_cells[i] / cells) : 0.0;
     macros.append(md);
   }
@@ -433,19 +370,24 @@ void bind_mapper(py::module_& m) {
       "map",
       [](const py::object& model_or_shape, const py::object& spec, const py::object& policy,
          std::optional<int64_t> context) {
-        const ModelShape shape = as_shape(model_or_shape);
+        // the defaults of `kvcim map`: the embedded model; the context mapper::default_context
+        const ModelShape shape = model_or_shape.is_none()
+                                     ? shape_from_checkpoint(cmodel::default_model_path())
+                                     : as_shape(model_or_shape);
         const HardwareSpec hw = as_hardware(spec);
         const Policy pol = as_policy(policy);
-        const int64_t ctx = context.value_or(shape.config.seq_len);
         py::gil_scoped_release release;
+        const bool fit = hw.organization.macros_auto || hw.organization.area_mm2 > 0;
+        const int64_t ctx = context ? *context : default_context(shape, hw, pol, fit, "map: spec");
         return std::make_shared<Placement>(place(shape, hw, pol, ctx));
       },
-      py::arg("model_or_shape"), py::arg("spec") = py::none(), py::arg("policy") = py::none(),
-      py::arg("context") = py::none(),
+      py::arg("model_or_shape") = py::none(), py::arg("spec") = py::none(),
+      py::arg("policy") = py::none(), py::arg("context") = py::none(),
       "Places a model (Model, Config, ModelShape, preset name, 'dim=...' text or checkpoint "
-      "path) on a hardware spec (HardwareSpec, YAML path, dict; default: the shipped "
+      "path; default: the embedded model) on a hardware spec (HardwareSpec, YAML path, dict; default: the shipped "
       "sram_digital) under a policy (Policy, dict, text; default: weights first, fail on "
-      "overflow), with every sequence grown to `context` tokens (default: the model's seq_len).");
+      "overflow), with every sequence grown to `context` tokens (default, as `kvcim map`: the "
+      "model's seq_len, capped by what fits under overflow=fail on a chip not sized for the model).");
 }
 
 }  // namespace kvcim::python

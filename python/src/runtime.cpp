@@ -10,6 +10,8 @@
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
+#include "kvcim/runtime/defaults.hpp"
+#include "kvcim/runtime/html_report.hpp"
 #include "kvcim/runtime/report.hpp"
 #include "kvcim/runtime/run_job.hpp"
 #ifdef KVCIM_HAVE_RTL
@@ -27,27 +29,27 @@ void bind_runtime(py::module_& m) {
       [](const py::object& model, const mapper::HardwareSpec& hw, const mapper::Policy& policy,
          const std::optional<std::string>& tokenizer_path, const std::string& prompt, int steps,
          const std::string& linear, const std::string& attention, uint64_t seed, float temperature,
-         float topp, const std::optional<std::string>& eval_text,
-         const std::optional<std::string>& eval_text_path, const std::optional<int>& eval_tokens,
+         float top_p, const std::optional<std::string>& eval_text,
+         const std::optional<std::string>& eval_text_path, int eval_tokens, int threads,
          const py::object& progress) {
         SessionOptions so;
         so.prompt = prompt;
         so.steps = steps;
         so.seed = seed;
         so.temperature = temperature;
-        so.topp = topp;
+        so.top_p = top_p;
+        if (threads < 1 || threads > 2) fail("run", "threads", std::to_string(threads), "expected 1 or 2");
+        so.threads = threads;
         so.backends = parse_backends("backends.linear", linear, "backends.attention", attention);
-        if (eval_text && eval_text_path)
+        if (eval_text && eval_text_path && !eval_text_path->empty())
           fail("run", "eval_text", "given with eval_text_path", "expected one of the two");
+        if (eval_tokens < 1) fail("run", "eval_tokens", std::to_string(eval_tokens), "expected at least 1");
+        so.eval_tokens = eval_tokens;
+        // As `kvcim run`: the evaluation text is a file (the shipped one by default; '' or None
+        // skips the evaluation), or the text itself (eval_text; '' skips it).
+        std::string eval_path = eval_text ? "" : eval_text_path.value_or("");
         if (eval_text) so.eval_text = *eval_text;
-        if (eval_text_path) so.eval_text = read_eval_text(*eval_text_path);
-        // eval_tokens alone asks for the evaluation with the shipped text, as `kvcim run` does
-        std::string eval_path = eval_text_path.value_or("");
-        if (eval_tokens) {
-          if (*eval_tokens < 1) fail("run", "eval_tokens", std::to_string(*eval_tokens), "expected at least 1");
-          so.eval_tokens = *eval_tokens;
-          if (!eval_text && !eval_text_path) so.eval_text = read_eval_text(eval_path = default_eval_text_path());
-        }
+        else if (!eval_path.empty()) so.eval_text = read_eval_text(eval_path);
 
         // The checkpoint: the Model's own weights (copied), or read from a path.
         Checkpoint ck;
@@ -91,9 +93,48 @@ void bind_runtime(py::module_& m) {
       },
       py::arg("model"), py::arg("hw"), py::arg("policy"), py::arg("tokenizer"), py::arg("prompt"),
       py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),
-      py::arg("temperature"), py::arg("topp"), py::arg("eval_text"), py::arg("eval_text_path"),
-      py::arg("eval_tokens"), py::arg("progress"),
+      py::arg("temperature"), py::arg("top_p"), py::arg("eval_text"), py::arg("eval_text_path"),
+      py::arg("eval_tokens"), py::arg("threads"), py::arg("progress"),
       "The report of `kvcim run` as JSON text; use kvcim.run(), which wraps it in a Report.");
+  m.def(
+      "html_report",
+      [](const std::string& report_json) {
+        nlohmann::json report;
+        try {
+          report = nlohmann::json::parse(report_json);
+        } catch (const nlohmann::json::exception& e) {
+          fail("html_report", "report_json", "invalid", e.what());
+        }
+        py::gil_scoped_release release;
+        return html_report(report);
+      },
+      py::arg("report_json"),
+      "The run report (JSON text of `kvcim run --json`) as one self-contained HTML page "
+      "(what `kvcim run --html` writes).");
+  m.def(
+      "defaults",
+      [] {
+        py::dict run, cosim;
+        run["prompt"] = RunDefaults::prompt;
+        run["steps"] = RunDefaults::steps;
+        run["seed"] = RunDefaults::seed;
+        run["temperature"] = RunDefaults::temperature;
+        run["top_p"] = RunDefaults::top_p;
+        run["threads"] = RunDefaults::threads;
+        run["eval_tokens"] = RunDefaults::eval_tokens;
+        run["eval_text_path"] = default_eval_text_path();
+        run["backend"] = RunDefaults::backend;
+        cosim["trials"] = CosimDefaults::trials;
+        cosim["seed"] = CosimDefaults::seed;
+        cosim["tokens"] = CosimDefaults::tokens;
+        cosim["backpressure"] = CosimDefaults::backpressure;
+        py::dict d;
+        d["run"] = run;
+        d["cosim"] = cosim;
+        return d;
+      },
+      "The defaults of `kvcim run` and `kvcim cosim`, which kvcim.run() and kvcim.cosim() share "
+      "(runtime/defaults.hpp).");
   m.def("default_eval_text_path", &default_eval_text_path,
         "The shipped evaluation text (testdata/eval/tinystories_eval.txt).");
 }

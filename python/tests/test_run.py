@@ -14,6 +14,8 @@ from conftest import SOURCE_DIR
 
 ANALOG = SOURCE_DIR / "configs" / "hw" / "sram_analog.yaml"
 EVAL = SOURCE_DIR / "testdata" / "eval" / "tinystories_eval.txt"
+# The evaluation runs by default, as with `kvcim run`; tests that do not need it skip it.
+NO_EVAL = {"eval_text_path": ""}
 
 
 def kvcim_exe():
@@ -38,7 +40,7 @@ def test_report_equals_the_kvcim_run_command(tmp_path):
 
 
 def test_report_fields_and_per_step_arrays():
-    report = kvcim.run(steps=10, prompt="Lily and Tom")
+    report = kvcim.run(steps=10, prompt="Lily and Tom", **NO_EVAL)
     assert report.schema_version == 1
     assert len(report.tokens) == 10 and len(report.reference_tokens) == 10
     for name in ("position", "top1_agree", "kl", "max_abs_error", "mean_abs_error"):
@@ -58,12 +60,15 @@ def test_report_fields_and_per_step_arrays():
     assert again.to_dict() == report.to_dict()
 
 
-def test_no_evaluation_by_default_and_perplexity_is_none():
-    report = kvcim.run(steps=6)
+@pytest.mark.parametrize("skip", [{"eval_text_path": ""}, {"eval_text_path": None},
+                                  {"eval_text": ""}])
+def test_no_evaluation_when_skipped_and_perplexity_is_none(skip):
+    report = kvcim.run(steps=6, **skip)
     assert report.evaluation is None and report.per_token is None
     perplexity = report.accuracy["perplexity"]
     assert perplexity["reference"] is None and perplexity["cim"] is None
     assert perplexity["eval_tokens"] == 0
+    assert report["options"]["evaluation"] is False and report["options"]["eval_tokens"] is None
     assert "Report(" in repr(report)
 
 
@@ -101,12 +106,12 @@ def test_fewer_adc_bits_cost_accuracy():
     kl = {}
     for bits in (3, 8):
         hw["macro"]["adc_bits"] = bits
-        kl[bits] = kvcim.run(spec=hw, steps=16).accuracy["kl_mean"]
+        kl[bits] = kvcim.run(spec=hw, steps=16, **NO_EVAL).accuracy["kl_mean"]
     assert kl[3] > 10 * kl[8]
 
 
 def test_reference_backends_agree_with_the_float_model():
-    report = kvcim.run(steps=12, backends="reference")
+    report = kvcim.run(steps=12, backends="reference", **NO_EVAL)
     assert report.tokens == report.reference_tokens
     assert report.accuracy["top1_agreement"] == 1.0
     assert report.accuracy["kl_mean"] == pytest.approx(0.0, abs=1e-9)
@@ -128,21 +133,21 @@ def test_run_errors_are_kvcim_errors():
 
 def test_progress_callback_and_an_exception_from_it():
     calls = []
-    kvcim.run(steps=6, progress=lambda done, total: calls.append((done, total)))
+    kvcim.run(steps=6, progress=lambda done, total: calls.append((done, total)), **NO_EVAL)
     assert calls == [(i, 6) for i in range(1, 7)]
 
     def stop(done, total):
         if done == 3:
             raise KeyboardInterrupt  # what Ctrl-C raises in the callback's place
     with pytest.raises(KeyboardInterrupt):
-        kvcim.run(steps=8, progress=stop)
-    assert kvcim.run(steps=6).accuracy["steps"] == 6  # usable afterwards
+        kvcim.run(steps=8, progress=stop, **NO_EVAL)
+    assert kvcim.run(steps=6, **NO_EVAL).accuracy["steps"] == 6  # usable afterwards
 
 
 @pytest.mark.skipif(not kvcim.HAVE_RTL, reason="needs a build with the Verilated tile")
 def test_rtl_attention_gives_the_c_model_report():
-    cim = kvcim.run(steps=10, backends="cim").to_dict()
-    rtl = kvcim.run(steps=10, backends="rtl").to_dict()
+    cim = kvcim.run(steps=10, backends="cim", **NO_EVAL).to_dict()
+    rtl = kvcim.run(steps=10, backends="rtl", **NO_EVAL).to_dict()
     for key in ("tokens", "accuracy", "steps"):
         assert rtl[key] == cim[key]
 
@@ -155,14 +160,14 @@ def test_run_sweep_equals_direct_runs(tmp_path):
     hw = kvcim.HardwareSpec.from_yaml(ANALOG).to_dict()
     for r in result.records:
         hw["macro"]["adc_bits"] = r["overrides"]["hardware.macro.adc_bits"]
-        direct = kvcim.run(spec=hw, steps=10).to_dict()
+        direct = kvcim.run(spec=hw, steps=10, **NO_EVAL).to_dict()
         assert r["result"]["accuracy"] == direct["accuracy"]
         assert r["result"]["energy"]["cim"] == direct["energy"]["cim"]
         assert r["result"]["tokens"] == direct["tokens"]
 
 
 def test_energy_conditions_travel_with_the_report():
-    r = kvcim.run(steps=8)
+    r = kvcim.run(steps=8, **NO_EVAL)
     c = r.conditions
     assert c["node_nm"] == 5.0 and c["context"]["positions"] == 8
     assert "leakage" in c["included"] and "on-chip interconnect" in c["included"]
@@ -172,7 +177,7 @@ def test_energy_conditions_travel_with_the_report():
     assert e["cim"]["breakdown"]["leakage"] > 0.0 and e["conventional"]["breakdown"]["interconnect"] > 0.0
     hw = kvcim.HardwareSpec.default()
     hw.compare_at(45)
-    at45 = kvcim.run(spec=hw, steps=8)
+    at45 = kvcim.run(spec=hw, steps=8, **NO_EVAL)
     assert at45.conditions["node_nm"] == 45.0
     # the same events, priced at 45 nm: both sides cost more
     assert at45.energy["cim"]["total_pj"] > 5 * e["cim"]["total_pj"]

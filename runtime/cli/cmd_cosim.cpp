@@ -9,16 +9,18 @@
 
 #include "commands.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/runtime/defaults.hpp"
 #include "kvcim/testbench/rtl_tile.hpp"
 
 namespace kvcim::cli {
 
 void add_cosim(CLI::App& app) {
   struct Opts {
-    int trials = 1000, tokens = 0;
-    uint64_t seed = 1;
+    // the defaults are kvcim.cosim()'s too (runtime/defaults.hpp)
+    int trials = runtime::CosimDefaults::trials, tokens = runtime::CosimDefaults::tokens;
+    uint64_t seed = runtime::CosimDefaults::seed;
     std::string trace;
-    double backpressure = 0.0;
+    double backpressure = runtime::CosimDefaults::backpressure;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("cosim", "Co-simulate the RTL attention tile against its C model");

@@ -67,18 +67,8 @@ void add_map(CLI::App& app) {
     if (o->fit) hw.organization.macros_auto = true;
     const std::string note = mapper::fit_if_too_small(hw, shape.config, o->policy);
     const bool fit = hw.organization.macros_auto;
-    if (context == 0) {
-      context = shape.config.seq_len;
-      if (!fit && mapper::effective_policy(hw, policy).overflow == mapper::KvOverflow::fail) {
-        const mapper::Placement empty = mapper::place(shape, hw, policy, 0);
-        const int64_t fits = empty.kv.pages_per_stream() * empty.kv.tokens_per_page;
-        if (fits == 0)
-          fail("--hw", "KV capacity", "0 tokens",
-               "no KV page fits beside the weights (policy overflow=fail); use --fit, --policy "
-               "overflow=spill, kv_fraction=..., or a spec with more macros");
-        context = std::min(context, fits);
-      }
-    }
+    // the default context is kvcim.map()'s too (mapper::default_context)
+    if (context == 0) context = mapper::default_context(shape, hw, policy, fit, "--hw");
     const mapper::Placement placement = mapper::place(shape, hw, policy, context);
     const mapper::MapReport report = mapper::analyse(placement);
     if (!o->json.empty()) write_file_atomic(o->json, mapper::to_json(placement, report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");

@@ -29,7 +29,7 @@ void add_generate(CLI::App& app) {
   struct Opts {
     std::string model = default_model_path(), tokenizer = default_tokenizer_path(), prompt;
     int steps = 256;
-    float temperature = 1.0f, topp = 0.9f;
+    float temperature = 1.0f, top_p = 0.9f;
     uint64_t seed = 42;
     bool ids = false;
   };
@@ -40,14 +40,14 @@ void add_generate(CLI::App& app) {
   cmd->add_option("--prompt", o->prompt, "prompt text")->required();
   cmd->add_option("--steps", o->steps, "forward passes (positions 0..steps-1)")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
-  cmd->add_option("--topp", o->topp, "nucleus sampling threshold")->capture_default_str();
+  add_top_p_option(cmd, o->top_p);
   cmd->add_option("--seed", o->seed, "sampler seed")->capture_default_str();
   cmd->add_flag("--ids", o->ids, "print only the token ids fed at positions 0..steps-1");
   cmd->callback([o] {
     auto model = Model::load(o->model);
     const Config& c = model->config();
     Tokenizer tok = Tokenizer::load(o->tokenizer, c.vocab_size);
-    Sampler sampler(o->temperature, o->topp, o->seed);
+    Sampler sampler(o->temperature, o->top_p, o->seed);
     if (o->steps <= 0) fail("--steps", "steps", std::to_string(o->steps), "expected a positive number");
     if (o->steps > c.seq_len)
       fail("--steps", "steps", std::to_string(o->steps),

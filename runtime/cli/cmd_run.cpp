@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -15,6 +16,8 @@
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/sizing.hpp"
 #include "kvcim/mapper/policy.hpp"
+#include "kvcim/runtime/defaults.hpp"
+#include "kvcim/runtime/html_report.hpp"
 #include "kvcim/runtime/report.hpp"
 #include "kvcim/runtime/run_job.hpp"
 #ifdef KVCIM_HAVE_RTL
@@ -120,6 +123,9 @@ std::string bank_text(double bytes) {
   return buf;
 }
 
+// a figure that was not computed (null in the report) prints as nan
+double or_nan(const json& j) { return j.is_number() ? j.get<double>() : std::nan(""); }
+
 void print_report(const json& r) {
   std::printf("\n");
   print_side_by_side(r["text"]["reference"].get<std::string>(), r["text"]["cim"].get<std::string>());
@@ -146,11 +152,11 @@ void print_report(const json& r) {
   const json& cond = e["conditions"];
   std::printf("  conventional / CIM = %.2fx   (both at %g nm; conventional SRAM in %s banks; every term above;\n"
               "                                 averaged over positions 0..%d)\n",
-              e["conventional_over_cim"].get<double>(), cond["node_nm"].get<double>(),
+              or_nan(e["conventional_over_cim"]), cond["node_nm"].get<double>(),
               bank_text(cond["baseline"]["sram_bank_bytes"].get<double>()).c_str(),
               e["forward_passes"].get<int>() - 1);
   std::printf("  iso-area: %.2fx   (a conventional chip of the CIM chip's %.3g mm2, its SRAM %s)\n",
-              e["conventional_over_cim_iso_area"].get<double>(), cond["area_mm2"]["cim"].get<double>(),
+              or_nan(e["conventional_over_cim_iso_area"]), cond["area_mm2"]["cim"].get<double>(),
               bank_text(cond["baseline"]["iso_area_sram_bytes"].get<double>()).c_str());
   std::printf("  weights written into the macros once: %s\n", si(e["weight_load_pj"].get<double>()).c_str());
   std::printf("conditions of the energy figures\n");
@@ -172,15 +178,16 @@ void add_run(CLI::App& app) {
   struct Opts {
     std::string model = default_model_path(), tokenizer = default_tokenizer_path();
     std::string hw = mapper::default_hardware_spec_path(), policy;
-    std::string prompt = "Once upon a time", eval_text, json_out;
+    // the defaults are kvcim.run()'s too (runtime/defaults.hpp)
+    std::string prompt = RunDefaults::prompt, eval_text, json_out, html_out;
     std::string eval_text_path = default_eval_text_path();
-    int steps = 64;
-    int eval_tokens = kDefaultEvalTokens;
-    std::string attention = "cim", linear = "cim";
-    uint64_t seed = 42;
-    float temperature = 0.0f, topp = 0.9f;
+    int steps = RunDefaults::steps;
+    int eval_tokens = RunDefaults::eval_tokens;
+    std::string attention = RunDefaults::backend, linear = RunDefaults::backend;
+    uint64_t seed = RunDefaults::seed;
+    float temperature = RunDefaults::temperature, top_p = RunDefaults::top_p;
     bool quiet = false;
-    int threads = 2;
+    int threads = RunDefaults::threads;
     double node = 0;  // 0: the CIM macro table's node
     bool fit = false;
     std::optional<double> area_mm2;  // none: no budget
@@ -202,9 +209,11 @@ void add_run(CLI::App& app) {
                   "tokens sampled from the reference for the evaluation (besides --eval-text)")
       ->capture_default_str();
   cmd->add_option("--json", o->json_out, "write the whole report as JSON");
+  cmd->add_option("--html", o->html_out,
+                  "write the report as one self-contained HTML page with charts (docs/report.md)");
   cmd->add_option("--seed", o->seed, "sampler seed")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
-  cmd->add_option("--topp", o->topp, "nucleus sampling threshold")->capture_default_str();
+  add_top_p_option(cmd, o->top_p);
   cmd->add_flag("--quiet", o->quiet, "no progress on the terminal");
   cmd->add_option("--node", o->node,
                   "technology node (nm) both sides are compared at (default: the CIM macro table's)");
@@ -215,12 +224,15 @@ void add_run(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "1 or 2: the float shadows beside the CIM pass")
       ->check(CLI::Range(1, 2))->capture_default_str();
   cmd->callback([o] {
+    // the outputs first: an unwritable path fails now, not after the run
+    if (!o->json_out.empty()) check_writable(o->json_out);
+    if (!o->html_out.empty()) check_writable(o->html_out);
     SessionOptions so;
     so.prompt = o->prompt;
     so.steps = o->steps;
     so.seed = o->seed;
     so.temperature = o->temperature;
-    so.topp = o->topp;
+    so.top_p = o->top_p;
     so.threads = o->threads;
     so.eval_tokens = o->eval_tokens;
     so.backends = parse_backends("--linear-backend", o->linear, "--attention-backend", o->attention);
@@ -255,8 +267,13 @@ void add_run(CLI::App& app) {
 #endif
     const json report = run_job(ck, tok, hw, policy, so, {o->model, o->tokenizer, o->hw, o->eval_text_path},
                                 rtl, "--attention-backend");
+    // every output made before any is written, then all or none of them written
+    std::vector<std::pair<std::string, std::string>> files;
+    if (!o->json_out.empty())
+      files.emplace_back(o->json_out, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    if (!o->html_out.empty()) files.emplace_back(o->html_out, html_report(report));
     print_report(report);
-    if (!o->json_out.empty()) write_file_atomic(o->json_out, report.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    write_files_atomic(files);
   });
 }
 

@@ -2,6 +2,8 @@
 // may throw kvcim::Error, which main() prints on one line before exiting with code 2.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
 
 namespace kvcim::cli {
 
@@ -15,6 +17,20 @@ void add_macro(CLI::App& app);
 #ifdef KVCIM_HAVE_RTL
 void add_cosim(CLI::App& app);
 #endif
+
+// The nucleus sampling threshold as --top-p; the old spelling --topp is still accepted (hidden
+// from --help) with a one-line deprecation note on stderr.
+inline void add_top_p_option(CLI::App* cmd, float& top_p) {
+  cmd->add_option("--top-p", top_p, "nucleus sampling threshold")->capture_default_str();
+  cmd->add_option_function<float>(
+         "--topp",
+         [&top_p](const float& v) {
+           std::fprintf(stderr, "kvcim: --topp is deprecated, use --top-p\n");
+           top_p = v;
+         },
+         "deprecated spelling of --top-p")
+      ->group("");
+}
 
 // Parses "1,5,9" into ids; throws kvcim::Error naming `option` on bad input.
 std::vector<int> parse_ids(const std::string& option, const std::string& text);

@@ -9,7 +9,7 @@ KVCIM=$1; SRC=$2
 source "$(dirname "$0")/lib/common.sh"
 same() { cmp -s "$2" "$3" && check "$1" same same || check "$1" same "differ: $(cmp "$2" "$3" 2>&1 | head -1)"; }
 
-RUN=(run --quiet --steps 24 --temperature 0.8 --topp 0.9 --hw "$SRC/configs/hw/sram_analog.yaml"
+RUN=(run --quiet --steps 24 --temperature 0.8 --top-p 0.9 --hw "$SRC/configs/hw/sram_analog.yaml"
      --eval-text "$SRC/testdata/eval/tinystories_eval.txt" --eval-tokens 2000)
 "$KVCIM" "${RUN[@]}" --seed 7 --threads 2 --json "$T/a.json" >/dev/null || check "run a" 0 $?
 "$KVCIM" "${RUN[@]}" --seed 7 --threads 2 --json "$T/b.json" >/dev/null || check "run b" 0 $?

@@ -12,14 +12,14 @@ int argmax(const float* x, int n);
 
 class Sampler {
  public:
-  Sampler(float temperature, float topp, uint64_t seed);
+  Sampler(float temperature, float top_p, uint64_t seed);
   int sample(const Vector& logits);
   uint64_t seed() const { return seed_; }
 
  private:
   uint32_t random_u32();
   float random_f32();
-  float temperature_, topp_;
+  float temperature_, top_p_;
   uint64_t seed_, state_;
 };
 

@@ -30,6 +30,13 @@ struct Sizing {
 // (overflow=spill); otherwise the policy as given.
 Policy effective_policy(const HardwareSpec& hw, Policy p);
 
+// The context `kvcim map` and kvcim.map() use when none is given: the model's seq_len, capped by
+// what fits in CIM beside the weights when the chip is not sized for the model (`fit` false) and
+// the KV cache may not overflow (overflow=fail). Throws kvcim::Error naming `where` when no KV
+// page fits at all.
+int64_t default_context(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy, bool fit,
+                        const std::string& where);
+
 // Macros an area budget (mm^2, the whole CIM chip) allows. Throws kvcim::Error naming
 // `where` when the budget is smaller than the buffer, the lanes and one macro.
 int64_t macros_within_area(const HardwareSpec& hw, double area_mm2, const std::string& where);

@@ -11,6 +11,11 @@
 //   perplexity_cim, each {value, ci_low, ci_high} (a 95% interval); sequence_starts (index of each
 //   sequence's first token); per_token {nll_reference, nll_cim, kl, top1_agree} arrays (nats).
 // accuracy.top1_agreement/kl_mean/kl_max/... stay the generation's per-step figures.
+// options: prompt, steps, backends, temperature, top_p, policy, evaluation (bool), eval_tokens
+//   (null without an evaluation). steps: per-step arrays, the accuracy's and the KV cache's
+//   (kv_tokens, kv_pages, kv_occupancy = pages / mapping.kv_page_slots). mapping.macro_map:
+//   {role, utilization, truncated} per macro (mapper::macro_map_json). A figure that was not
+//   computed is null, never 0. The same report as a page: html_report.hpp (docs/report.md).
 // Besides: the texts, per-step accuracy arrays, energy by operation and layer,
 // latency, the weight-load energy, the mapping figures, the spec, the seeds and the versions.
 #pragma once

@@ -23,7 +23,7 @@ struct SessionOptions {
   int steps = 64;                // forward passes (positions 0..steps-1), prompt included
   BackendChoice backends;
   float temperature = 0.0f;      // 0 = greedy
-  float topp = 0.9f;
+  float top_p = 0.9f;
   uint64_t seed = 42;            // sampler seed
   // The evaluation: eval_tokens sampled from the reference (eval_seed) plus the evaluation text
   // itself. An empty eval_text skips the evaluation entirely (no perplexity: null in the report).
