@@ -169,7 +169,7 @@ void print_report(const json& r) {
 
 void add_run(CLI::App& app) {
   struct Opts {
-    std::string model = default_model_path(), tokenizer = default_tokenizer_path();
+    std::string model = default_model_path(), tokenizer;
     std::string hw = mapper::default_hardware_spec_path(), policy;
     std::string prompt = "Once upon a time", eval_text, json_out;
     std::string eval_text_path = default_eval_text_path();
@@ -184,8 +184,8 @@ void add_run(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
-  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--model", o->model, "model: llama2.c checkpoint file or Hugging Face folder (config.json + safetensors)")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "tokenizer: llama2.c .bin or tokenizer.json (default: the model folder's tokenizer.json, else the embedded tok512)");
   cmd->add_option("--hw", o->hw, "hardware spec (YAML)")->capture_default_str();
   cmd->add_option("--policy", o->policy, "mapping policy, e.g. page=32,kv_fraction=0.5");
   cmd->add_option("--prompt", o->prompt, "prompt text")->capture_default_str();
@@ -221,8 +221,9 @@ void add_run(CLI::App& app) {
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     if (o->node != 0) hw.compare_at(o->node, "--node");
     const mapper::Policy policy = mapper::parse_policy(o->policy);
-    const Checkpoint ck = read_checkpoint(o->model);
-    const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);
+    const Checkpoint ck = load_checkpoint(o->model);
+    const Tokenizer tok = Tokenizer::load(
+        o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer, ck.config.vocab_size);
     // progress on an interactive terminal, unless --quiet
     const bool show = !o->quiet && ::isatty(2);
     const auto start = std::chrono::steady_clock::now();
