@@ -131,9 +131,9 @@ def test_random_llama3_style_checkpoint_matches_numpy_hf_forward(tmp_path, dtype
     got = model.logits(ids)
     want = hf_llama_forward(weights, ids)
     assert got.shape == want.shape
-    # float32 against float64: a few units of float32 rounding of each row's scale
+    # float32 against float64: measured 1.8e-7 of each row's max |logit|; 10x margin
     err = np.abs(got - want).max(axis=1) / np.abs(want).max(axis=1)
-    assert err.max() < 2e-5, err
+    assert err.max() < 2e-6, err
     # the positions matter (RoPE): the prediction after the repeated token differs
     assert np.abs(want[6] - want[5]).max() > 1e-2
 
