@@ -102,9 +102,14 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
   if (!m.contains("vocab") || !m["vocab"].is_object()) fail(where, "model.vocab", "missing", "expected an object piece -> id");
   std::vector<std::string> pieces;
   std::vector<bool> present;
+  // Ids are dense, so none reaches the number of entries (checked before any allocation).
+  const int64_t entries = static_cast<int64_t>(m["vocab"].size()) +
+                          (j.contains("added_tokens") && j["added_tokens"].is_array() ? int64_t(j["added_tokens"].size()) : 0);
+  const int64_t id_limit = std::min<int64_t>(entries, kMaxVocab);
   auto place = [&](const std::string& piece, const json& id, const std::string& field) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= kMaxVocab)
-      fail(where, field, excerpt(id), "expected an id in 0.." + std::to_string(kMaxVocab - 1));
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= id_limit)
+      fail(where, field, excerpt(id), "expected an id in 0.." + std::to_string(id_limit - 1) +
+                                          " (ids are dense: below the number of entries)");
     const size_t i = static_cast<size_t>(id.get<int64_t>());
     if (i >= pieces.size()) {
       pieces.resize(i + 1);
