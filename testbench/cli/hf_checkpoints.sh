@@ -34,6 +34,8 @@ check "tokenize --tokenizer DIR = tokenize on tok512" "$("$KVCIM" tokenize --tex
 check "logits --model DIR identical to the .bin's" "True" "$($PY -c "import numpy as np,sys; print(bool((np.load(sys.argv[1]) == np.load(sys.argv[2])).all()))" "$T/a.npy" "$T/b.npy")"
 "$KVCIM" map --model "$T/hf" --json "$T/m1.json" >/dev/null && "$KVCIM" map --json "$T/m2.json" >/dev/null
 check "map --model DIR: the same model shape" "True" "$($PY -c "import json,sys; a,b=(json.load(open(f))['model'] for f in sys.argv[1:]); a.pop('name'); b.pop('name'); print(a==b)" "$T/m1.json" "$T/m2.json")"
+"$KVCIM" run --quiet --eval-text "" --eval-tokens 50 --steps 8 --json "$T/r1.json" >/dev/null && "$KVCIM" run --quiet --eval-text "" --eval-tokens 50 --steps 8 --model "$T/hf" --json "$T/r2.json" >/dev/null
+check "run --model DIR: the same accuracy and energy as on the .bin" "True" "$($PY -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(a['accuracy']==b['accuracy'] and a['energy']==b['energy'])" "$T/r1.json" "$T/r2.json" 2>&1)"
 "$KVCIM" explain --model "$T/hf" --steps 6 >/dev/null 2>"$T/err"
 check "explain --model DIR: exit 0" "0" "$?"
 "$KVCIM" convert --model "$T/hf" --out "$T/back.bin" --tokenizer-out "$T/back_tok.bin" 2>"$T/err"
