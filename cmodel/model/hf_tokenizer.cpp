@@ -65,7 +65,9 @@ Tokenizer Tokenizer::load_hf(const std::string& path, int vocab_size) {
   return parse_hf(path, s.str(), vocab_size);
 }
 
-Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text, int vocab_size) {
+// A function-try-block: a value of the wrong JSON type deep inside (nlohmann's value() and get()
+// throw type_error) is refused like any other bad field, one kvcim::Error naming the file.
+Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text, int vocab_size) try {
   json j;
   try {
     j = json::parse(text);
@@ -227,6 +229,8 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
     fail(where, "normalizer", "no ▁ handling",
          "expected Llama-2's Replace(\" \", \"▁\") normalizer or a Metaspace pre-tokenizer");
   return t;
+} catch (const json::exception& e) {
+  fail(where, "tokenizer.json", "a value of the wrong type", e.what());
 }
 
 std::vector<int> Tokenizer::encode_hf(const std::string& raw) const {

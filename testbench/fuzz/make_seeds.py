@@ -158,6 +158,7 @@ def main():
                                                      "prepend_scheme": "first", "split": True})
     meta["model"] = dict(tok["model"], merges=[["\u2581", "h"], ["\u2581h", "i"]])
     put("hf_tokenizer", "metaspace.bin", tok_input(b" hi hi", json.dumps(meta).encode()))
+    put("hf_tokenizer", "wrong_type.bin", tok_input(b"hi", json.dumps(dict(tok, normalizer={"type": 5})).encode()))
     put("hf_tokenizer", "unigram.bin", tok_input(b"x", json.dumps(dict(tok, model=dict(tok["model"], type="Unigram"))).encode()))
     put("hf_tokenizer", "no_unk.bin", tok_input(b"xyz", json.dumps(dict(tok, model=dict(tok["model"], unk_token=None, byte_fallback=False))).encode()))
 

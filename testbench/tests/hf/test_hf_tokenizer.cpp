@@ -116,7 +116,11 @@ TEST(HfTokenizer, UnsupportedOrBrokenFilesNameTheFileAndField) {
   bad_merge.replace(bad_merge.find("\"l d\""), 5, "\"l q\"");
   std::string bytelevel = llama2_json();
   bytelevel.replace(bytelevel.find("\"pre_tokenizer\": null"), 21, "\"pre_tokenizer\": {\"type\": \"ByteLevel\"}");
+  std::string wrong_type = llama2_json();
+  const std::string prepend = "\"prepend\": \"▁\"";
+  wrong_type.replace(wrong_type.find(prepend), prepend.size(), "\"prepend\": 5");
   const std::vector<Bad> bad = {
+      {"wrongtype", wrong_type, "wrong type"},  // nlohmann's type_error, before: not a kvcim::Error
       {"notjson", "{\"model\": ", "JSON"},
       {"nomodel", "{}", "model"},
       {"nobos", no_bos, "added_tokens"},
