@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -198,7 +199,19 @@ Config parse_hf_config(const std::string& where, std::string_view text) {
   } else {
     c.shared_classifier = false;  // transformers' LlamaConfig default
   }
-  c.validate(where);
+  try {
+    c.validate(where);
+  } catch (const Error& e) {
+    // Config's names, as config.json spells them
+    std::string msg = std::string(e.what()).substr(where.size());
+    static const std::pair<const char*, const char*> names[] = {
+        {"hidden_dim", "intermediate_size"}, {"n_layers", "num_hidden_layers"},
+        {"n_kv_heads", "num_key_value_heads"}, {"n_heads", "num_attention_heads"},
+        {"seq_len", "max_position_embeddings"}, {"dim", "hidden_size"}};
+    for (const auto& [from, to] : names)
+      msg = std::regex_replace(msg, std::regex(std::string("\\b") + from + "\\b"), to);
+    throw Error(where + msg);
+  }
   if (j.contains("head_dim") && !j["head_dim"].is_null() &&
       get_int(where, j, "head_dim", std::nullopt) != c.head_dim())
     fail(where, "head_dim", j["head_dim"].dump(),

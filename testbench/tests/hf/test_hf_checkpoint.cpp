@@ -239,7 +239,7 @@ TEST(HfCheckpoint, BadConfigJson) {
   dir = folder_with_config("nohidden", [](auto& j) { j.erase("hidden_size"); });
   expect_names(test::error_of([&] { load_checkpoint(dir); }), {dir + "/config.json", "hidden_size", "missing"});
   dir = folder_with_config("badkv", [](auto& j) { j["num_key_value_heads"] = 3; });
-  expect_names(test::error_of([&] { load_checkpoint(dir); }), {dir + "/config.json", "n_kv_heads", "3"});
+  expect_names(test::error_of([&] { load_checkpoint(dir); }), {dir + "/config.json", "num_key_value_heads = 3", "must divide num_attention_heads = 8"});
   dir = folder_with_config("scaling", [](auto& j) { j["rope_scaling"] = {{"type", "llama3"}}; });
   expect_names(test::error_of([&] { load_checkpoint(dir); }), {"config.json", "rope_scaling"});
   dir = folder_with_config("notjson", [](auto&) {});
