@@ -123,7 +123,7 @@ void check_mappable(const Config& c, const std::string& where) {
 }
 
 ModelShape shape_from_checkpoint(const std::string& path) {
-  return {path, cmodel::read_checkpoint_config(path)};
+  return {path, cmodel::load_checkpoint_config(path)};
 }
 
 std::string to_string(const Config& c) {

@@ -1,5 +1,7 @@
 #include "kvcim/cmodel/config.hpp"
 
+#include <cmath>
+
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -49,6 +51,10 @@ void Config::validate(const std::string& where) const {
          "must divide n_heads = " + std::to_string(n_heads));
   if (head_dim() % 2 != 0)
     fail(where, "head_dim", std::to_string(head_dim()), "RoPE needs an even head size");
+  if (!(rope_theta > 1.0f) || !std::isfinite(rope_theta))
+    fail(where, "rope_theta", std::to_string(rope_theta), "expected a finite number above 1");
+  if (!(rms_norm_eps > 0.0f) || !(rms_norm_eps < 1.0f))
+    fail(where, "rms_norm_eps", std::to_string(rms_norm_eps), "expected a number in (0, 1)");
   const Wide d = dim, h = hidden_dim, L = n_layers, V = vocab_size, hd = head_dim(),
              kv = kv_dim(), S = seq_len;
   const Wide floats = V * d * (shared_classifier ? 1 : 2) +

@@ -1,5 +1,6 @@
 #include "kvcim/cmodel/tokenizer.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -18,6 +19,9 @@ constexpr int kMaxVocab = 1 << 24;
 }  // namespace
 
 Tokenizer Tokenizer::load(const std::string& path, int vocab_size) {
+  std::error_code dir_ec;
+  if (std::filesystem::is_directory(path, dir_ec)) return load_hf(path + "/tokenizer.json", vocab_size);
+  if (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0) return load_hf(path, vocab_size);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "file", "unreadable", "cannot open the tokenizer");
   std::error_code ec;
@@ -69,6 +73,12 @@ int Tokenizer::lookup(const std::string& piece) const {
 std::vector<int> Tokenizer::encode(const std::string& text, bool bos, bool eos) const {
   std::vector<int> tokens;
   if (bos) tokens.push_back(kBos);
+  if (hf_) {
+    const std::vector<int> body = encode_hf(text);
+    tokens.insert(tokens.end(), body.begin(), body.end());
+    if (eos) tokens.push_back(kEos);
+    return tokens;
+  }
   // a dummy space before non-empty text, as sentencepiece's add_dummy_prefix
   if (!text.empty()) {
     const int space = lookup(" ");
@@ -133,6 +143,36 @@ std::string Tokenizer::printable(int prev, int token) const {
     if (!(std::isprint(b) || std::isspace(b))) return "";
   }
   return piece;
+}
+
+std::string Tokenizer::decode_text(const std::vector<int>& ids) const {
+  std::string text;
+  for (int id : ids) {
+    if (id < 0 || id >= vocab_size())
+      throw Error("decode: token = " + std::to_string(id) + ": outside the vocabulary of " +
+                  std::to_string(vocab_size()));
+    const bool special = hf_ ? std::find(special_.begin(), special_.end(), id) != special_.end()
+                             : id < 3;  // llama2.c: <unk>, <s>, </s>
+    if (!special) text += decode(-1, id);
+  }
+  if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+  return text;
+}
+
+std::string Tokenizer::llama2c_bytes() const {
+  std::string out;
+  auto put32 = [&](const void* p) { out.append(static_cast<const char*>(p), 4); };
+  int32_t max_len = 1;
+  for (const auto& p : vocab_) max_len = std::max<int32_t>(max_len, static_cast<int32_t>(p.size()));
+  put32(&max_len);
+  for (size_t i = 0; i < vocab_.size(); ++i) {
+    const float score = scores_[i];
+    const int32_t len = static_cast<int32_t>(vocab_[i].size());
+    put32(&score);
+    put32(&len);
+    out += vocab_[i];
+  }
+  return out;
 }
 
 std::string Tokenizer::decode_all(const std::vector<int>& ids) const {

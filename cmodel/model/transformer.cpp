@@ -8,10 +8,10 @@ namespace kvcim::cmodel {
 
 // ---- building blocks -----------------------------------------------------------------------
 
-void rmsnorm(float* out, const float* x, const float* weight, int size) {
+void rmsnorm(float* out, const float* x, const float* weight, int size, float eps) {
   float ss = 0.0f;
   for (int j = 0; j < size; ++j) ss += x[j] * x[j];
-  ss = 1.0f / std::sqrt(ss / size + kRmsNormEps);
+  ss = 1.0f / std::sqrt(ss / size + eps);
   for (int j = 0; j < size; ++j) out[j] = weight[j] * (ss * x[j]);
 }
 
@@ -20,7 +20,7 @@ void rope(float* q, float* k, int pos, const Config& c) {
   const int hd = c.head_dim(), kv_dim = c.kv_dim();
   for (int i = 0; i < c.dim; i += 2) {
     const int head_i = i % hd;
-    const float freq = 1.0f / std::pow(kRopeTheta, head_i / static_cast<float>(hd));
+    const float freq = 1.0f / std::pow(c.rope_theta, head_i / static_cast<float>(hd));
     const float angle = pos * freq;
     const float fcr = std::cos(angle), fci = std::sin(angle);
     const int rotations = i < kv_dim ? 2 : 1;  // q always, k only within kv_dim
@@ -63,7 +63,7 @@ const Vector& forward(const Config& c, const Weights& w, RunState& s, Backend& b
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = w.layers[l];
     // attention RMSNorm
-    rmsnorm(s.xb.data(), s.x.data(), lw.rms_att.data(), dim);
+    rmsnorm(s.xb.data(), s.x.data(), lw.rms_att.data(), dim, c.rms_norm_eps);
     // q, k, v projections
     be.linear(l, MatrixKind::wq, s.xb.data(), s.q.data());
     be.linear(l, MatrixKind::wk, s.xb.data(), s.k.data());
@@ -78,7 +78,7 @@ const Vector& forward(const Config& c, const Weights& w, RunState& s, Backend& b
     be.linear(l, MatrixKind::wo, s.xb.data(), s.xb2.data());
     s.x += s.xb2;
     // FFN RMSNorm
-    rmsnorm(s.xb.data(), s.x.data(), lw.rms_ffn.data(), dim);
+    rmsnorm(s.xb.data(), s.x.data(), lw.rms_ffn.data(), dim, c.rms_norm_eps);
     // SwiGLU: w2(silu(w1 x) * w3 x)
     be.linear(l, MatrixKind::w1, s.xb.data(), s.hb.data());
     be.linear(l, MatrixKind::w3, s.xb.data(), s.hb2.data());
@@ -90,7 +90,7 @@ const Vector& forward(const Config& c, const Weights& w, RunState& s, Backend& b
     s.x += s.xb;
   }
   // final RMSNorm and classifier
-  rmsnorm(s.x.data(), s.x.data(), w.rms_final.data(), dim);
+  rmsnorm(s.x.data(), s.x.data(), w.rms_final.data(), dim, c.rms_norm_eps);
   be.linear(0, MatrixKind::classifier, s.x.data(), s.logits.data());
   return s.logits;
 }
@@ -134,7 +134,7 @@ void ReferenceBackend::attend(int layer, int head, int pos, const float* q, floa
 // ---- the golden model ----------------------------------------------------------------------
 
 std::shared_ptr<Model> Model::load(const std::string& path) {
-  return std::make_shared<Model>(read_checkpoint(path));
+  return std::make_shared<Model>(load_checkpoint(path));
 }
 
 Model::Model(Checkpoint checkpoint)

@@ -24,6 +24,8 @@ py::dict config_dict(const Config& c) {
   d["vocab_size"] = c.vocab_size;
   d["seq_len"] = c.seq_len;
   d["shared_classifier"] = c.shared_classifier;
+  d["rope_theta"] = c.rope_theta;
+  d["rms_norm_eps"] = c.rms_norm_eps;
   return d;
 }
 
@@ -45,10 +47,12 @@ Config config_from_dict(const py::dict& d) {
     else if (key == "vocab_size") get_int(c.vocab_size);
     else if (key == "seq_len") get_int(c.seq_len);
     else if (key == "shared_classifier") c.shared_classifier = item.second.cast<bool>();
+    else if (key == "rope_theta") c.rope_theta = item.second.cast<float>();
+    else if (key == "rms_norm_eps") c.rms_norm_eps = item.second.cast<float>();
     else
       fail("Config.from_dict", key, py::str(py::repr(item.second)),
            "unknown field (expected dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, "
-           "seq_len, shared_classifier)");
+           "seq_len, shared_classifier, rope_theta, rms_norm_eps)");
   }
   c.validate("Config.from_dict");
   return c;
@@ -76,6 +80,8 @@ void bind_model(py::module_& m) {
       .def_readwrite("vocab_size", &Config::vocab_size)
       .def_readwrite("seq_len", &Config::seq_len)
       .def_readwrite("shared_classifier", &Config::shared_classifier)
+      .def_readwrite("rope_theta", &Config::rope_theta)
+      .def_readwrite("rms_norm_eps", &Config::rms_norm_eps)
       .def("head_dim", &Config::head_dim)
       .def("kv_dim", &Config::kv_dim)
       .def("kv_group", &Config::kv_group)
@@ -92,9 +98,9 @@ void bind_model(py::module_& m) {
       .def(py::pickle([](const Config& c) { return config_dict(c); },
                       [](const py::dict& d) { return config_from_dict(d); }));
 
-  m.def("read_checkpoint_config", &read_checkpoint_config, py::arg("path"),
+  m.def("read_checkpoint_config", &load_checkpoint_config, py::arg("path"),
         py::call_guard<py::gil_scoped_release>(),
-        "The Config of a llama2.c checkpoint, reading only its header.");
+        "The Config of a llama2.c checkpoint (its header only) or a Hugging Face folder (config.json).");
 
   py::class_<PyModel, std::shared_ptr<PyModel>>(
       m, "Model", "The float32 golden decoder of a llama2.c checkpoint (kvcim::cmodel::Model).")
@@ -111,7 +117,8 @@ void bind_model(py::module_& m) {
             return out;
           },
           py::arg("path") = py::none(),
-          "Loads a llama2.c checkpoint (default: the embedded model).")
+          "Loads a llama2.c checkpoint file or a Hugging Face folder (config.json + safetensors;\n"
+          "default: the embedded model).")
       .def_property_readonly("config", [](const PyModel& m) { return m.model->config(); })
       .def_property_readonly("path", [](const PyModel& m) { return m.model->path(); })
       .def(
@@ -154,7 +161,8 @@ void bind_model(py::module_& m) {
           },
           py::arg("path") = py::none(), py::arg("vocab_size") = -1,
           py::call_guard<py::gil_scoped_release>(),
-          "Loads a tokenizer file (default: the embedded tok512).")
+          "Loads a tokenizer: llama2.c .bin, tokenizer.json or a Hugging Face folder\n"
+          "(default: the embedded tok512).")
       .def("encode", &Tokenizer::encode, py::arg("text"), py::arg("bos") = true,
            py::arg("eos") = false, py::call_guard<py::gil_scoped_release>())
       .def(
@@ -175,6 +183,17 @@ void bind_model(py::module_& m) {
                 PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
           },
           py::arg("ids"), "Text of a whole id sequence (as str; invalid UTF-8 replaced).")
+      .def(
+          "decode_text",
+          [](const Tokenizer& t, const std::vector<int>& ids) {
+            const std::string text = t.decode_text(ids);
+            return py::reinterpret_steal<py::str>(
+                PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
+          },
+          py::arg("ids"),
+          "Text of ids as Hugging Face's decode(skip_special_tokens=True): specials dropped, byte\n"
+          "pieces joined into UTF-8, one leading space removed (invalid UTF-8 replaced).")
+      .def_property_readonly("is_hf", &Tokenizer::is_hf)
       .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
       .def_property_readonly("path", &Tokenizer::path)
       .def(

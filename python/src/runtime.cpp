@@ -61,9 +61,9 @@ void bind_runtime(py::module_& m) {
               model.is_none() ? default_model_path()
                               : std::string(py::str(py::module_::import("os").attr("fspath")(model)));
           py::gil_scoped_release release;
-          ck = read_checkpoint(path);
+          ck = load_checkpoint(path);
         }
-        const std::string tok_path = tokenizer_path.value_or(default_tokenizer_path());
+        const std::string tok_path = tokenizer_path.value_or(tokenizer_path_for(ck.path));
 
         // Each forward pass: the Python progress callback (if any), and a chance for Ctrl-C.
         so.progress = [&progress](int done, int total) {

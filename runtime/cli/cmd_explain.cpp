@@ -92,22 +92,23 @@ void print_explain(const json& e, int shown_steps) {
 
 void add_explain(CLI::App& app) {
   struct Opts {
-    std::string model = default_model_path(), tokenizer = default_tokenizer_path();
+    std::string model = default_model_path(), tokenizer;
     std::string hw = mapper::default_hardware_spec_path(), json_out;
     runtime::ExplainOptions ex;
     int shown = 8;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("explain", "The story of one prompt through the model, measured");
-  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--model", o->model, "model: llama2.c checkpoint file or Hugging Face folder (config.json + safetensors)")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "tokenizer: llama2.c .bin or tokenizer.json (default: the model folder's tokenizer.json, else the embedded tok512)");
   cmd->add_option("--prompt", o->ex.prompt, "prompt text")->capture_default_str();
   cmd->add_option("--steps", o->ex.steps, "forward passes, prompt included")->capture_default_str();
   cmd->add_option("--hw", o->hw, "hardware spec for the CIM side")->capture_default_str();
   cmd->add_option("--json", o->json_out, "write everything as JSON");
   cmd->callback([o] {
-    const Checkpoint ck = read_checkpoint(o->model);
-    const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);
+    const Checkpoint ck = load_checkpoint(o->model);
+    const Tokenizer tok = Tokenizer::load(
+        o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer, ck.config.vocab_size);
     const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     const mapper::ModelShape shape{ck.path, ck.config};
     mapper::Policy policy;

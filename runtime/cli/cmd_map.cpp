@@ -25,7 +25,7 @@ void add_map(CLI::App& app) {
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand(
       "map", "Place a model's weights and KV cache onto CIM macros; report capacity and energy per token");
-  auto* m = cmd->add_option("--model", o->model, "llama2.c checkpoint (default: the embedded model)");
+  auto* m = cmd->add_option("--model", o->model, "llama2.c checkpoint or Hugging Face folder (default: the embedded model)");
   auto* s = cmd->add_option("--shape", o->shape,
                             "model shape without weights: dim=..,hidden=..,layers=..,heads=..,"
                             "kv_heads=..,vocab=..,context=..");

@@ -27,7 +27,7 @@ std::vector<int> parse_ids(const std::string& option, const std::string& text) {
 
 void add_generate(CLI::App& app) {
   struct Opts {
-    std::string model = default_model_path(), tokenizer = default_tokenizer_path(), prompt;
+    std::string model = default_model_path(), tokenizer, prompt;
     int steps = 256;
     float temperature = 1.0f, top_p = 0.9f;
     uint64_t seed = 42;
@@ -35,8 +35,8 @@ void add_generate(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("generate", "Generate text with the float reference model, as llama2.c's run.c");
-  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--model", o->model, "model: llama2.c checkpoint file or Hugging Face folder (config.json + safetensors)")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "tokenizer: llama2.c .bin or tokenizer.json (default: the model folder's tokenizer.json, else the embedded tok512)");
   cmd->add_option("--prompt", o->prompt, "prompt text")->required();
   cmd->add_option("--steps", o->steps, "forward passes (positions 0..steps-1)")->capture_default_str();
   cmd->add_option("--temperature", o->temperature, "0 = greedy")->capture_default_str();
@@ -46,7 +46,8 @@ void add_generate(CLI::App& app) {
   cmd->callback([o] {
     auto model = Model::load(o->model);
     const Config& c = model->config();
-    Tokenizer tok = Tokenizer::load(o->tokenizer, c.vocab_size);
+    Tokenizer tok = Tokenizer::load(
+        o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer, c.vocab_size);
     Sampler sampler(o->temperature, o->top_p, o->seed);
     if (o->steps <= 0) fail("--steps", "steps", std::to_string(o->steps), "expected a positive number");
     if (o->steps > c.seq_len)
@@ -79,7 +80,7 @@ void add_logits(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("logits", "Teacher-forced float32 logits [tokens, vocab] as .npy");
-  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
+  cmd->add_option("--model", o->model, "model: llama2.c checkpoint file or Hugging Face folder (config.json + safetensors)")->capture_default_str();
   cmd->add_option("--tokens", o->tokens, "token ids, comma separated")->required();
   cmd->add_option("--out", o->out, "output .npy file")->required();
   cmd->callback([o] {
@@ -101,7 +102,9 @@ void add_tokenize(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("tokenize", "Print the token ids of a text (BOS first)");
-  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer,
+                  "llama2.c tokenizer .bin, tokenizer.json or a Hugging Face model folder")
+      ->capture_default_str();
   cmd->add_option("--text", o->text, "text to encode")->required();
   cmd->callback([o] {
     Tokenizer tok = Tokenizer::load(o->tokenizer);

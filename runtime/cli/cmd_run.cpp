@@ -176,7 +176,7 @@ void print_report(const json& r) {
 
 void add_run(CLI::App& app) {
   struct Opts {
-    std::string model = default_model_path(), tokenizer = default_tokenizer_path();
+    std::string model = default_model_path(), tokenizer;
     std::string hw = mapper::default_hardware_spec_path(), policy;
     // the defaults are kvcim.run()'s too (runtime/defaults.hpp)
     std::string prompt = RunDefaults::prompt, eval_text, json_out, html_out;
@@ -194,8 +194,8 @@ void add_run(CLI::App& app) {
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
-  cmd->add_option("--model", o->model, "llama2.c checkpoint")->capture_default_str();
-  cmd->add_option("--tokenizer", o->tokenizer, "llama2.c tokenizer")->capture_default_str();
+  cmd->add_option("--model", o->model, "model: llama2.c checkpoint file or Hugging Face folder (config.json + safetensors)")->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "tokenizer: llama2.c .bin or tokenizer.json (default: the model folder's tokenizer.json, else the embedded tok512)");
   cmd->add_option("--hw", o->hw, "hardware spec (YAML)")->capture_default_str();
   cmd->add_option("--policy", o->policy, "mapping policy, e.g. page=32,kv_fraction=0.5");
   cmd->add_option("--prompt", o->prompt, "prompt text")->capture_default_str();
@@ -241,10 +241,11 @@ void add_run(CLI::App& app) {
     if (o->node != 0) hw.compare_at(o->node, "--node");
     mapper::request_sizing(hw, o->fit, o->area_mm2, "--area-mm2");
     const mapper::Policy policy = mapper::parse_policy(o->policy);
-    const Checkpoint ck = read_checkpoint(o->model);
+    const Checkpoint ck = load_checkpoint(o->model);
     const std::string note = mapper::fit_if_too_small(hw, ck.config, o->policy);
     if (!note.empty()) std::cout << note;
-    const Tokenizer tok = Tokenizer::load(o->tokenizer, ck.config.vocab_size);
+    const Tokenizer tok = Tokenizer::load(
+        o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer, ck.config.vocab_size);
     // progress on an interactive terminal, unless --quiet
     const bool show = !o->quiet && ::isatty(2);
     const auto start = std::chrono::steady_clock::now();

@@ -14,6 +14,7 @@ void add_run(CLI::App& app);
 void add_explain(CLI::App& app);
 void add_map(CLI::App& app);
 void add_macro(CLI::App& app);
+void add_convert(CLI::App& app);
 #ifdef KVCIM_HAVE_RTL
 void add_cosim(CLI::App& app);
 #endif

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
     kvcim::cli::add_explain(app);
     kvcim::cli::add_map(app);
     kvcim::cli::add_macro(app);
+    kvcim::cli::add_convert(app);
 #ifdef KVCIM_HAVE_RTL
     kvcim::cli::add_cosim(app);
 #endif

@@ -21,6 +21,8 @@ set(KVCIM_FUZZ_TARGETS checkpoint tokenizer encode tech_table npy)
 if(EXISTS ${KVCIM_FUZZ_DIR}/fuzz_hw_spec.cpp)
   list(APPEND KVCIM_FUZZ_TARGETS hw_spec)
 endif()
+# Hugging Face checkpoints: the safetensors header, config.json, tokenizer.json
+list(APPEND KVCIM_FUZZ_TARGETS safetensors hf_config hf_tokenizer)
 if(EXISTS ${KVCIM_FUZZ_DIR}/fuzz_macro_file.cpp)  # kvcim macro's reader (mapper/macro_pricing.cpp)
   list(APPEND KVCIM_FUZZ_TARGETS macro_file)
 endif()

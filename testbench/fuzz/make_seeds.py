@@ -2,6 +2,7 @@
 """Writes the small seed inputs of testbench/fuzz/corpus/<target>/ (committed; rerun only to
 regenerate them). Crash reproducers found by fuzzing are committed beside the seeds by hand, named
 regress-<what>.<ext>, and are not touched here."""
+import json
 import os
 import struct
 import sys
@@ -120,6 +121,46 @@ def main():
     put("npy", "huge_shape.npy", npy([1 << 30], values=[1.0]))
     put("npy", "f8.npy", npy([2], descr="<f8"))
     put("npy", "bad_dim.npy", npy([2], values=[1.0, 2.0]).replace(b"(2,)", b"(x,)"))
+
+    # Hugging Face: safetensors files, config.json, tokenizer.json
+    def safetensors(header, data=b""):
+        text = json.dumps(header).encode()
+        return struct.pack("<Q", len(text)) + text + data
+    put("safetensors", "two.safetensors", safetensors(
+        {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+         "b": {"dtype": "BF16", "shape": [1, 2], "data_offsets": [8, 12]},
+         "__metadata__": {"format": "pt"}}, struct.pack("<2f", 1.0, -2.0) + b"\x80\x3f\x00\x40"))
+    put("safetensors", "f16.safetensors", safetensors({"h": {"dtype": "F16", "shape": [2], "data_offsets": [0, 4]}}, b"\x00\x3c\x00\x7c"))
+    put("safetensors", "overlap.safetensors", safetensors(
+        {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+         "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}}, bytes(8)))
+    put("safetensors", "long_header.safetensors", struct.pack("<Q", 1 << 40) + b"{}")
+    put("safetensors", "f64.safetensors", safetensors({"d": {"dtype": "F64", "shape": [1], "data_offsets": [0, 8]}}, bytes(8)))
+    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+              "intermediate_size": 172, "num_hidden_layers": 5, "num_attention_heads": 8,
+              "num_key_value_heads": 4, "vocab_size": 512, "max_position_embeddings": 512,
+              "rope_theta": 10000.0, "rms_norm_eps": 1e-05, "tie_word_embeddings": True}
+    put("hf_config", "stories260K.json", json.dumps(config, indent=1).encode())
+    put("hf_config", "llama3.json", json.dumps(dict(config, rope_theta=500000.0, rms_norm_eps=1e-6,
+                                                    tie_word_embeddings=False, num_key_value_heads=2)).encode())
+    put("hf_config", "mistral.json", json.dumps(dict(config, architectures=["MistralForCausalLM"])).encode())
+    put("hf_config", "missing.json", b'{"model_type": "llama", "hidden_size": 64}')
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "<0xE2>": 3, "<0x82>": 4, "<0xAC>": 5, "\u2581": 6,
+             "h": 7, "i": 8, "\u2581h": 9, "\u2581hi": 10}
+    tok = {"added_tokens": [{"id": i, "content": c, "special": True} for c, i in list(vocab.items())[:3]],
+           "normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "\u2581"},
+                          {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+           "pre_tokenizer": None,
+           "model": {"type": "BPE", "unk_token": "<unk>", "fuse_unk": True, "byte_fallback": True,
+                     "vocab": vocab, "merges": ["\u2581 h", "\u2581h i"]}}
+    put("hf_tokenizer", "llama2.bin", tok_input("hi \u20ac hi".encode(), json.dumps(tok).encode()))
+    meta = dict(tok, normalizer=None, pre_tokenizer={"type": "Metaspace", "replacement": "\u2581",
+                                                     "prepend_scheme": "first", "split": True})
+    meta["model"] = dict(tok["model"], merges=[["\u2581", "h"], ["\u2581h", "i"]])
+    put("hf_tokenizer", "metaspace.bin", tok_input(b" hi hi", json.dumps(meta).encode()))
+    put("hf_tokenizer", "wrong_type.bin", tok_input(b"hi", json.dumps(dict(tok, normalizer={"type": 5})).encode()))
+    put("hf_tokenizer", "unigram.bin", tok_input(b"x", json.dumps(dict(tok, model=dict(tok["model"], type="Unigram"))).encode()))
+    put("hf_tokenizer", "no_unk.bin", tok_input(b"xyz", json.dumps(dict(tok, model=dict(tok["model"], unk_token=None, byte_fallback=False))).encode()))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,16 @@ Weights random_weights(const Config& config, uint64_t seed);
 // Writes a checkpoint in llama2.c's format (atomically: temporary file, then rename).
 void write_checkpoint(const std::string& path, const Config& config, const Weights& weights);
 
+// A model path, whichever its kind: a folder is a Hugging Face checkpoint (config.json and
+// safetensors: hf_checkpoint.hpp), a file a llama2.c checkpoint. Every command and binding that
+// takes a model loads it through these.
+bool is_hf_checkpoint(const std::string& path);
+Checkpoint load_checkpoint(const std::string& path);
+Config load_checkpoint_config(const std::string& path);
+// The tokenizer that goes with a model path: <folder>/tokenizer.json for a Hugging Face folder,
+// the embedded tok512 otherwise.
+std::string tokenizer_path_for(const std::string& model_path);
+
 // The embedded default model and tokenizer shipped in models/.
 std::string default_model_path();
 std::string default_tokenizer_path();

@@ -1,4 +1,5 @@
-// Shape of a Llama-family decoder, as stored in a llama2.c checkpoint header.
+// Shape of a Llama-family decoder, as stored in a llama2.c checkpoint header or a Hugging Face
+// config.json.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -14,6 +15,10 @@ struct Config {
   int vocab_size = 0;
   int seq_len = 0;     // maximum context
   bool shared_classifier = true;  // classifier = token embedding (llama2.c: vocab_size > 0)
+  // Not stored by llama2.c checkpoints (which keep these values); a Hugging Face config.json
+  // states them (rope_theta, rms_norm_eps).
+  float rope_theta = 10000.0f;
+  float rms_norm_eps = 1e-5f;
 
   int head_dim() const { return dim / n_heads; }
   int kv_dim() const { return head_dim() * n_kv_heads; }

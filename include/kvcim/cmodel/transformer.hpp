@@ -1,5 +1,6 @@
 // The Llama-family decoder forward pass in float32, as llama2.c's run.c computes it: RMSNorm
-// (eps 1e-5), RoPE on adjacent pairs (theta 10000), grouped-query attention, SwiGLU, classifier
+// (eps Config::rms_norm_eps, 1e-5 for llama2.c), RoPE on adjacent pairs (theta Config::rope_theta,
+// 10000 for llama2.c; Hugging Face checkpoints are permuted to adjacent pairs when read), grouped-query attention, SwiGLU, classifier
 // shared with the embedding unless the checkpoint stores its own.
 //
 // Every matrix-vector product and every attention step goes through a Backend, so the same
@@ -14,6 +15,7 @@
 
 namespace kvcim::cmodel {
 
+// llama2.c's values (the defaults of Config).
 inline constexpr float kRmsNormEps = 1e-5f;
 inline constexpr float kRopeTheta = 10000.0f;
 
@@ -60,7 +62,7 @@ struct RunState {
 };
 
 // Building blocks, shared with every path that needs the same arithmetic.
-void rmsnorm(float* out, const float* x, const float* weight, int size);
+void rmsnorm(float* out, const float* x, const float* weight, int size, float eps = kRmsNormEps);
 void rope(float* q, float* k, int pos, const Config& config);
 void softmax(float* x, int size);
 

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Hugging Face folders through the kvcim command: `kvcim convert` of the embedded model to a
+# folder and back; --model DIR in generate, logits, tokenize, explain and map gives what the .bin
+# gives; bad folders get one line on stderr naming the file and the field, exit code 2, and
+# nothing written.
+set -u
+KVCIM=$1; SRC=$2; PY=/usr/bin/python3
+source "$(dirname "$0")/lib/common.sh"
+# bad NAME SUBSTRING... -- ARGS: exit 2, one line, the line contains every SUBSTRING, no $T/out*
+bad() {
+  local name=$1; shift
+  local want=()
+  while [ "$1" != "--" ]; do want+=("$1"); shift; done
+  shift
+  rm -rf "$T"/out*
+  timeout 120 "$KVCIM" "$@" >/dev/null 2>"$T/err"; local rc=$?
+  check "$name: exit code 2" "2" "$rc"
+  check "$name: one line on stderr" "1" "$(wc -l < "$T/err")"
+  for w in "${want[@]}"; do
+    grep -qF -- "$w" "$T/err" && check "$name: names '$w'" 1 1 || check "$name: names '$w'" "$w" "$(cat "$T/err")"
+  done
+  check "$name: nothing written" "none" "$(ls -d "$T"/out* 2>/dev/null || echo none)"
+}
+
+# --- the embedded model as a Hugging Face folder, and back ------------------------------------
+"$KVCIM" convert --out "$T/hf" 2>"$T/err"
+check "convert .bin -> folder: exit 0" "0" "$?"
+check "convert .bin -> folder: its files" "config.json model.safetensors tokenizer.json" "$(ls "$T/hf" | paste -sd' ')"
+check "convert: no temporary folder left" "" "$(ls -d "$T"/*partial* 2>/dev/null)"
+want=$("$KVCIM" generate --prompt "Once upon a time" --steps 80 --temperature 0)
+check "generate --model DIR (its tokenizer.json) = generate on the .bin" "$want" "$("$KVCIM" generate --model "$T/hf" --prompt "Once upon a time" --steps 80 --temperature 0)"
+check "tokenize --tokenizer DIR = tokenize on tok512" "$("$KVCIM" tokenize --text "Lily and Tom went to the park.")" "$("$KVCIM" tokenize --tokenizer "$T/hf" --text "Lily and Tom went to the park.")"
+"$KVCIM" logits --tokens 1,403,407,261,378 --out "$T/a.npy" && "$KVCIM" logits --model "$T/hf" --tokens 1,403,407,261,378 --out "$T/b.npy"
+check "logits --model DIR identical to the .bin's" "True" "$($PY -c "import numpy as np,sys; print(bool((np.load(sys.argv[1]) == np.load(sys.argv[2])).all()))" "$T/a.npy" "$T/b.npy")"
+"$KVCIM" map --model "$T/hf" --json "$T/m1.json" >/dev/null && "$KVCIM" map --json "$T/m2.json" >/dev/null
+check "map --model DIR: the same model shape" "True" "$($PY -c "import json,sys; a,b=(json.load(open(f))['model'] for f in sys.argv[1:]); a.pop('name'); b.pop('name'); print(a==b)" "$T/m1.json" "$T/m2.json")"
+"$KVCIM" run --quiet --eval-text "" --eval-tokens 50 --steps 8 --json "$T/r1.json" >/dev/null && "$KVCIM" run --quiet --eval-text "" --eval-tokens 50 --steps 8 --model "$T/hf" --json "$T/r2.json" >/dev/null
+check "run --model DIR: the same accuracy and energy as on the .bin" "True" "$($PY -c "import json,sys; a,b=(json.load(open(f)) for f in sys.argv[1:]); print(a['accuracy']==b['accuracy'] and a['energy']==b['energy'])" "$T/r1.json" "$T/r2.json" 2>&1)"
+"$KVCIM" explain --model "$T/hf" --steps 6 >/dev/null 2>"$T/err"
+check "explain --model DIR: exit 0" "0" "$?"
+"$KVCIM" convert --model "$T/hf" --out "$T/back.bin" --tokenizer-out "$T/back_tok.bin" 2>"$T/err"
+check "convert folder -> .bin: exit 0" "0" "$?"
+check "convert folder -> .bin: the same text" "$want" "$("$KVCIM" generate --model "$T/back.bin" --tokenizer "$T/back_tok.bin" --prompt "Once upon a time" --steps 80 --temperature 0)"
+"$KVCIM" convert --model "$T/back.bin" --tokenizer none --dtype bf16 --out "$T/hf16" 2>"$T/err"
+check "convert --dtype bf16 --tokenizer none: exit 0, no tokenizer.json" "0 config.json model.safetensors" "$? $(ls "$T/hf16" | paste -sd' ')"
+
+# --- bad folders -------------------------------------------------------------------------------
+bad "convert onto an existing folder" "--out" "exists" -- convert --out "$T/hf"
+bad "convert: unknown dtype" "--dtype" "f64" -- convert --out "$T/out_x" --dtype f64
+mk() {  # mk NAME: a copy of the good folder at $T/NAME
+  rm -rf "$T/$1"; cp -r "$T/hf" "$T/$1"
+}
+# edit the safetensors header of $T/$1 with Python code acting on `h` (dict) / `n` (length field)
+edit_header() {
+  $PY - "$T/$1/model.safetensors" "$2" <<'PYEOF'
+import json, struct, sys
+path, code = sys.argv[1], sys.argv[2]
+b = open(path, "rb").read()
+n = struct.unpack_from("<Q", b)[0]
+h = json.loads(b[8:8 + n])
+data = b[8 + n:]
+exec(code)
+text = json.dumps(h).encode()
+if "n_override" in dir(): n2 = n_override
+else: n2 = len(text)
+open(path, "wb").write(struct.pack("<Q", n2) + text + data)
+PYEOF
+}
+mk hdr; edit_header hdr "n_override = 10**9"
+bad "safetensors header longer than the file" "hdr/model.safetensors" "header length" "1000000000" -- generate --prompt x --model "$T/hdr"
+mk dt; edit_header dt "h['model.norm.weight']['dtype'] = 'F64'"
+bad "safetensors unknown dtype" "dt/model.safetensors" "model.norm.weight" "dtype" "F64" -- logits --tokens 1 --model "$T/dt" --out "$T/out.npy"
+mk ov; edit_header ov "h['model.norm.weight']['data_offsets'] = [0, 256]"
+bad "safetensors overlapping offsets" "ov/model.safetensors" "data_offsets" "overlaps" -- generate --prompt x --model "$T/ov"
+mk oor; edit_header oor "e = h['lm_head.weight'] if 'lm_head.weight' in h else h['model.norm.weight']; e['data_offsets'] = [e['data_offsets'][0] + 10**6, e['data_offsets'][1] + 10**6]"
+bad "safetensors offsets beyond the file" "oor/model.safetensors" "data_offsets" "beyond" -- generate --prompt x --model "$T/oor"
+mk miss; edit_header miss "del h['model.layers.3.mlp.up_proj.weight']"
+bad "missing tensor" "miss" "model.layers.3.mlp.up_proj.weight" "missing" -- generate --prompt x --model "$T/miss"
+mk shp; $PY -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['intermediate_size']=100; json.dump(c,open(p,'w'))" "$T/shp/config.json"
+bad "tensor shape disagreeing with config.json" "shp/model.safetensors" "gate_proj.weight" "shape" -- generate --prompt x --model "$T/shp"
+mk arch; $PY -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['architectures']=['GPT2LMHeadModel']; c.pop('model_type'); json.dump(c,open(p,'w'))" "$T/arch/config.json"
+bad "config.json of another architecture" "arch/config.json" "architectures" "GPT2LMHeadModel" -- convert --model "$T/arch" --out "$T/out.bin"
+mk fld; $PY -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c.pop('num_hidden_layers'); json.dump(c,open(p,'w'))" "$T/fld/config.json"
+bad "config.json missing a field" "fld/config.json" "num_hidden_layers" "missing" -- map --model "$T/fld"
+mk uni; $PY -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['model']['type']='Unigram'; json.dump(c,open(p,'w'))" "$T/uni/tokenizer.json"
+bad "tokenizer.json of model type Unigram" "uni/tokenizer.json" "model.type" "Unigram" -- generate --prompt x --model "$T/uni"
+mk wp; $PY -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['model']['type']='WordPiece'; json.dump(c,open(p,'w'))" "$T/wp/tokenizer.json"
+bad "tokenizer.json of model type WordPiece" "wp/tokenizer.json" "model.type" "WordPiece" -- tokenize --text x --tokenizer "$T/wp/tokenizer.json"
+bad "convert: bad input writes no folder" "uni/tokenizer.json" "model.type" -- convert --model "$T/back.bin" --tokenizer "$T/uni/tokenizer.json" --out "$T/out_hf"
+finish "Hugging Face checkpoint"
