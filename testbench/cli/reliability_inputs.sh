@@ -129,4 +129,30 @@ bad "map: --node not a number" "--node" -- map --node fast --json "$T/out.json"
 sed 's/^baseline:/comparison: {node_nm: 45, voltage_v: 9}\nbaseline:/' "$HW" > "$T/hw/bad_comparison.yaml"
 bad "map: comparison supply outside the model" "comparison" "voltage_v" -- map --hw "$T/hw/bad_comparison.yaml" --json "$T/out.json"
 
+# --- the KV tile's kind, widths, converters and noise (kv.*) --------------------------------
+GC=$SRC/configs/hw/gain_cell_kv.yaml
+sed 's/^  kind: analog/  kind: analgo/' "$GC" > "$T/hw/kv_kind.yaml"
+bad "map: unknown kv.kind suggests the closest" "kind" "analgo" "analog" -- map --hw "$T/hw/kv_kind.yaml" --json "$T/out.json"
+sed 's/^  k_bits: 8/  k_bits: 9/' "$GC" > "$T/hw/kv_kbits.yaml"
+bad "run: kv.k_bits above 8" "k_bits" "9" -- "${RUN[@]}" --hw "$T/hw/kv_kbits.yaml" --json "$T/out.json"
+sed 's/^  v_bits: 8/  v_bits: 1/' "$GC" > "$T/hw/kv_vbits.yaml"
+bad "map: kv.v_bits below 2" "v_bits" "1" -- map --hw "$T/hw/kv_vbits.yaml" --json "$T/out.json"
+sed 's/^  k_scale: token/  k_scale: channels/' "$GC" > "$T/hw/kv_scale.yaml"
+bad "map: unknown kv.k_scale suggests the closest" "k_scale" "channel" -- map --hw "$T/hw/kv_scale.yaml" --json "$T/out.json"
+sed 's/^  cell_noise_sigma: 0.05 .*/  cell_noise_sigma: -0.1/' "$GC" > "$T/hw/kv_noise.yaml"
+bad "run: negative kv.cell_noise_sigma" "cell_noise_sigma" -- "${RUN[@]}" --hw "$T/hw/kv_noise.yaml" --json "$T/out.json"
+sed 's/^  adc_clip: 0.125 .*/  adc_clip: 1.5/' "$GC" > "$T/hw/kv_clip.yaml"
+bad "map: kv.adc_clip above 1" "adc_clip" -- map --hw "$T/hw/kv_clip.yaml" --json "$T/out.json"
+sed 's/^  adc_bits: 10 .*/  adc_bits: 12/' "$GC" > "$T/hw/kv_adc.yaml"
+bad "map: kv.adc_bits the KV table does not price" "adc" "12" -- map --hw "$T/hw/kv_adc.yaml" --json "$T/out.json"
+sed 's/^  exp_frac: 6$/  exp_frac: 6\n  adc_bits: 8/' "$HW" > "$T/hw/kv_digital_adc.yaml"
+bad "map: ADC field on a digital KV tile" "adc_bits" "kind: analog" -- map --hw "$T/hw/kv_digital_adc.yaml" --json "$T/out.json"
+sed 's/^  exp_frac: 6$/  exp_frac: 6\n  softmax: relu/' "$HW" > "$T/hw/kv_digital_relu.yaml"
+bad "map: a per-token softmax on the digital tile" "softmax" -- map --hw "$T/hw/kv_digital_relu.yaml" --json "$T/out.json"
+if "$KVCIM" cosim --trials 1 >/dev/null 2>&1; then  # an RTL build
+  bad "run: the RTL backend refuses the analog tile" "kv.kind" "analog" -- "${RUN[@]}" --hw "$GC" --attention-backend rtl --json "$T/out.json"
+  sed 's/^  exp_frac: 6$/  exp_frac: 6\n  k_bits: 4/' "$HW" > "$T/hw/kv_k4.yaml"
+  bad "run: the RTL backend refuses k_bits != v_bits" "kv.k_bits" "4" -- "${RUN[@]}" --hw "$T/hw/kv_k4.yaml" --attention-backend rtl --json "$T/out.json"
+fi
+
 finish "reliability input"
