@@ -177,7 +177,7 @@ AnalogTile::AnalogTile(const TileParams& p)
     v_shift_.push_back(adc_shift_for(range_of(p_, analog_v_full_scale(p_, j), p_.out_adc_clip), p_.adc_bits));
 }
 
-// splitmix64 -> two uniforms -> Box-Muller (both normals used).
+// splitmix64 -> two uniforms -> Box-Muller; the second normal of a pair is the next draw.
 double AnalogTile::gaussian() {
   auto next = [this] {
     uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
@@ -185,9 +185,16 @@ double AnalogTile::gaussian() {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   };
+  if (has_spare_) {
+    has_spare_ = false;
+    return spare_;
+  }
   const double u1 = (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
   const double u2 = static_cast<double>(next() >> 11) * 0x1.0p-53;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  const double r = std::sqrt(-2.0 * std::log(u1)), a = 6.283185307179586 * u2;
+  spare_ = r * std::sin(a);
+  has_spare_ = true;
+  return r * std::cos(a);
 }
 
 void AnalogTile::store(std::vector<float>& cells, int slices, int token, std::span<const int8_t> x,

@@ -70,6 +70,8 @@ class AnalogTile final : public AttentionTile {
   std::vector<uint32_t> lut_;
   int n_ = 0;
   uint64_t rng_;
+  double spare_ = 0;        // the second normal of the last Box-Muller pair
+  bool has_spare_ = false;
   TileEvents ev_count_;
   double gaussian();
   void store(std::vector<float>& cells, int slices, int token, std::span<const int8_t> x, int bits);
