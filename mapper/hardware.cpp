@@ -321,10 +321,12 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
                        {"exp_frac", k.exp_frac},
                        {"technology", absolute(hw.kv_tech.path)},
                        {"kind", kTileKinds.at(static_cast<int>(k.kind))},
-                       {"k_bits", k.k_bits},
-                       {"v_bits", k.v_bits},
                        {"k_scale", kKScales.at(static_cast<int>(k.k_scale))},
                        {"softmax", kSoftmaxes.at(static_cast<int>(k.softmax))}};
+  // K/V widths only when they differ from precision.kv_bits (their default), so that a dict that
+  // changes precision.kv_bits changes the K/V widths with it, as a spec without them does
+  if (k.k_bits != hw.precision.kv_bits) kv["k_bits"] = k.k_bits;
+  if (k.v_bits != hw.precision.kv_bits) kv["v_bits"] = k.v_bits;
   if (k.kind == cim::TileKind::analog) {  // the parser rejects these on a digital tile
     kv["cell_bits"] = k.cell_bits;
     kv["adc_bits"] = k.adc_bits;
