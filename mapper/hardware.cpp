@@ -50,6 +50,7 @@ cim::TileParams HardwareSpec::tile(int head_dim) const {
     p.out_adc_clip = kv.out_adc_clip;
     p.cell_noise_sigma = kv.cell_noise_sigma;
     p.read_noise_sigma = kv.read_noise_sigma;
+    p.stuck_rate = kv.stuck_rate;
     p.seed = kv.seed;
   }
   return p;
@@ -215,7 +216,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   if (auto kv = top.optional_child("kv")) {
     kv->check_keys({"tokens_per_tile", "prob_bits", "exp_frac", "technology", "kind", "k_bits",
                     "v_bits", "k_scale", "softmax", "cell_bits", "adc_bits", "adc_range", "adc_clip",
-                    "out_adc_clip", "cell_noise_sigma", "read_noise_sigma", "seed"});
+                    "out_adc_clip", "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed"});
     hw.kv.tokens_per_tile = static_cast<int>(kv->get_int("tokens_per_tile", 1, 4096, hw.kv.tokens_per_tile));
     hw.kv.prob_bits = static_cast<int>(kv->get_int("prob_bits", 1, 16, hw.kv.prob_bits));
     hw.kv.exp_frac = static_cast<int>(kv->get_int("exp_frac", 0, 12, hw.kv.exp_frac));
@@ -228,7 +229,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     k.softmax = static_cast<cim::TileSoftmax>(kv->get_choice("softmax", kSoftmaxes, 0));
     if (k.kind == cim::TileKind::digital) {
       for (const char* f : {"cell_bits", "adc_bits", "adc_range", "adc_clip", "out_adc_clip",
-                            "cell_noise_sigma", "read_noise_sigma", "seed"})
+                            "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed"})
         if (kv->has(f)) kv->error(f, "only meaningful for kv.kind: analog (the digital tile has no cells' noise or ADC)");
       if (k.softmax != cim::TileSoftmax::fixed)
         kv->error("softmax", "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
@@ -240,6 +241,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
       k.out_adc_clip = kv->get_number("out_adc_clip", 1e-9, 1.0, 1.0);
       k.cell_noise_sigma = kv->get_number("cell_noise_sigma", 0.0, 1e6, 0.0);
       k.read_noise_sigma = kv->get_number("read_noise_sigma", 0.0, 1e6, 0.0);
+      k.stuck_rate = kv->get_number("stuck_rate", 0.0, 1.0, 0.0);
       k.seed = static_cast<uint64_t>(kv->get_int("seed", 0, INT64_MAX, 1));
     }
   } else {
@@ -335,6 +337,7 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     kv["out_adc_clip"] = k.out_adc_clip;
     kv["cell_noise_sigma"] = k.cell_noise_sigma;
     kv["read_noise_sigma"] = k.read_noise_sigma;
+    kv["stuck_rate"] = k.stuck_rate;
     kv["seed"] = k.seed;
   }
   nlohmann::json j = {{"name", hw.name},

@@ -177,6 +177,14 @@ AnalogTile::AnalogTile(const TileParams& p)
     v_shift_.push_back(adc_shift_for(range_of(p_, analog_v_full_scale(p_, j), p_.out_adc_clip), p_.adc_bits));
 }
 
+uint64_t AnalogTile::next_bits() {
+  uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+double AnalogTile::uniform() { return static_cast<double>(next_bits() >> 11) * 0x1.0p-53; }
+
 // splitmix64 -> two uniforms -> Box-Muller; the second normal of a pair is the next draw.
 double AnalogTile::gaussian() {
   auto next = [this] {
@@ -204,6 +212,16 @@ void AnalogTile::store(std::vector<float>& cells, int slices, int token, std::sp
     for (int j = 0; j < slices; ++j) {
       double level = slice_of(x[i], bits, p_.cell_bits, j);
       if (p_.cell_noise_sigma > 0) level += p_.cell_noise_sigma * gaussian();
+      if (p_.stuck_rate > 0) {  // a stuck cell holds its lowest or highest level, whatever is written
+        const double u = uniform();
+        if (u < p_.stuck_rate) {
+          ++stuck_;
+          const bool top = j == slices - 1;
+          const double lo = top ? -slice_max(bits, p_.cell_bits, j) : 0.0;
+          const double hi = top ? slice_max(bits, p_.cell_bits, j) - 1.0 : slice_max(bits, p_.cell_bits, j);
+          level = uniform() < 0.5 ? lo : hi;
+        }
+      }
       c[i * slices + j] = static_cast<float>(level);
     }
 }

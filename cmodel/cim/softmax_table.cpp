@@ -43,6 +43,7 @@ void TileParams::validate(const std::string& where) const {
     fraction("out_adc_clip", out_adc_clip, 1e-9, 1.0);
     fraction("cell_noise_sigma", cell_noise_sigma, 0.0, 1e6);
     fraction("read_noise_sigma", read_noise_sigma, 0.0, 1e6);
+    fraction("stuck_rate", stuck_rate, 0.0, 1.0);
   }
 }
 

@@ -77,6 +77,7 @@ struct KvSpec {
   cmodel::cim::AdcRange adc_range = cmodel::cim::AdcRange::full_scale;
   double adc_clip = 1.0, out_adc_clip = 1.0;
   double cell_noise_sigma = 0, read_noise_sigma = 0;
+  double stuck_rate = 0;
   uint64_t seed = 1;
 };
 

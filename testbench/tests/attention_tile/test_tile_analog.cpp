@@ -115,6 +115,34 @@ TEST(AnalogTile, NoiseIsReproduciblePerSeed) {
   for (size_t i = 0; i < od.size(); ++i) EXPECT_NEAR(oa[i], od[i], 0.1 * vmax + 1e-9) << i;
 }
 
+// Stuck-at faults land at the requested rate: the count of stuck cell writes over 64 tokens x 8
+// dims x 2 slices x 2 arrays x 20 tiles (40,960 writes) is within 4.5 binomial sigmas of rate x n.
+TEST(AnalogTile, StuckAtFaultsLandAtTheRequestedRate) {
+  std::mt19937_64 rng(31);
+  const Problem pr = random_problem(rng, TileParams{}, 64);
+  for (double rate : {0.001, 0.01, 0.2}) {
+    TileParams p = lossless(TileParams{}, 4);
+    p.stuck_rate = rate;
+    int64_t stuck = 0, writes = 0;
+    for (int tile = 0; tile < 20; ++tile) {
+      p.seed = 100 + tile;
+      AnalogTile t(p);
+      run(t, pr);
+      stuck += t.stuck_cells();
+      writes += t.events().k_macro.cell_writes + t.events().v_macro.cell_writes;
+    }
+    EXPECT_EQ(writes, 40960);
+    const double mean = rate * writes, sigma = std::sqrt(writes * rate * (1 - rate));
+    EXPECT_NEAR(static_cast<double>(stuck), mean, 4.5 * sigma) << "rate " << rate;
+  }
+  TileParams none = lossless(TileParams{}, 4);
+  AnalogTile clean(none);
+  run(clean, pr);
+  EXPECT_EQ(clean.stuck_cells(), 0);
+  none.stuck_rate = 1.5;
+  EXPECT_THROW(AnalogTile{none}, kvcim::Error);
+}
+
 TEST(AnalogTile, HardSigmoidAndReluByHand) {
   TileParams p = lossless(TileParams{1, 4, 8, 6, 12}, 8);
   p.softmax = TileSoftmax::hardsigmoid;

@@ -62,7 +62,9 @@ struct TileParams {
   double out_adc_clip = 1.0;          // calibrated: output ADC range as a fraction of full scale
   double cell_noise_sigma = 0.0;      // Gaussian, in levels of the cell, drawn once per cell write
   double read_noise_sigma = 0.0;      // Gaussian, in (cell level x largest input), per conversion
-  uint64_t seed = 1;                  // the generator of both noises
+  double stuck_rate = 0.0;            // fraction of cell writes landing stuck (at level 0 or the
+                                      // top level, equally likely), in [0, 1]
+  uint64_t seed = 1;                  // the generator of the noises and the faults
   int kb() const { return k_bits > 0 ? k_bits : kv_bits; }
   int vb() const { return v_bits > 0 ? v_bits : kv_bits; }
   // Throws kvcim::Error naming `where`, the field and the value.

@@ -60,6 +60,8 @@ class AnalogTile final : public AttentionTile {
   int tokens() const override { return n_; }
   TileEvents events() const override { return ev_count_; }
   void reset_events() override { ev_count_ = TileEvents{}; }
+  // Cell writes that landed stuck (stuck_rate) since construction.
+  int64_t stuck_cells() const { return stuck_; }
 
  private:
   TileParams p_;
@@ -72,8 +74,11 @@ class AnalogTile final : public AttentionTile {
   uint64_t rng_;
   double spare_ = 0;        // the second normal of the last Box-Muller pair
   bool has_spare_ = false;
+  int64_t stuck_ = 0;
   TileEvents ev_count_;
   double gaussian();
+  uint64_t next_bits();
+  double uniform();  // [0, 1)
   void store(std::vector<float>& cells, int slices, int token, std::span<const int8_t> x, int bits);
 };
 
