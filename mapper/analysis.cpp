@@ -83,7 +83,7 @@ void charge_stream(TokenLedgers& t, const HardwareSpec& hw, const KvLayout& kv, 
   const int hd = kv.tile.head_dim, qh = kv.query_heads_per_stream;
   const StreamTokens& s = c.tokens;
   const EventKind off = hw.offchip_event();
-  const int64_t token_bits = 2 * int64_t{hd} * kv.tile.kv_bits;
+  const int64_t token_bits = int64_t{hd} * (kv.tile.kb() + kv.tile.vb());
   if (s.resident_pages > 0) {
     // wires between the centre and the tiles: the new K and V in, each query head's q in and its
     // output from every page's tile back (chip.hpp)
@@ -313,7 +313,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
   // slowest stream class sets the pace), their spilled tokens on the shared lanes.
   const StreamTokens plain = stream_tokens(kv, policy, kv.streams() - 1, context);
   const StreamTokens extra = kv.streams_with_extra_page() > 0 ? stream_tokens(kv, policy, 0, context) : plain;
-  const double token_bits = 2.0 * kv.tile.head_dim * kv.tile.kv_bits;
+  const double token_bits = double(kv.tile.head_dim) * (kv.tile.kb() + kv.tile.vb());
   auto tile_ns = [&](const StreamTokens& s, double& write, double& attn) {
     write = attn = 0;
     if (s.resident_pages == 0) return;

@@ -73,7 +73,7 @@ int64_t matvec_wire_bit_um(const MatrixPlacement& m, const HardwareSpec& hw, con
 
 int64_t attention_wire_bit_um(const cmodel::Config& c, const HardwareSpec& hw, const Floorplan& f,
                               int64_t tiles_per_query) {
-  const double kv_bits = 2.0 * c.kv_dim() * hw.precision.kv_bits;
+  const double kv_bits = double(c.kv_dim()) * (hw.kv.k_bits + hw.kv.v_bits);
   const double q_bits = static_cast<double>(c.n_heads) * c.head_dim() * hw.precision.activation_bits;
   const double out_bits = static_cast<double>(c.n_heads) * c.head_dim() * energy::kAccumulatorBits *
                           static_cast<double>(tiles_per_query);

@@ -23,6 +23,9 @@ const std::vector<std::string> kAdcRanges = {"full_scale", "calibrated"};
 const std::vector<std::string> kEncodings = {"twos_complement", "offset", "differential"};
 const std::vector<std::string> kOffchipKinds = {"dram", "hbm"};
 const std::vector<std::string> kMacTypes = {"int8", "fp16"};
+const std::vector<std::string> kTileKinds = {"digital", "analog"};
+const std::vector<std::string> kKScales = {"token", "channel"};
+const std::vector<std::string> kSoftmaxes = {"fixed", "hardsigmoid", "relu"};
 
 std::string shipped_config_dir() { return data_dir() + "/configs"; }
 std::string default_hardware_spec_path() { return shipped_config_dir() + "/hw/sram_digital.yaml"; }
@@ -34,6 +37,22 @@ cim::TileParams HardwareSpec::tile(int head_dim) const {
   p.kv_bits = precision.kv_bits;
   p.exp_frac = kv.exp_frac;
   p.prob_bits = kv.prob_bits;
+  // 0 = kv_bits: a spec at equal widths gives the very TileParams the RTL is built at
+  p.k_bits = kv.k_bits == precision.kv_bits ? 0 : kv.k_bits;
+  p.v_bits = kv.v_bits == precision.kv_bits ? 0 : kv.v_bits;
+  p.kind = kv.kind;
+  p.softmax = kv.softmax;
+  if (kv.kind == cim::TileKind::analog) {
+    p.cell_bits = kv.cell_bits;
+    p.adc_bits = kv.adc_bits;
+    p.adc_range = kv.adc_range;
+    p.adc_clip = kv.adc_clip;
+    p.out_adc_clip = kv.out_adc_clip;
+    p.cell_noise_sigma = kv.cell_noise_sigma;
+    p.read_noise_sigma = kv.read_noise_sigma;
+    p.stuck_rate = kv.stuck_rate;
+    p.seed = kv.seed;
+  }
   return p;
 }
 
@@ -51,8 +70,11 @@ void HardwareSpec::compare_at(double node_nm, const std::string& where) {
 energy::Costs HardwareSpec::costs() const {
   return tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
 }
-// The attention tile is digital (no ADC): the plain table values.
-energy::Costs HardwareSpec::kv_costs() const { return kv_tech.costs({comparison, 0, 0}); }
+// The digital attention tile has no ADC: the plain table values; the analog tile's conversions
+// (scores and outputs) are priced at kv.adc_bits.
+energy::Costs HardwareSpec::kv_costs() const {
+  return kv_tech.costs({comparison, kv.kind == cim::TileKind::analog ? kv.adc_bits : 0, 0});
+}
 energy::Costs HardwareSpec::baseline_costs() const {
   return baseline_tech.costs({comparison, 0, baseline.sram_bank_bytes});
 }
@@ -78,13 +100,24 @@ void HardwareSpec::validate() const {
   range("kv.tokens_per_tile", kv.tokens_per_tile, 1, 4096);
   range("kv.prob_bits", kv.prob_bits, 1, 16);
   range("kv.exp_frac", kv.exp_frac, 0, 12);
+  range("kv.k_bits", kv.k_bits, 2, 8);
+  range("kv.v_bits", kv.v_bits, 2, 8);
+  if (kv.kind == cim::TileKind::digital && kv.softmax != cim::TileSoftmax::fixed)
+    fail(where, "kv.softmax", kSoftmaxes.at(static_cast<int>(kv.softmax)),
+         "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
+  if (kv.kind == cim::TileKind::analog) {
+    range("kv.cell_bits", kv.cell_bits, 1, 8);
+    range("kv.adc_bits", kv.adc_bits, 2, 30);
+    tile(8).validate(where + ": kv");
+  }
   range("buffer.bytes", buffer_bytes, 0, int64_t{1} << 50);
   range("offchip.capacity", offchip_bytes, 0, int64_t{1} << 60);
   range("digital.units", digital_units, 1, int64_t{1} << 30);
   baseline.validate(where);
   energy::check_node_point(comparison, where, "comparison");
-  // The ADC resolution must be costed by the technology table.
+  // The ADC resolutions must be costed by the technology tables.
   costs();
+  kv_costs();
 }
 
 namespace {
@@ -181,11 +214,38 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
 
   std::string kv_tech_path;
   if (auto kv = top.optional_child("kv")) {
-    kv->check_keys({"tokens_per_tile", "prob_bits", "exp_frac", "technology"});
+    kv->check_keys({"tokens_per_tile", "prob_bits", "exp_frac", "technology", "kind", "k_bits",
+                    "v_bits", "k_scale", "softmax", "cell_bits", "adc_bits", "adc_range", "adc_clip",
+                    "out_adc_clip", "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed"});
     hw.kv.tokens_per_tile = static_cast<int>(kv->get_int("tokens_per_tile", 1, 4096, hw.kv.tokens_per_tile));
     hw.kv.prob_bits = static_cast<int>(kv->get_int("prob_bits", 1, 16, hw.kv.prob_bits));
     hw.kv.exp_frac = static_cast<int>(kv->get_int("exp_frac", 0, 12, hw.kv.exp_frac));
     if (kv->has("technology")) kv_tech_path = resolve(*kv, "technology", base_dir);
+    KvSpec& k = hw.kv;
+    k.kind = static_cast<cim::TileKind>(kv->get_choice("kind", kTileKinds, 0));
+    k.k_bits = static_cast<int>(kv->get_int("k_bits", 2, 8, hw.precision.kv_bits));
+    k.v_bits = static_cast<int>(kv->get_int("v_bits", 2, 8, hw.precision.kv_bits));
+    k.k_scale = static_cast<KScale>(kv->get_choice("k_scale", kKScales, 0));
+    k.softmax = static_cast<cim::TileSoftmax>(kv->get_choice("softmax", kSoftmaxes, 0));
+    if (k.kind == cim::TileKind::digital) {
+      for (const char* f : {"cell_bits", "adc_bits", "adc_range", "adc_clip", "out_adc_clip",
+                            "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed"})
+        if (kv->has(f)) kv->error(f, "only meaningful for kv.kind: analog (the digital tile has no cells' noise or ADC)");
+      if (k.softmax != cim::TileSoftmax::fixed)
+        kv->error("softmax", "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
+    } else {
+      k.cell_bits = static_cast<int>(kv->get_int("cell_bits", 1, 8, k.cell_bits));
+      k.adc_bits = static_cast<int>(kv->get_int("adc_bits", 2, 30, k.adc_bits));
+      k.adc_range = static_cast<cim::AdcRange>(kv->get_choice("adc_range", kAdcRanges, 0));
+      k.adc_clip = kv->get_number("adc_clip", 1e-9, 1.0, 1.0);
+      k.out_adc_clip = kv->get_number("out_adc_clip", 1e-9, 1.0, 1.0);
+      k.cell_noise_sigma = kv->get_number("cell_noise_sigma", 0.0, 1e6, 0.0);
+      k.read_noise_sigma = kv->get_number("read_noise_sigma", 0.0, 1e6, 0.0);
+      k.stuck_rate = kv->get_number("stuck_rate", 0.0, 1.0, 0.0);
+      k.seed = static_cast<uint64_t>(kv->get_int("seed", 0, INT64_MAX, 1));
+    }
+  } else {
+    hw.kv.k_bits = hw.kv.v_bits = hw.precision.kv_bits;
   }
   if (auto b = top.optional_child("buffer")) {
     b->check_keys({"bytes"});
@@ -257,6 +317,29 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));
     macro["adc_clip"] = m.adc_clip;
   }
+  const KvSpec& k = hw.kv;
+  nlohmann::json kv = {{"tokens_per_tile", k.tokens_per_tile},
+                       {"prob_bits", k.prob_bits},
+                       {"exp_frac", k.exp_frac},
+                       {"technology", absolute(hw.kv_tech.path)},
+                       {"kind", kTileKinds.at(static_cast<int>(k.kind))},
+                       {"k_scale", kKScales.at(static_cast<int>(k.k_scale))},
+                       {"softmax", kSoftmaxes.at(static_cast<int>(k.softmax))}};
+  // K/V widths only when they differ from precision.kv_bits (their default), so that a dict that
+  // changes precision.kv_bits changes the K/V widths with it, as a spec without them does
+  if (k.k_bits != hw.precision.kv_bits) kv["k_bits"] = k.k_bits;
+  if (k.v_bits != hw.precision.kv_bits) kv["v_bits"] = k.v_bits;
+  if (k.kind == cim::TileKind::analog) {  // the parser rejects these on a digital tile
+    kv["cell_bits"] = k.cell_bits;
+    kv["adc_bits"] = k.adc_bits;
+    kv["adc_range"] = kAdcRanges.at(static_cast<int>(k.adc_range));
+    kv["adc_clip"] = k.adc_clip;
+    kv["out_adc_clip"] = k.out_adc_clip;
+    kv["cell_noise_sigma"] = k.cell_noise_sigma;
+    kv["read_noise_sigma"] = k.read_noise_sigma;
+    kv["stuck_rate"] = k.stuck_rate;
+    kv["seed"] = k.seed;
+  }
   nlohmann::json j = {{"name", hw.name},
           {"description", hw.description},
           {"technology", absolute(hw.tech.path)},
@@ -265,10 +348,7 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
                                                                    : nlohmann::json(hw.organization.macros)},
                             {"macros_per_tile", hw.organization.macros_per_tile},
                             {"tiles_per_bank", hw.organization.tiles_per_bank}}},
-          {"kv", {{"tokens_per_tile", hw.kv.tokens_per_tile},
-                  {"prob_bits", hw.kv.prob_bits},
-                  {"exp_frac", hw.kv.exp_frac},
-                  {"technology", absolute(hw.kv_tech.path)}}},
+          {"kv", kv},
           {"precision", {{"weight_bits", hw.precision.weight_bits},
                          {"activation_bits", hw.precision.activation_bits},
                          {"kv_bits", hw.precision.kv_bits}}},

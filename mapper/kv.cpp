@@ -27,7 +27,8 @@ KvLayout kv_layout(const cmodel::Config& c, const HardwareSpec& hw, const Policy
     fail("--policy", "page", std::to_string(k.tokens_per_page),
          "must divide kv.tokens_per_tile = " + std::to_string(T) + " (a tile holds whole pages)");
   k.pages_per_tile = T / k.tokens_per_page;
-  k.tile_cells = 2 * int64_t{k.tile.head_dim} * T * k.tile.kv_bits;
+  // K and V at their own widths (kv.k_bits, kv.v_bits): narrower KV fits more tokens per macro
+  k.tile_cells = int64_t{k.tile.head_dim} * T * (k.tile.kb() + k.tile.vb());
   if (kv_macros < 0) fail("placement", "kv_macros", std::to_string(kv_macros), "expected >= 0");
   k.macros = kv_macros;
   // macros x cells can exceed int64 for absurd specs: computed wide, bounded

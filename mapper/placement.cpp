@@ -56,7 +56,7 @@ int64_t offchip_bytes(const cmodel::Config& c, const HardwareSpec& hw, const Wei
                       int64_t offchip_token_heads) {
   const int64_t weight_bits =
       (w.elements_total - w.elements_onchip + int64_t{c.vocab_size} * c.dim) * hw.precision.weight_bits;
-  const int64_t kv_bits = offchip_token_heads * 2 * int64_t{c.head_dim()} * hw.precision.kv_bits;
+  const int64_t kv_bits = offchip_token_heads * int64_t{c.head_dim()} * (hw.kv.k_bits + hw.kv.v_bits);
   return (weight_bits + kv_bits + 7) / 8;
 }
 

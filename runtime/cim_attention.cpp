@@ -1,5 +1,9 @@
 #include "kvcim/runtime/cim_attention.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "kvcim/cmodel/quant/quant.hpp"
 #include "kvcim/error.hpp"
 
@@ -45,10 +49,22 @@ TileEvents delta(const cim::AttentionTile& tile, const TileEvents& before) {
   d.queries = now.queries - before.queries;
   return d;
 }
+constexpr int kNoExponent = std::numeric_limits<int>::min();  // a channel that was always 0
+
+// k_i 2^-e_i rounded half away from zero (the quantiser's rule), within the signed `bits` range.
+std::vector<int8_t> quantize_channels(const float* k, const std::vector<int>& e, int bits) {
+  const int qmax = (1 << (bits - 1)) - 1;
+  std::vector<int8_t> out(e.size());
+  for (size_t i = 0; i < e.size(); ++i) {
+    const long r = e[i] == kNoExponent ? 0 : std::lround(std::ldexp(static_cast<double>(k[i]), -e[i]));
+    out[i] = static_cast<int8_t>(std::clamp<long>(r, -qmax, qmax));
+  }
+  return out;
+}
 }  // namespace
 
-CimAttention::CimAttention(const Config& config, TileFactory factory)
-    : config_(config), factory_(std::move(factory)) {
+CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per_channel)
+    : config_(config), factory_(std::move(factory)), k_per_channel_(k_per_channel) {
   auto probe = factory_();
   params_ = probe->params();
   if (params_.head_dim != config.head_dim())
@@ -56,6 +72,7 @@ CimAttention::CimAttention(const Config& config, TileFactory factory)
                 ": the model's heads have " + std::to_string(config.head_dim()) + " dimensions");
   spare_.push_back(std::move(probe));
   tiles_.resize(static_cast<size_t>(config.n_layers) * config.n_kv_heads);
+  if (k_per_channel_) channel_.resize(tiles_.size());
 }
 
 void CimAttention::append(int layer, int pos, const float* k, const float* v, AttentionEvents& ev) {
@@ -75,13 +92,50 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
       }
       tiles.back()->reset();
     }
-    // per token and KV head, power-of-two scales
-    const quant::Pow2Vector kq = quant::quantize_pow2(k + h * hd, hd, params_.kv_bits);
-    const quant::Pow2Vector vq = quant::quantize_pow2(v + h * hd, hd, params_.kv_bits);
-    ev.kv_quant_ops += 2 * hd;
     cim::AttentionTile& tile = *tiles.back();
+    const quant::Pow2Vector vq = quant::quantize_pow2(v + h * hd, hd, params_.vb());
+    if (!k_per_channel_) {
+      // per token and KV head, power-of-two scales
+      const quant::Pow2Vector kq = quant::quantize_pow2(k + h * hd, hd, params_.kb());
+      ev.kv_quant_ops += 2 * hd;
+      const TileEvents before = tile.events();
+      tile.append(kq.q, vq.q, kq.exponent, vq.exponent);
+      ev.write += delta(tile, before);
+      continue;
+    }
+    // Per channel: channel i of the tile holds k_i 2^-e_i, e_i the smallest exponent that fits
+    // every token of the tile so far (ek = 0; the query is scaled by 2^e_i instead). A token that
+    // needs a larger e_i re-quantises and re-writes the tile's tokens (counted as writes).
+    ChannelState& cs = channel_[layer * config_.n_kv_heads + h];
+    if (tile.tokens() == 0) {
+      cs.exponents.emplace_back(hd, kNoExponent);
+      cs.k.clear();
+      cs.v.clear();
+    }
+    std::vector<int>& e = cs.exponents.back();
+    bool grew = false;
+    for (int i = 0; i < hd; ++i) {
+      const float a = std::fabs(k[h * hd + i]);
+      if (a == 0.0f) continue;
+      const int need = quant::pow2_exponent(a, params_.kb());
+      if (need > e[i]) {
+        grew = grew || e[i] != kNoExponent;  // an always-0 channel holds codes 0 at any e
+        e[i] = need;
+      }
+    }
+    cs.k.insert(cs.k.end(), k + h * hd, k + (h + 1) * hd);
+    cs.v.insert(cs.v.end(), v + h * hd, v + (h + 1) * hd);
+    const int held = tile.tokens();
     const TileEvents before = tile.events();
-    tile.append(kq.q, vq.q, kq.exponent, vq.exponent);
+    if (grew && held > 0) tile.reset();
+    const int first = (grew && held > 0) ? 0 : held;
+    const int n_tok = static_cast<int>(cs.k.size()) / hd;
+    for (int t = first; t < n_tok; ++t) {
+      const std::vector<int8_t> kq = quantize_channels(cs.k.data() + t * hd, e, params_.kb());
+      const quant::Pow2Vector vt = t == n_tok - 1 ? vq : quant::quantize_pow2(cs.v.data() + t * hd, hd, params_.vb());
+      tile.append(kq, vt.q, 0, vt.exponent);
+      ev.kv_quant_ops += 2 * hd;
+    }
     ev.write += delta(tile, before);
   }
 }
@@ -97,9 +151,22 @@ void CimAttention::attend(int layer, int head, const float* q, float* out, Atten
   const cim::QueryScale scale = cim::query_scale(qq.scale, hd);
   std::vector<cim::TileResult> parts;
   parts.reserve(tiles.size());
-  for (auto& tile : tiles) {
+  std::vector<float> qs(hd);
+  for (size_t j = 0; j < tiles.size(); ++j) {
+    auto& tile = tiles[j];
     const TileEvents before = tile->events();
-    parts.push_back(tile->query(qq.q, scale));
+    if (!k_per_channel_) {
+      parts.push_back(tile->query(qq.q, scale));
+    } else {
+      // q_i 2^e_i for this tile's channel exponents, quantised with its own dynamic scale: the
+      // tile's Y_t stays the real logit, so combine_tiles joins tiles of different exponents.
+      const std::vector<int>& e = channel_[layer * config_.n_kv_heads + kv_head].exponents.at(j);
+      for (int i = 0; i < hd; ++i) qs[i] = std::ldexp(q[i], e[i] == kNoExponent ? 0 : e[i]);
+      const quant::QuantizedVector qt = quant::quantize_activation(qs.data(), hd, params_.kv_bits);
+      ev.q_quant_ops += 2 * hd;  // the scaling and the quantisation
+      parts.push_back(qt.scale > 0 ? tile->query(qt.q, cim::query_scale(qt.scale, hd))
+                                   : tile->query(qt.q, scale));
+    }
     ev.query += delta(*tile, before);
   }
   const std::vector<double> o = cim::combine_tiles(parts, params_);
@@ -108,6 +175,7 @@ void CimAttention::attend(int layer, int head, const float* q, float* out, Atten
 }
 
 void CimAttention::reset() {
+  for (ChannelState& c : channel_) c = ChannelState{};
   for (auto& list : tiles_) {
     for (auto& t : list) spare_.push_back(std::move(t));
     list.clear();

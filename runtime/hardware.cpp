@@ -8,9 +8,16 @@ namespace kvcim::runtime {
 
 using namespace kvcim::cmodel;
 
+// The tile the parameters name (digital or analog). Each analog tile draws its noise from its own
+// stream: seed, seed + 1, ... in the order the tiles are made (reproducible for a given seed).
 TileFactory cmodel_tiles(const cim::TileParams& params) {
   params.validate("attention tile");
-  return [params] { return std::make_unique<cim::CModelTile>(params); };
+  auto made = std::make_shared<uint64_t>(0);
+  return [params, made] {
+    cim::TileParams p = params;
+    p.seed = params.seed + (*made)++;
+    return cim::make_tile(p);
+  };
 }
 
 mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec& hw,
@@ -31,6 +38,7 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
   SessionHardware h;
   h.macro = p.hw.macro;
   h.tiles = std::move(tiles);
+  h.k_per_channel = p.hw.kv.k_scale == mapper::KScale::channel;
   const Config config = ck.config;
   h.blocks = [p, config](int layer, MatrixKind kind) {
     const energy::Op op = op_of(kind);

@@ -19,6 +19,13 @@ nlohmann::json run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& to
   if (so.backends.attention == BackendKind::rtl) {
     if (!rtl)
       fail(attention_option, "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
+    // what the RTL tile cannot be, named by the spec's field
+    if (tile.kind != cmodel::cim::TileKind::digital)
+      fail(hw.source, "kv.kind", "analog", "the RTL tile is digital: run the analog tile with --attention-backend cim");
+    if (tile.kb() != tile.vb())
+      fail(hw.source, "kv.k_bits", std::to_string(tile.kb()),
+           "the RTL tile stores K and V at one width: kv.k_bits must equal kv.v_bits (" +
+               std::to_string(tile.vb()) + ")");
     if (!(rtl->params == tile))
       fail(hw.source, "kv", "tile parameters of the spec",
            "the RTL tile is built at head_dim " + std::to_string(rtl->params.head_dim) + ", " +

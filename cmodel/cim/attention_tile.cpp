@@ -2,6 +2,8 @@
 // Every integer it returns and every event it counts is what rtl/cim_attention_tile.sv produces.
 #include "kvcim/cmodel/cim/attention_tile.hpp"
 
+#include "kvcim/cmodel/cim/attention_tile_analog.hpp"
+
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel::cim {
@@ -21,8 +23,9 @@ MacroSpec base_spec(const TileParams& p) {
 // K: one token per column group; q (signed, kv_bits) enters on the head_dim rows.
 MacroSpec k_macro_spec(const TileParams& p) {
   MacroSpec s = base_spec(p);
+  s.weight_bits = p.kb();
   s.rows = p.head_dim;
-  s.cols = p.tokens * p.kv_bits;
+  s.cols = p.tokens * p.kb();
   s.input_bits = p.kv_bits;
   s.input_signed = true;
   s.rows_per_cycle = p.head_dim;  // all rows summed at once: one adder tree per column
@@ -33,7 +36,8 @@ MacroSpec k_macro_spec(const TileParams& p) {
 MacroSpec v_macro_spec(const TileParams& p) {
   MacroSpec s = base_spec(p);
   s.rows = p.tokens;
-  s.cols = p.head_dim * p.kv_bits;
+  s.weight_bits = p.vb();
+  s.cols = p.head_dim * p.vb();
   s.input_bits = p.prob_bits;
   s.input_signed = false;
   s.rows_per_cycle = p.tokens;
@@ -43,6 +47,11 @@ MacroSpec v_macro_spec(const TileParams& p) {
 namespace {
 const TileParams& validated(const TileParams& p) {
   p.validate("attention tile");
+  if (p.kind != TileKind::digital)
+    fail("attention tile", "kind", "analog", "CModelTile is the digital tile (make_tile picks by kind)");
+  if (p.softmax != TileSoftmax::fixed)
+    fail("attention tile", "softmax", std::to_string(static_cast<int>(p.softmax)),
+         "the digital tile has the fixed-point softmax only");
   return p;
 }
 }  // namespace
@@ -91,6 +100,11 @@ TileResult CModelTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
   own_.cycles += query_cycles(p_, n_);
   own_.queries += 1;
   return r;
+}
+
+std::unique_ptr<AttentionTile> make_tile(const TileParams& p) {
+  if (p.kind == TileKind::analog) return std::make_unique<AnalogTile>(p);
+  return std::make_unique<CModelTile>(p);
 }
 
 TileEvents CModelTile::events() const {

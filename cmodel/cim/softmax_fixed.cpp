@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/cmodel/cim/attention_tile_analog.hpp"
 #include "kvcim/cmodel/quant/quant.hpp"
 #include "kvcim/error.hpp"
 
@@ -38,7 +39,9 @@ int64_t append_cycles(const TileParams& p) { return p.head_dim; }
 // Query handshake (1) + K macro bit-serial input (kv_bits) + hand-over to the softmax unit (1) +
 // three passes of one token per cycle (3n) + hand-over to the V macro (1) + V macro bit-serial
 // input (prob_bits) + result handshake (1).
+// The analog tile has its own schedule (analog_query_cycles).
 int64_t query_cycles(const TileParams& p, int n_tokens) {
+  if (p.kind == TileKind::analog) return analog_query_cycles(p, n_tokens);
   return p.kv_bits + p.prob_bits + 3 * static_cast<int64_t>(n_tokens) + 4;
 }
 
@@ -129,15 +132,15 @@ SoftmaxOutput softmax_fixed(const TileParams& p, std::span<const int64_t> scores
 
 namespace {
 void check_vector(const TileParams& p, std::span<const int8_t> x, const char* field,
-                  const std::string& where) {
+                  const std::string& where, int bits, const char* bits_name) {
   if (static_cast<int>(x.size()) != p.head_dim)
     fail(where, std::string(field) + " length", std::to_string(x.size()),
          "expected head_dim = " + std::to_string(p.head_dim));
-  const int lo = -(1 << (p.kv_bits - 1)), hi = (1 << (p.kv_bits - 1)) - 1;
+  const int lo = -(1 << (bits - 1)), hi = (1 << (bits - 1)) - 1;
   for (size_t i = 0; i < x.size(); ++i)
     if (x[i] < lo || x[i] > hi)
       fail(where, std::string(field) + "[" + std::to_string(i) + "]", std::to_string(x[i]),
-           "expected " + std::to_string(lo) + ".." + std::to_string(hi) + " (kv_bits)");
+           "expected " + std::to_string(lo) + ".." + std::to_string(hi) + " (" + bits_name + ")");
 }
 void check_exponent(int e, const char* field, const std::string& where) {
   if (e < -(1 << (kScaleExpBits - 1)) || e > (1 << (kScaleExpBits - 1)) - 1)
@@ -150,8 +153,8 @@ void check_append(const TileParams& p, int tokens_held, std::span<const int8_t> 
   if (tokens_held >= p.tokens)
     fail(where, "tokens", std::to_string(tokens_held),
          "tile full (it holds " + std::to_string(p.tokens) + " tokens)");
-  check_vector(p, k, "k", where);
-  check_vector(p, v, "v", where);
+  check_vector(p, k, "k", where, p.kb(), p.k_bits > 0 ? "k_bits" : "kv_bits");
+  check_vector(p, v, "v", where, p.vb(), p.v_bits > 0 ? "v_bits" : "kv_bits");
   check_exponent(ek, "ek", where);
   check_exponent(ev, "ev", where);
 }
@@ -159,7 +162,7 @@ void check_append(const TileParams& p, int tokens_held, std::span<const int8_t> 
 void check_query(const TileParams& p, int tokens_held, std::span<const int8_t> q, uint16_t qmul,
                  int qexp, const std::string& where) {
   if (tokens_held < 1) fail(where, "tokens", "0", "a query needs at least one appended token");
-  check_vector(p, q, "q", where);
+  check_vector(p, q, "q", where, p.kv_bits, "kv_bits");
   if (qmul < (1u << (kQmulBits - 1)))
     fail(where, "qmul", std::to_string(qmul), "expected a normalised mantissa in [32768, 65535]");
   check_exponent(qexp, "qexp", where);

@@ -24,6 +24,27 @@ void TileParams::validate(const std::string& where) const {
   check_range(where, "exp_frac", exp_frac, 0, 12);
   // p_t (2^P - 1) products and sums stay far inside int64; 16 keeps p' in a uint16 input.
   check_range(where, "prob_bits", prob_bits, 1, 16);
+  if (k_bits != 0) check_range(where, "k_bits", k_bits, 2, 8);
+  if (v_bits != 0) check_range(where, "v_bits", v_bits, 2, 8);
+  if (kind != TileKind::digital && kind != TileKind::analog)
+    check_range(where, "kind", static_cast<int>(kind), 0, 1);
+  if (softmax != TileSoftmax::fixed && softmax != TileSoftmax::hardsigmoid &&
+      softmax != TileSoftmax::relu)
+    check_range(where, "softmax", static_cast<int>(softmax), 0, 2);
+  if (kind == TileKind::analog) {
+    check_range(where, "cell_bits", cell_bits, 1, 8);
+    check_range(where, "adc_bits", adc_bits, 1, 30);
+    auto fraction = [&](const char* field, double v, double lo, double hi) {
+      if (!(v >= lo && v <= hi))  // NaN fails too
+        fail(where, field, std::to_string(v),
+             "expected " + std::to_string(lo) + ".." + std::to_string(hi));
+    };
+    fraction("adc_clip", adc_clip, 1e-9, 1.0);
+    fraction("out_adc_clip", out_adc_clip, 1e-9, 1.0);
+    fraction("cell_noise_sigma", cell_noise_sigma, 0.0, 1e6);
+    fraction("read_noise_sigma", read_noise_sigma, 0.0, 1e6);
+    fraction("stuck_rate", stuck_rate, 0.0, 1.0);
+  }
 }
 
 std::vector<uint32_t> exp_lut(int exp_frac) {

@@ -1,5 +1,7 @@
 #include "kvcim/cmodel/energy/cim_charges.hpp"
 
+#include "kvcim/cmodel/cim/attention_tile_analog.hpp"
+
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel::energy {
@@ -45,6 +47,7 @@ cim::SoftmaxEvents softmax_unit_events(int64_t n) {
 }
 
 cim::TileEvents tile_append_events(const cim::TileParams& p) {
+  if (p.kind == cim::TileKind::analog) return cim::analog_append_events(p);
   cim::TileEvents e;
   e.k_macro = cim::write_events(cim::k_macro_spec(p), p.head_dim, 1);
   e.v_macro = cim::write_events(cim::v_macro_spec(p), 1, p.head_dim);
@@ -57,6 +60,7 @@ cim::TileEvents tile_query_events(const cim::TileParams& p, int n) {
   if (n < 1 || n > p.tokens)
     fail("tile_query_events", "n_tokens", std::to_string(n),
          "expected 1.." + std::to_string(p.tokens));
+  if (p.kind == cim::TileKind::analog) return cim::analog_query_events(p, n);
   cim::TileEvents e;
   e.k_macro = cim::compute_events(cim::k_macro_spec(p), p.head_dim, n);
   e.v_macro = cim::compute_events(cim::v_macro_spec(p), n, p.head_dim);

@@ -2,7 +2,7 @@
 // gives it. Technology paths resolve against the shipped configs/hw folder, so seeds that name
 // ../tech/*.yaml reach the whole parser. A refusal must be a one-line kvcim::Error naming the
 // source; an accepted spec must pass its own validate(), cost its events at its comparison node and
-// give its chips' areas and conditions.
+// give its chips' areas and conditions, and its KV tile (digital or analog) must be buildable.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -22,6 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)spec.costs();
     (void)spec.kv_costs();
     (void)spec.baseline_costs();
+    (void)kvcim::cmodel::cim::make_tile(spec.tile(8));  // the KV tile it names can be built
     (void)cim_area(spec).total_mm2();
     (void)baseline_area(spec).total_mm2();
     (void)energy_conditions(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

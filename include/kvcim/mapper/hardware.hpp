@@ -4,7 +4,10 @@
 //   technology: ../tech/sram_digital_cim.yaml   # relative to the spec file
 //   macro:        the CIM macro circuit and geometry -> cmodel::cim::MacroSpec
 //   organization: macros (total), macros_per_tile, tiles_per_bank
-//   kv:           tokens_per_tile, prob_bits, exp_frac, technology (optional, default: the chip's)
+//   kv:           tokens_per_tile, prob_bits, exp_frac, technology (optional, default: the chip's),
+//                 kind (digital|analog), k_bits, v_bits, k_scale (token|channel), softmax
+//                 (fixed|hardsigmoid|relu); analog: cell_bits, adc_bits, adc_range, adc_clip,
+//                 out_adc_clip, cell_noise_sigma, read_noise_sigma, seed
 //   precision:    weight_bits, activation_bits, kv_bits
 //   buffer:       bytes
 //   offchip:      kind (hbm|dram), capacity
@@ -54,10 +57,28 @@ struct Organization {
   int64_t banks() const { return (tiles() + tiles_per_bank - 1) / tiles_per_bank; }
 };
 
+// How K is scaled when quantised: one power-of-two scale per token and KV head (the tile's ek_t),
+// or one per channel of a tile (folded into the query; KIVI's finding for K). V is per token.
+enum class KScale : uint8_t { token, channel };
+
 struct KvSpec {
   int tokens_per_tile = cmodel::cim::kTileTokens;
   int prob_bits = cmodel::cim::kTileProbBits;
   int exp_frac = cmodel::cim::kTileExpFrac;
+  // kind digital: the bit-exact tile (and the RTL); analog: cim::AnalogTile with the fields below.
+  cmodel::cim::TileKind kind = cmodel::cim::TileKind::digital;
+  int k_bits = 8;  // default: precision.kv_bits
+  int v_bits = 8;  // default: precision.kv_bits
+  KScale k_scale = KScale::token;
+  cmodel::cim::TileSoftmax softmax = cmodel::cim::TileSoftmax::fixed;
+  // analog only (TileParams' meanings)
+  int cell_bits = 8;
+  int adc_bits = 8;
+  cmodel::cim::AdcRange adc_range = cmodel::cim::AdcRange::full_scale;
+  double adc_clip = 1.0, out_adc_clip = 1.0;
+  double cell_noise_sigma = 0, read_noise_sigma = 0;
+  double stuck_rate = 0;
+  uint64_t seed = 1;
 };
 
 struct Precision {

@@ -1,6 +1,6 @@
 // The KV cache as CIM attention tiles: per layer and KV head, a list of tiles (each holding up to
-// tokens_per_tile tokens) filled as the sequence grows. K and V are quantised per token and KV head
-// with power-of-two scales when written; the query is quantised per query with a dynamic scale;
+// tokens_per_tile tokens) filled as the sequence grows. K (k_bits) and V (v_bits) are quantised per
+// token and KV head with power-of-two scales when written (K optionally per channel); the query is quantised per query with a dynamic scale;
 // every query head of a GQA group queries the same tiles (one copy of K and V serves the group).
 // More tokens than one tile holds: each tile answers, combine_tiles() joins them.
 #pragma once
@@ -27,7 +27,8 @@ struct AttentionEvents {
 
 class CimAttention {
  public:
-  CimAttention(const cmodel::Config& config, TileFactory factory);
+  // k_per_channel: K scaled per channel of each tile (kv.k_scale: channel), see cim_attention.cpp.
+  CimAttention(const cmodel::Config& config, TileFactory factory, bool k_per_channel = false);
   // Stores position `pos` of `layer` (k, v: [kv_dim] floats after RoPE).
   void append(int layer, int pos, const float* k, const float* v, AttentionEvents& ev);
   // Attention of query head `head` over every position stored for `layer`: out [head_dim].
@@ -43,6 +44,14 @@ class CimAttention {
   // [layer * n_kv_heads + kv_head] -> tiles in order of position
   std::vector<std::vector<std::unique_ptr<cmodel::cim::AttentionTile>>> tiles_;
   std::vector<std::unique_ptr<cmodel::cim::AttentionTile>> spare_;  // emptied tiles for reuse
+  // Per-channel K: per stream, each tile's channel exponents, and the float K and V of the tokens
+  // in the stream's newest tile (re-quantised and re-written when an exponent grows).
+  bool k_per_channel_ = false;
+  struct ChannelState {
+    std::vector<std::vector<int>> exponents;  // [tile][head_dim]
+    std::vector<float> k, v;                  // newest tile's tokens, [token][head_dim]
+  };
+  std::vector<ChannelState> channel_;         // [layer * n_kv_heads + kv_head]
 };
 
 }  // namespace kvcim::runtime

@@ -8,7 +8,8 @@
 
 namespace kvcim::runtime {
 
-// C-model tiles of the given parameters.
+// C-model tiles of the given parameters (cim::make_tile: digital or analog; analog tile i seeded
+// with params.seed + i).
 TileFactory cmodel_tiles(const cmodel::cim::TileParams& params);
 
 // The placement of `config` on `hw` under `policy`, grown to `context` tokens. kvcim run needs

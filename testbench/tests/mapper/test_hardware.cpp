@@ -56,7 +56,58 @@ std::string spec_error(const std::string& text) {
   return "";
 }
 
+cim::TileParams again_tile(const nlohmann::json& j, const HardwareSpec&) {
+  return hardware_spec_from_text(j.dump()).tile(8);
+}
+
 }  // namespace
+
+// kv.kind, widths, layout and the analog fields: parsed into the tile the runtime builds,
+// defaults giving the digital tile exactly as before, errors naming the field.
+TEST(Hardware, KvTileFields) {
+  const HardwareSpec d = load_hardware_spec(kHw + "sram_digital.yaml");
+  EXPECT_EQ(d.tile(8), cim::TileParams{});  // the RTL's parameters
+  EXPECT_EQ(d.kv.k_bits, 8);
+  EXPECT_EQ(d.kv.k_scale, KScale::token);
+  const HardwareSpec a = load_hardware_spec(kHw + "gain_cell_kv.yaml");
+  const cim::TileParams t = a.tile(8);
+  EXPECT_EQ(t.kind, cim::TileKind::analog);
+  EXPECT_EQ(t.cell_bits, 4);
+  EXPECT_EQ(t.adc_bits, 10);
+  EXPECT_EQ(t.adc_range, cim::AdcRange::calibrated);
+  EXPECT_EQ(t.adc_clip, 0.125);
+  EXPECT_EQ(t.out_adc_clip, 0.25);
+  EXPECT_EQ(a.kv_tech.name, "gain_cell_kv");
+  // ADC conversions priced at kv.adc_bits: the [A2] 10-bit row, not the 8-bit default
+  EXPECT_NE(a.kv_costs().energy(kvcim::cmodel::energy::EventKind::adc_conversion),
+            a.kv_tech.costs({a.comparison, 8, 0}).energy(kvcim::cmodel::energy::EventKind::adc_conversion));
+
+  const std::string text = read(kHw + "sram_digital.yaml");
+  auto with_kv = [&](const std::string& extra) {
+    return replaced(text, "  exp_frac: 6\n", "  exp_frac: 6\n" + extra);
+  };
+  {
+    TempSpec ts(with_kv("  k_bits: 4\n  v_bits: 6\n  k_scale: channel\n"));
+    const HardwareSpec h = load_hardware_spec(ts.path.string());
+    EXPECT_EQ(h.tile(8).kb(), 4);
+    EXPECT_EQ(h.tile(8).vb(), 6);
+    EXPECT_EQ(h.kv.k_scale, KScale::channel);
+    const nlohmann::json j = hardware_spec_to_json(h);
+    EXPECT_EQ(j["kv"]["k_bits"], 4);
+    EXPECT_EQ(j["kv"]["k_scale"], "channel");
+    EXPECT_FALSE(j["kv"].contains("adc_bits"));
+    EXPECT_EQ(hardware_spec_to_json(hardware_spec_from_text(j.dump())), j);
+  }
+  EXPECT_NE(spec_error(with_kv("  kind: analgo\n")).find("did you mean 'analog'"), std::string::npos)
+      << spec_error(with_kv("  kind: analgo\n"));
+  EXPECT_NE(spec_error(with_kv("  k_bits: 9\n")).find("kv.k_bits"), std::string::npos);
+  EXPECT_NE(spec_error(with_kv("  v_bits: 1\n")).find("kv.v_bits"), std::string::npos);
+  EXPECT_NE(spec_error(with_kv("  adc_bits: 8\n")).find("kind: analog"), std::string::npos);
+  EXPECT_NE(spec_error(with_kv("  softmax: relu\n")).find("softmax"), std::string::npos);
+  EXPECT_NE(spec_error(with_kv("  kind: analog\n  read_noise_sigma: -1\n")).find("read_noise_sigma"),
+            std::string::npos);
+  EXPECT_NE(spec_error(with_kv("  kind: analog\n  adc_clip: 2\n")).find("adc_clip"), std::string::npos);
+}
 
 TEST(Hardware, ShippedSpecsLoad) {
   for (const char* f : {"sram_digital.yaml", "sram_analog.yaml", "reram_analog.yaml"}) {
@@ -175,10 +226,11 @@ TEST(Hardware, JsonTreeReadsLikeTheFile) {
 // hardware_spec_to_json is the parser's inverse: every shipped spec, written out and read back,
 // is the same spec (every field, the technology tables by their costs).
 TEST(Hardware, ToJsonReadsBackAsTheSameSpec) {
-  for (const char* name : {"sram_digital", "sram_analog", "reram_analog"}) {
+  for (const char* name : {"sram_digital", "sram_analog", "reram_analog", "gain_cell_kv"}) {
     SCOPED_TRACE(name);
     const HardwareSpec hw = load_hardware_spec(kHw + std::string(name) + ".yaml");
     const nlohmann::json j = hardware_spec_to_json(hw);
+    EXPECT_EQ(again_tile(j, hw), hw.tile(8));  // the KV tile's every field survives
     const HardwareSpec again = hardware_spec_from_text(j.dump());
     EXPECT_EQ(hardware_spec_to_json(again), j);
     // field for field against the spec read from the file (not only a fixed point of to_json)

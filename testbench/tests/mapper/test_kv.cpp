@@ -166,6 +166,14 @@ TEST(Kv, CapacityFollowsTheHandFormula) {
   const KvLayout k = kv_layout(c, hw, p, 10);
   EXPECT_EQ(k.tile_cells, 8192);
   EXPECT_EQ(k.tiles, 80);
+  {  // K at 4 bits, V at 2: 8 x 64 x (4 + 2) = 3072 cells per tile, 8/3 as many tiles
+    HardwareSpec narrow = hw;
+    narrow.kv.k_bits = 4;
+    narrow.kv.v_bits = 2;
+    const KvLayout n = kv_layout(c, narrow, p, 10);
+    EXPECT_EQ(n.tile_cells, 3072);
+    EXPECT_EQ(n.tiles, 10 * 65536 / 3072);
+  }
   EXPECT_EQ(k.pages_per_tile, 4);
   EXPECT_EQ(k.slots(), 320);
   EXPECT_EQ(k.streams(), 20);           // 5 layers x 4 KV heads (GQA sharing)

@@ -12,6 +12,7 @@
 // bit, and the co-simulation suites hold the two together.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -34,12 +35,38 @@ inline constexpr int kExpZeroShift = 17;    // n >= 17 integer octaves below the
 inline constexpr int kScaleMaxShift = 62;   // rescale shift clamp
 inline constexpr int kFoldMaxShift = 31;    // V-exponent fold shift clamp
 
+// How the tile stores K and V and computes with them: the bit-exact digital tile (CModelTile, the
+// RTL) or the analog tile (AnalogTile: multi-level cells, an ADC per score and per output, noise).
+enum class TileKind : uint8_t { digital, analog };
+// The normalisation of the scores: the fixed-point base-2 softmax (steps 2-5), or a HardSigmoid /
+// ReLU of each logit normalised by their sum (GainCellAttention, Leroux et al. 2025).
+enum class TileSoftmax : uint8_t { fixed, hardsigmoid, relu };
+
 struct TileParams {
   int head_dim = kTileHeadDim;
   int tokens = kTileTokens;
   int kv_bits = kTileKvBits;
   int exp_frac = kTileExpFrac;
   int prob_bits = kTileProbBits;
+  // ---- added fields; their defaults keep the digital tile (and the RTL) exactly as above ----
+  // Widths of the stored K and V (2..8); 0 = kv_bits. q stays kv_bits wide.
+  int k_bits = 0;
+  int v_bits = 0;
+  TileKind kind = TileKind::digital;
+  TileSoftmax softmax = TileSoftmax::fixed;  // the digital tile supports `fixed` only
+  // Analog tile only (docs/attention_tile.md, "The analog tile"):
+  int cell_bits = 8;                  // bits (2^cell_bits levels) one cell holds; wider values sliced
+  int adc_bits = 8;                   // resolution of the score ADCs and the output ADCs (1..30)
+  AdcRange adc_range = AdcRange::full_scale;
+  double adc_clip = 1.0;              // calibrated: score ADC range as a fraction of full scale
+  double out_adc_clip = 1.0;          // calibrated: output ADC range as a fraction of full scale
+  double cell_noise_sigma = 0.0;      // Gaussian, in levels of the cell, drawn once per cell write
+  double read_noise_sigma = 0.0;      // Gaussian, in (cell level x largest input), per conversion
+  double stuck_rate = 0.0;            // fraction of cell writes landing stuck (at level 0 or the
+                                      // top level, equally likely), in [0, 1]
+  uint64_t seed = 1;                  // the generator of the noises and the faults
+  int kb() const { return k_bits > 0 ? k_bits : kv_bits; }
+  int vb() const { return v_bits > 0 ? v_bits : kv_bits; }
   // Throws kvcim::Error naming `where`, the field and the value.
   void validate(const std::string& where) const;
   bool operator==(const TileParams&) const = default;
@@ -154,6 +181,9 @@ void check_query(const TileParams& p, int tokens_held, std::span<const int8_t> q
 // The macro geometries of a tile (the mapper and energy model may use them too).
 MacroSpec k_macro_spec(const TileParams& p);
 MacroSpec v_macro_spec(const TileParams& p);
+
+// Makes the tile `p.kind` asks for (CModelTile or AnalogTile).
+std::unique_ptr<AttentionTile> make_tile(const TileParams& p);
 
 // The bit-accurate C model: two Macro instances and softmax_fixed.
 class CModelTile final : public AttentionTile {

@@ -27,7 +27,8 @@ void charge_tile_append(Ledger& l, int layer, const cim::TileEvents& write, int6
 void charge_tile_query(Ledger& l, int layer, const cim::TileEvents& query, int64_t q_quant_ops,
                        int64_t combine_ops);
 
-// Analytic events of the C-model tile (cim::CModelTile), from the macro event formulas
+// Analytic events of the tile p.kind names (the analog tile: cim::analog_append_events /
+// analog_query_events). The digital C-model tile (cim::CModelTile): from the macro event formulas
 // (cim::compute_events / write_events on k_macro_spec / v_macro_spec) and the softmax unit's
 // per-token operation counts (softmax_fixed.cpp: per valid token 1 multiply, 3 shifts, 4 adds,
 // 2 comparisons, 1 table read, 1 division, 3 cycles). Tested against the simulated tile.

@@ -1,0 +1,220 @@
+// The analog tile: bit for bit the digital tile when lossless (enough ADC bits, no noise, the
+// fixed-point softmax) on >= 1,000 random problems; events equal to the analytic formulas; the
+// ADC rule by hand; noise reproducible per seed; the per-token normalisations by hand; the digital
+// tile with K and V of different widths.
+#include <gtest/gtest.h>
+
+#include "kvcim/cmodel/cim/attention_tile_analog.hpp"
+#include "kvcim/cmodel/energy/cim_charges.hpp"
+#include "kvcim/error.hpp"
+#include "tile_test_util.hpp"
+
+namespace {
+
+using namespace tile_test;
+
+TileParams lossless(TileParams p, int cell_bits) {
+  p.kind = TileKind::analog;
+  p.cell_bits = cell_bits;
+  p.adc_bits = 24;  // 2^23 - 1 >= every full scale below: step 1, no clipping
+  return p;
+}
+
+TEST(AnalogTile, LosslessEqualsTheDigitalTileBitForBit) {
+  struct Case {
+    TileParams p;
+    int cell_bits, trials;
+  };
+  const Case cases[] = {{TileParams{}, 8, 1000},             // the RTL geometry, one cell per value
+                        {TileParams{}, 3, 200},              // 3 slices: two 3-bit, a signed 2-bit
+                        {TileParams{4, 16, 4, 4, 8}, 1, 150},  // 1-bit cells: 4 slices
+                        {TileParams{16, 32, 6, 8, 16}, 4, 150},
+                        {TileParams{64, 128, 8, 6, 12}, 8, 100}};
+  std::mt19937_64 rng(17);
+  int total = 0;
+  for (const Case& c : cases) {
+    const TileParams ap = lossless(c.p, c.cell_bits);
+    for (int j = 0; j < analog_slices(ap.kb(), ap.cell_bits); ++j)
+      ASSERT_EQ(adc_shift_for(analog_k_full_scale(ap, j), ap.adc_bits), 0);
+    CModelTile digital(c.p);
+    AnalogTile analog(ap);
+    for (int trial = 0; trial < c.trials; ++trial, ++total) {
+      const int n = std::uniform_int_distribution<int>(1, c.p.tokens)(rng);
+      const Problem pr = random_problem(rng, c.p, n, trial % 5 == 0);
+      ASSERT_EQ(run(analog, pr), run(digital, pr))
+          << "D" << c.p.head_dim << " cell_bits " << c.cell_bits << " trial " << trial;
+    }
+  }
+  EXPECT_GE(total, 1000);
+}
+
+TEST(AnalogTile, EventsEqualTheAnalyticFormulas) {
+  std::mt19937_64 rng(5);
+  for (int cell_bits : {8, 3}) {
+    for (TileSoftmax sm : {TileSoftmax::fixed, TileSoftmax::hardsigmoid, TileSoftmax::relu}) {
+      TileParams p = lossless(TileParams{}, cell_bits);
+      p.softmax = sm;
+      p.k_bits = 6;
+      p.v_bits = 4;
+      AnalogTile tile(p);
+      TileEvents expect;
+      const Problem pr = random_problem(rng, TileParams{8, 64, 4, 6, 12}, 20);
+      for (int t = 0; t < 20; ++t) {
+        tile.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
+        expect += kvcim::cmodel::energy::tile_append_events(p);
+        if (t % 3 == 0) {
+          tile.query(pr.q, pr.scale);
+          expect += kvcim::cmodel::energy::tile_query_events(p, t + 1);
+        }
+      }
+      EXPECT_EQ(tile.events(), expect);
+    }
+  }
+  // By hand: defaults, 8-bit cells (one slice), 3 appends, a query over 3 tokens.
+  const TileEvents q = analog_query_events(lossless(TileParams{}, 8), 3);
+  EXPECT_EQ(q.k_macro.adc_conversions, 3);
+  EXPECT_EQ(q.v_macro.adc_conversions, 8);
+  EXPECT_EQ(q.k_macro.shift_add_ops, 0);
+  EXPECT_EQ(q.cycles, 15);
+  const TileEvents a = analog_append_events(lossless(TileParams{}, 3));  // 3 slices
+  EXPECT_EQ(a.k_macro.cell_writes, 24);
+  EXPECT_EQ(a.v_macro.cell_writes, 24);
+  EXPECT_EQ(a.cycles, 8);
+}
+
+TEST(AnalogTile, AdcRuleByHand) {
+  EXPECT_EQ(adc_shift_for(127, 8), 0);
+  EXPECT_EQ(adc_shift_for(128, 8), 1);
+  EXPECT_EQ(adc_shift_for(131072, 8), 11);  // 127 * 2^11 = 260096 >= 131072 > 127 * 2^10
+  EXPECT_EQ(adc_convert(5.49, 0, 8), 5);
+  EXPECT_EQ(adc_convert(5.5, 0, 8), 6);     // half up
+  EXPECT_EQ(adc_convert(-5.5, 0, 8), -5);   // floor(x + 1/2)
+  EXPECT_EQ(adc_convert(1000, 0, 8), 127);  // saturates
+  EXPECT_EQ(adc_convert(-1000, 0, 8), -128);
+  EXPECT_EQ(adc_convert(3070, 11, 8), 2048);  // 3070 / 2048 = 1.499: code 1
+  EXPECT_EQ(adc_convert(3072, 11, 8), 4096);  // 1.5: code 2
+}
+
+TEST(AnalogTile, NoiseIsReproduciblePerSeed) {
+  TileParams p = lossless(TileParams{}, 8);
+  p.cell_noise_sigma = 0.3;
+  p.read_noise_sigma = 0.01;
+  std::mt19937_64 rng(9);
+  const Problem pr = random_problem(rng, TileParams{}, 40);
+  AnalogTile a(p), b(p);
+  const TileResult ra = run(a, pr), rb = run(b, pr);
+  EXPECT_EQ(ra, rb);
+  p.seed = 2;
+  AnalogTile c(p);
+  EXPECT_NE(run(c, pr), ra);
+  // and the noise is small: within a few percent of the lossless output
+  CModelTile d;
+  const std::vector<double> od = dequantize(run(d, pr), d.params()), oa = dequantize(ra, p);
+  double vmax = 0;
+  for (double x : od) vmax = std::max(vmax, std::abs(x));
+  for (size_t i = 0; i < od.size(); ++i) EXPECT_NEAR(oa[i], od[i], 0.1 * vmax + 1e-9) << i;
+}
+
+// Stuck-at faults land at the requested rate: the count of stuck cell writes over 64 tokens x 8
+// dims x 2 slices x 2 arrays x 20 tiles (40,960 writes) is within 4.5 binomial sigmas of rate x n.
+TEST(AnalogTile, StuckAtFaultsLandAtTheRequestedRate) {
+  std::mt19937_64 rng(31);
+  const Problem pr = random_problem(rng, TileParams{}, 64);
+  for (double rate : {0.001, 0.01, 0.2}) {
+    TileParams p = lossless(TileParams{}, 4);
+    p.stuck_rate = rate;
+    int64_t stuck = 0, writes = 0;
+    for (int tile = 0; tile < 20; ++tile) {
+      p.seed = 100 + tile;
+      AnalogTile t(p);
+      run(t, pr);
+      stuck += t.stuck_cells();
+      writes += t.events().k_macro.cell_writes + t.events().v_macro.cell_writes;
+    }
+    EXPECT_EQ(writes, 40960);
+    const double mean = rate * writes, sigma = std::sqrt(writes * rate * (1 - rate));
+    EXPECT_NEAR(static_cast<double>(stuck), mean, 4.5 * sigma) << "rate " << rate;
+  }
+  TileParams none = lossless(TileParams{}, 4);
+  AnalogTile clean(none);
+  run(clean, pr);
+  EXPECT_EQ(clean.stuck_cells(), 0);
+  none.stuck_rate = 1.5;
+  EXPECT_THROW(AnalogTile{none}, kvcim::Error);
+}
+
+TEST(AnalogTile, HardSigmoidAndReluByHand) {
+  TileParams p = lossless(TileParams{1, 4, 8, 6, 12}, 8);
+  p.softmax = TileSoftmax::hardsigmoid;
+  // qmul 2^15, qexp -15 - 6: Y_t = s_t (one unit of s is one unit of Y: x_t = s_t / 64)
+  const QueryScale qs{1u << 15, -21};
+  const std::vector<int64_t> s = {0, 192, -192, 1000};  // x = 0, 3, -3, 15.6
+  const std::vector<int> ek(4, 0), ev(4, 0);
+  SoftmaxEvents ev_count;
+  const SoftmaxOutput h = softmax_per_token(p, s, ek, ev, qs, ev_count);
+  EXPECT_EQ(h.e, (std::vector<uint32_t>{32768, 65536, 1, 65536}));
+  EXPECT_EQ(h.sum, 32768 + 65536 + 1 + 65536);
+  EXPECT_EQ(h.raw[1], 65536 * 4095 / h.sum);
+  EXPECT_EQ(h.ymax, 0);
+  EXPECT_EQ(ev_count, normalisation_events(TileSoftmax::hardsigmoid, 4));
+  p.softmax = TileSoftmax::relu;
+  const SoftmaxOutput r = softmax_per_token(p, s, ek, ev, qs, ev_count);
+  EXPECT_EQ(r.e, (std::vector<uint32_t>{1, 192 * 1024, 1, 1000 * 1024}));
+}
+
+TEST(AnalogTile, CoarseAdcSaturatesAndStaysFinite) {
+  TileParams p = TileParams{};
+  p.kind = TileKind::analog;
+  p.adc_bits = 4;
+  p.adc_range = AdcRange::calibrated;
+  p.adc_clip = 0.01;
+  p.out_adc_clip = 0.01;
+  AnalogTile t(p);
+  std::mt19937_64 rng(2);
+  const Problem pr = random_problem(rng, p, 64);
+  const TileResult r = run(t, pr);
+  EXPECT_GT(r.sum, 0);
+  for (int32_t o : r.o) EXPECT_LE(std::abs(static_cast<int64_t>(o)), int64_t{1} << 24);
+}
+
+TEST(AnalogTile, MakeTilePicksByKindAndBadParamsAreNamed) {
+  TileParams p;
+  EXPECT_NE(dynamic_cast<CModelTile*>(make_tile(p).get()), nullptr);
+  p.kind = TileKind::analog;
+  EXPECT_NE(dynamic_cast<AnalogTile*>(make_tile(p).get()), nullptr);
+  p.k_bits = 9;
+  EXPECT_THROW(AnalogTile{p}, kvcim::Error);
+  p.k_bits = 0;
+  p.adc_clip = -0.5;
+  EXPECT_THROW(AnalogTile{p}, kvcim::Error);
+  TileParams d;
+  d.softmax = TileSoftmax::relu;
+  EXPECT_THROW(CModelTile{d}, kvcim::Error);
+}
+
+// The digital tile with K and V of different widths (q stays kv_bits): exact against plain loops.
+TEST(TileCModel, KAndVOfDifferentWidths) {
+  std::mt19937_64 rng(23);
+  for (auto [kb, vb] : {std::pair{4, 8}, std::pair{8, 3}, std::pair{2, 6}}) {
+    TileParams p;
+    p.k_bits = kb;
+    p.v_bits = vb;
+    CModelTile tile(p);
+    EXPECT_EQ(k_macro_spec(p).weight_bits, kb);
+    EXPECT_EQ(v_macro_spec(p).weight_bits, vb);
+    for (int trial = 0; trial < 50; ++trial) {
+      const int n = std::uniform_int_distribution<int>(1, 64)(rng);
+      Problem pr = random_problem(rng, p, n);
+      for (auto& k : pr.k) for (int8_t& x : k) x = static_cast<int8_t>(x >> (8 - kb));
+      for (auto& v : pr.v) for (int8_t& x : v) x = static_cast<int8_t>(x >> (8 - vb));
+      AnalogTile lossless_analog(lossless(p, 8));
+      ASSERT_EQ(run(tile, pr), run(lossless_analog, pr));
+    }
+    if (kb < 8) {  // one past the K range is refused, naming k_bits
+      std::vector<int8_t> big(8, static_cast<int8_t>(1 << (kb - 1)));
+      EXPECT_THROW(tile.append(big, std::vector<int8_t>(8, 0), 0, 0), kvcim::Error);
+    }
+  }
+}
+
+}  // namespace
