@@ -245,3 +245,30 @@ TEST(CosimCommand, ReportsZeroMismatchesAndRejectsBadArguments) {
 }
 
 }  // namespace
+
+namespace {
+
+// The assertions (rtl/cim_attention_tile_assertions.sv, Verilated with --assert) fire when the
+// harness breaks the valid/ready protocol on purpose; every other test proves them silent (a
+// failing assertion throws out of any harness call).
+void expect_assertion(RtlTile::ProtocolBreak how, const std::string& what) {
+  const TileParams p;
+  RtlTile rtl;
+  const std::vector<int8_t> k(p.head_dim, 1), v(p.head_dim, 2);
+  try {
+    rtl.break_protocol(how, k, v);
+    ADD_FAILURE() << what << ": no assertion fired";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("assertion"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RtlAssertions, FireWhenAValidDropsBeforeReady) {
+  expect_assertion(RtlTile::ProtocolBreak::drop_valid, "drop_valid");
+}
+
+TEST(RtlAssertions, FireWhenThePayloadChangesWhileWaiting) {
+  expect_assertion(RtlTile::ProtocolBreak::change_payload, "change_payload");
+}
+
+}  // namespace
