@@ -188,7 +188,10 @@ module cim_attention_tile #(
         KCOMP: if (sm_start) state <= SOFTMAX;
         SOFTMAX: if (v_start) state <= VCOMP;
         VCOMP: if (res_fire) state <= IDLE;
+        // (unreachable: every encoding is a state or reset leaves none; excluded from coverage)
+        /* verilator coverage_off */
         default: state <= IDLE;
+        /* verilator coverage_on */
       endcase
     end
   end

@@ -96,25 +96,31 @@ module cim_macro #(
     for (int r = 0; r < ROWS; r++) xb[r] = x_q[r*IN_BITS + 32'(bit_q)] && (r < 32'(nr_q));
   end
 
-  // ---- the cell array: one memory word per column group ------------------------------------
-  // mem[g][s*ROWS + r]: the cell of slice s (bitline g*W_BITS + s) on wordline r. A column-group
-  // write replaces one bit of each slice of one word per cycle; a row write one bit in every word.
-  // The tile never does both in one cycle on the same macro. (Flat vectors, not multi-dimensional
-  // packed arrays: the subset that both Verilator and Yosys read.)
-  logic [W_BITS*ROWS-1:0] mem [N_W];
+  // ---- the cell array: one word per column group, in one flat vector ------------------------
+  // cells[g*WORD + s*ROWS + r]: the cell of slice s (bitline g*W_BITS + s) on wordline r. A
+  // column-group write replaces one bit of each slice of one word per cycle; a row write one bit
+  // in every word. The tile never does both in one cycle on the same macro. Written through
+  // one-hot wordline masks, as one vector (not an unpacked array, not a variable bit index: Yosys
+  // orders every pair of writes to an array and expands a variable bit index into a case over
+  // every bit, which made the macro's synthesis take many minutes).
+  localparam int WORD = W_BITS * ROWS;
+  logic [N_W*WORD-1:0] cells;
+  wire [ROWS-1:0] col_sel = ROWS'(1) << col_row;
+  wire [ROWS-1:0] row_sel = ROWS'(1) << row_addr_i;
+  wire [WORD-1:0] col_mask = {W_BITS{col_sel}};
+  wire [N_W*WORD-1:0] row_mask = {(N_W*W_BITS){row_sel}};
+  logic [WORD-1:0] col_word;
+  logic [N_W*WORD-1:0] row_words;
+  always_comb begin
+    for (int s = 0; s < W_BITS; s++) col_word[s*ROWS +: ROWS] = {ROWS{col_bits[s]}};
+    for (int b = 0; b < N_W * W_BITS; b++) row_words[b*ROWS +: ROWS] = {ROWS{row_data_i[b]}};
+  end
   always_ff @(posedge clk) begin
     if (col_we) begin
-      logic [W_BITS*ROWS-1:0] w;
-      w = mem[col_grp];
-      for (int s = 0; s < W_BITS; s++) w[s*ROWS + 32'(col_row)] = col_bits[s];
-      mem[col_grp] <= w;
+      cells[32'(col_grp)*WORD +: WORD] <=
+          (cells[32'(col_grp)*WORD +: WORD] & ~col_mask) | (col_word & col_mask);
     end else if (row_we_i) begin
-      for (int g = 0; g < N_W; g++) begin
-        logic [W_BITS*ROWS-1:0] w;
-        w = mem[g];
-        for (int s = 0; s < W_BITS; s++) w[s*ROWS + 32'(row_addr_i)] = row_data_i[g*W_BITS + s];
-        mem[g] <= w;
-      end
+      cells <= (cells & ~row_mask) | (row_words & row_mask);
     end
   end
 
@@ -135,7 +141,7 @@ module cim_macro #(
           for (int s = 0; s < W_BITS; s++) begin
             // adder tree of one bitline: the rows whose cell and input bit are both 1
             logic signed [PART_BITS-1:0] cnt;
-            cnt = PART_BITS'($countones(mem[g][s*ROWS +: ROWS] & xb));
+            cnt = PART_BITS'($countones(cells[g*WORD + s*ROWS +: ROWS] & xb));
             if (s == W_BITS - 1) part = part - (cnt <<< s);  // sign slice: -2^(W_BITS-1)
             else part = part + (cnt <<< s);
           end
@@ -188,7 +194,10 @@ module cim_macro #(
           else bit_q <= bit_q + 1'b1;
         end
         DONE: if (y_ready_i) state <= IDLE;
+        // (unreachable: every encoding is a state or reset leaves none; excluded from coverage)
+        /* verilator coverage_off */
         default: state <= IDLE;
+        /* verilator coverage_on */
       endcase
     end
   end

@@ -315,6 +315,39 @@ void RtlTile::append_then_reset(std::span<const int8_t> k, std::span<const int8_
 
 std::vector<uint64_t> RtlTile::counters() const { return impl_->counters(); }
 
+TileResult RtlTile::query_unchecked(std::span<const int8_t> q, uint16_t qmul, int qexp) {
+  impl_->start_query(q, qmul, qexp);
+  return impl_->finish_query();
+}
+
+void RtlTile::append_back_to_back(std::span<const int8_t> k, std::span<const int8_t> v) {
+  cmodel::cim::check_append(impl_->params, tokens() + 1, k, v, 0, 0, "rtl tile append");
+  impl_->append(k, v, 0, 0, false);  // returns right after the transfer: the K write is running
+  impl_->append(k, v, 0, 0, true);   // valid waits (app_ready_o low) until the write is done
+}
+
+void RtlTile::offer_append_to_full_tile_then_reset(std::span<const int8_t> k,
+                                                   std::span<const int8_t> v, int cycles) {
+  Impl& m = *impl_;
+  if (tokens() != m.params.tokens)
+    fail("RtlTile", "tokens", std::to_string(tokens()), "a full tile");
+  put_vector(m.top->app_k_i, k, m.params.kv_bits);
+  put_vector(m.top->app_v_i, v, m.params.kv_bits);
+  m.top->app_valid_i = 1;
+  for (int i = 0; i < cycles; ++i) {
+    m.settle();
+    if (m.top->app_ready_o) fail("RtlTile", "app_ready_o", "1", "0 on a full tile");
+    m.tick();
+  }
+  // Valid stays high into the reset (the protocol allows withdrawing it only under reset).
+  m.top->rst = 1;
+  m.settle();
+  m.tick();
+  m.top->rst = 0;
+  m.top->app_valid_i = 0;
+  m.settle();
+}
+
 void RtlTile::break_protocol(ProtocolBreak how, std::span<const int8_t> k, std::span<const int8_t> v) {
   cmodel::cim::check_append(impl_->params, tokens(), k, v, 0, 0, "rtl tile append");
   // An append without waiting: the K column write keeps the tile busy (q_ready_o low) for

@@ -76,7 +76,7 @@ def main():
                      ("cim_macro.sv", "softmax_unit.sv", "cim_attention_tile.sv")]
     w = lambda n: os.path.join(work, n)
     script = [
-        "read_verilog -sv " + " ".join(src),
+        "read_verilog -defer -sv " + " ".join(src),
         "hierarchy -check -top cim_attention_tile",
         "synth -top cim_attention_tile",
         "check -assert",
