@@ -85,7 +85,7 @@ if(KVCIM_YOSYS)
                    --yosys ${KVCIM_YOSYS} --pkg ${KVCIM_TILE_PKG}
                    --rtl ${CMAKE_CURRENT_SOURCE_DIR}/rtl --out ${CMAKE_BINARY_DIR}/rtl_synth.json
                    --netlist ${CMAKE_BINARY_DIR}/generated/cim_attention_tile_gates.v)
-  set_tests_properties(rtl.synth PROPERTIES TIMEOUT 900)
+  set_tests_properties(rtl.synth PROPERTIES TIMEOUT 1800)
 else()
   message(WARNING "kvcim: yosys not found (scripts/setup.sh installs it): the rtl.synth test is left out")
 endif()
