@@ -40,6 +40,9 @@ set(KVCIM_RTL_SOURCES
 
 # The assertions (bound into the tile) are compiled in the test builds only, with --assert.
 set(KVCIM_RTL_ASSERTIONS ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_attention_tile_assertions.sv)
+# verilate() lists the generated C++ files at configure time and their names (DepSet hashes)
+# change with the RTL: an RTL edit re-runs CMake, or a stale list fails to link.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS})
 
 file(GLOB KVCIM_HARNESS_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/testbench/harness/*.cpp)
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
