@@ -82,60 +82,72 @@ module cim_macro #(
 
   wire col_fire = col_valid_i && col_ready_o;
   wire cmp_fire = cmp_valid_i && cmp_ready_o;
-  wire last_bit = (int'(bit_q) == IN_BITS - 1);
+  wire last_bit = (32'(bit_q) == IN_BITS - 1);
 
   // The wordline being written by the column-group write: row 0 in the accept cycle, then 1, 2, ..
   wire col_we = col_fire || wr_busy;
   wire [RA_BITS-1:0] col_row = col_fire ? '0 : wr_row;
   wire [GA_BITS-1:0] col_grp = col_fire ? col_addr_i : wr_col;
-  wire [W_BITS-1:0] col_bits = col_fire ? col_data_i[0 +: W_BITS] : wr_data[int'(wr_row)*W_BITS +: W_BITS];
+  wire [W_BITS-1:0] col_bits = col_fire ? col_data_i[0 +: W_BITS] : wr_data[32'(wr_row)*W_BITS +: W_BITS];
 
   // Wordlines driven in this input cycle: bit bit_q of each row's input, rows below n_rows only.
   logic [ROWS-1:0] xb;
   always_comb begin
-    for (int r = 0; r < ROWS; r++) xb[r] = x_q[r*IN_BITS + int'(bit_q)] && (r < int'(nr_q));
+    for (int r = 0; r < ROWS; r++) xb[r] = x_q[r*IN_BITS + 32'(bit_q)] && (r < 32'(nr_q));
   end
 
-  // ---- the cell array: one memory word per column group ------------------------------------
-  // mem[g][s][r]: the cell of slice s (bitline g*W_BITS + s) on wordline r. A column-group write
-  // replaces one bit of each slice of one word per cycle; a row write one bit in every word. The
-  // tile never does both in one cycle on the same macro.
-  logic [W_BITS-1:0][ROWS-1:0] mem [N_W];
+  // ---- the cell array: one word per column group, in one flat vector ------------------------
+  // cells[g*WORD + s*ROWS + r]: the cell of slice s (bitline g*W_BITS + s) on wordline r. A
+  // column-group write replaces one bit of each slice of one word per cycle; a row write one bit
+  // in every word. The tile never does both in one cycle on the same macro. Written through
+  // one-hot wordline masks, as one vector (not an unpacked array, not a variable bit index: Yosys
+  // orders every pair of writes to an array and expands a variable bit index into a case over
+  // every bit, which made the macro's synthesis take many minutes).
+  localparam int WORD = W_BITS * ROWS;
+  logic [N_W*WORD-1:0] cells;
+  wire [ROWS-1:0] col_sel = ROWS'(1) << col_row;
+  wire [ROWS-1:0] row_sel = ROWS'(1) << row_addr_i;
+  wire [WORD-1:0] col_mask = {W_BITS{col_sel}};
+  wire [N_W*WORD-1:0] row_mask = {(N_W*W_BITS){row_sel}};
+  logic [WORD-1:0] col_word;
+  logic [N_W*WORD-1:0] row_words;
+  always_comb begin
+    for (int s = 0; s < W_BITS; s++) col_word[s*ROWS +: ROWS] = {ROWS{col_bits[s]}};
+    for (int b = 0; b < N_W * W_BITS; b++) row_words[b*ROWS +: ROWS] = {ROWS{row_data_i[b]}};
+  end
   always_ff @(posedge clk) begin
     if (col_we) begin
-      automatic logic [W_BITS-1:0][ROWS-1:0] w = mem[col_grp];
-      for (int s = 0; s < W_BITS; s++) w[s][col_row] = col_bits[s];
-      mem[col_grp] <= w;
+      cells[32'(col_grp)*WORD +: WORD] <=
+          (cells[32'(col_grp)*WORD +: WORD] & ~col_mask) | (col_word & col_mask);
     end else if (row_we_i) begin
-      for (int g = 0; g < N_W; g++) begin
-        automatic logic [W_BITS-1:0][ROWS-1:0] w = mem[g];
-        for (int s = 0; s < W_BITS; s++) w[s][row_addr_i] = row_data_i[g*W_BITS + s];
-        mem[g] <= w;
-      end
+      cells <= (cells & ~row_mask) | (row_words & row_mask);
     end
   end
 
   // ---- adder trees and shift-and-add: one accumulator per column group ----------------------
-  logic [N_W-1:0][ACC_BITS-1:0] acc;
+  logic [N_W*ACC_BITS-1:0] acc;
   assign y_o = acc;
   always_ff @(posedge clk) begin
     if (state == IDLE && cmp_fire) begin
       acc <= '0;
     end else if (state == BUSY) begin
-      automatic logic [N_W-1:0][ACC_BITS-1:0] next = acc;
+      logic [N_W*ACC_BITS-1:0] next;
+      next = acc;
       for (int g = 0; g < N_W; g++) begin
-        if (g < int'(no_q)) begin
-          automatic logic signed [PART_BITS-1:0] part = '0;
-          automatic logic signed [ACC_BITS-1:0] term;
+        if (g < 32'(no_q)) begin
+          logic signed [PART_BITS-1:0] part;
+          logic signed [ACC_BITS-1:0] term;
+          part = '0;
           for (int s = 0; s < W_BITS; s++) begin
             // adder tree of one bitline: the rows whose cell and input bit are both 1
-            automatic logic signed [PART_BITS-1:0] cnt = PART_BITS'($countones(mem[g][s] & xb));
+            logic signed [PART_BITS-1:0] cnt;
+            cnt = PART_BITS'($countones(cells[g*WORD + s*ROWS +: ROWS] & xb));
             if (s == W_BITS - 1) part = part - (cnt <<< s);  // sign slice: -2^(W_BITS-1)
             else part = part + (cnt <<< s);
           end
           term = ACC_BITS'(part) <<< bit_q;
           if (IN_SIGNED && last_bit) term = -term;  // sign bit of the input: -2^(IN_BITS-1)
-          next[g] = next[g] + term;
+          next[g*ACC_BITS +: ACC_BITS] = next[g*ACC_BITS +: ACC_BITS] + term;
         end
       end
       acc <= next;
@@ -155,7 +167,7 @@ module cim_macro #(
       wr_col <= col_addr_i;
       wr_data <= col_data_i;
     end else if (wr_busy) begin
-      if (int'(wr_row) == ROWS - 1) wr_busy <= 1'b0;
+      if (32'(wr_row) == ROWS - 1) wr_busy <= 1'b0;
       else wr_row <= wr_row + 1'b1;
     end
   end
@@ -182,12 +194,19 @@ module cim_macro #(
           else bit_q <= bit_q + 1'b1;
         end
         DONE: if (y_ready_i) state <= IDLE;
+        // (unreachable: every encoding is a state or reset leaves none; excluded from coverage)
+        /* verilator coverage_off */
         default: state <= IDLE;
+        /* verilator coverage_on */
       endcase
     end
   end
 
   // ---- event counters (MacroEvents) --------------------------------------------------------
+  // n_out (n_rows - 1): a narrow product (nr_q >= 1 while BUSY); a 64 x 64 multiplier would
+  // dominate synthesis.
+  wire [NR_BITS-1:0] nr_m1 = nr_q - 1'b1;
+  wire [NO_BITS+NR_BITS-1:0] adds_per_slice = (NO_BITS+NR_BITS)'(no_q) * (NO_BITS+NR_BITS)'(nr_m1);
   always_ff @(posedge clk) begin
     if (rst || evt_clear_i) begin
       ev_row_activations_o <= '0;
@@ -197,8 +216,10 @@ module cim_macro #(
       ev_cell_writes_o <= '0;
       ev_cycles_o <= '0;
     end else begin
-      automatic logic [63:0] writes = '0;
-      automatic logic [63:0] wcycles = '0;
+      logic [63:0] writes;
+      logic [63:0] wcycles;
+      writes = '0;
+      wcycles = '0;
       if (row_we_i) begin
         writes = writes + 64'(COLS);
         wcycles = wcycles + 64'd1;
@@ -213,7 +234,7 @@ module cim_macro #(
         // (n_rows - 1 adds), n_out*W_BITS shift-adds less the first one of each group.
         ev_row_activations_o <= ev_row_activations_o + 64'(nr_q);
         ev_column_reads_o <= ev_column_reads_o + 64'(no_q) * W_BITS;
-        ev_adder_ops_o <= ev_adder_ops_o + 64'(no_q) * W_BITS * (64'(nr_q) - 64'd1);
+        ev_adder_ops_o <= ev_adder_ops_o + 64'(adds_per_slice) * W_BITS;
         ev_shift_add_ops_o <= ev_shift_add_ops_o + 64'(no_q) * W_BITS - (bit_q == 0 ? 64'(no_q) : 64'd0);
         ev_cycles_o <= ev_cycles_o + wcycles + 64'd1;
       end else begin

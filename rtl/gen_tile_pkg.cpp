@@ -31,10 +31,13 @@ int main() {
   param("SCALE_MAX_SHIFT", kScaleMaxShift, "logit rescale shift clamp");
   param("FOLD_MAX_SHIFT", kFoldMaxShift, "V-exponent fold shift clamp");
   param("EXP_LUT_SIZE", static_cast<int>(lut.size()), "2^EXP_FRAC table entries");
-  std::printf("  // LUT[f] = round(2^16 * 2^(-f / 2^EXP_FRAC))\n");
-  std::printf("  localparam logic [EXP_ONE_BITS:0] EXP_LUT [EXP_LUT_SIZE] = '{");
-  for (size_t f = 0; f < lut.size(); ++f)
-    std::printf("%s%s%d'd%u", f ? "," : "", f % 8 == 0 ? "\n    " : " ", kExpOneBits + 1, lut[f]);
+  std::printf("  // LUT[f] = round(2^16 * 2^(-f / 2^EXP_FRAC)), entry f at bits [f*(EXP_ONE_BITS+1) +: EXP_ONE_BITS+1]\n");
+  std::printf("  // (one packed vector, most significant entry first: the subset Verilator and Yosys both read)\n");
+  std::printf("  localparam logic [EXP_LUT_SIZE*(EXP_ONE_BITS+1)-1:0] EXP_LUT = {");
+  for (size_t i = 0; i < lut.size(); ++i) {
+    const size_t f = lut.size() - 1 - i;
+    std::printf("%s%s%d'd%u", i ? "," : "", i % 8 == 0 ? "\n    " : " ", kExpOneBits + 1, lut[f]);
+  }
   std::printf("\n  };\n");
   std::printf("  // Event counter indices of cim_attention_tile.counters_o\n");
   for (int c = 0; c < kvcim::testbench::kRtlCounters; ++c)

@@ -6,7 +6,7 @@ set -eu
 PKGS="cmake g++ make verilator libeigen3-dev libgtest-dev libbenchmark-dev pybind11-dev python3-dev \
 python3-numpy python3-pytest python3-matplotlib python3-dask python3-distributed python3-yaml \
 python3-venv python3-setuptools python3-wheel \
-nlohmann-json3-dev libyaml-cpp-dev libcli11-dev clang chromium"
+nlohmann-json3-dev libyaml-cpp-dev libcli11-dev clang chromium yosys"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -38,17 +38,24 @@ set(KVCIM_RTL_SOURCES
     ${CMAKE_CURRENT_SOURCE_DIR}/rtl/softmax_unit.sv
     ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_attention_tile.sv)
 
+# The assertions (bound into the tile) are compiled in the test builds only, with --assert.
+set(KVCIM_RTL_ASSERTIONS ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_attention_tile_assertions.sv)
+# verilate() lists the generated C++ files at configure time and their names (DepSet hashes)
+# change with the RTL: an RTL edit re-runs CMake, or a stale list fails to link.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS})
+
 file(GLOB KVCIM_HARNESS_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/testbench/harness/*.cpp)
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
 target_link_libraries(kvcim_rtl_harness PUBLIC kvcim_cmodel Threads::Threads)
 target_compile_definitions(kvcim_rtl_harness PUBLIC KVCIM_HAVE_RTL=1)
-# Verilator -O3, no X randomisation; VCD tracing compiled in but only switched on by a trace path.
+# Verilator -O3, no X randomisation, assertions on; VCD tracing compiled in but only switched on by
+# a trace path.
 verilate(kvcim_rtl_harness
   PREFIX Vcim_attention_tile
   TOP_MODULE cim_attention_tile
   TRACE
-  SOURCES ${KVCIM_RTL_SOURCES}
-  VERILATOR_ARGS -O3 -Wall --x-assign fast --x-initial fast)
+  SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
+  VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)
 # Verilator's generated C++ is not written for -Wextra.
 target_compile_options(kvcim_rtl_harness PRIVATE -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
@@ -57,7 +64,8 @@ target_compile_options(kvcim_rtl_harness PRIVATE -Wno-unused-parameter -Wno-unus
 # The RTL must stay lint-clean under -Wall, as a whole and the macro on its own at the geometries
 # of both tile macros.
 add_test(NAME rtl.lint_tile
-         COMMAND ${VERILATOR_BIN} --lint-only -Wall ${KVCIM_RTL_SOURCES} --top-module cim_attention_tile)
+         COMMAND ${VERILATOR_BIN} --lint-only -Wall --assert ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
+                 --top-module cim_attention_tile)
 add_test(NAME rtl.lint_k_macro
          COMMAND ${VERILATOR_BIN} --lint-only -Wall ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_macro.sv
                  --top-module cim_macro -GROWS=8 -GN_W=64 -GIN_BITS=8)
@@ -67,3 +75,23 @@ add_test(NAME rtl.lint_v_macro
 add_test(NAME rtl.lint_softmax
          COMMAND ${VERILATOR_BIN} --lint-only -Wall ${KVCIM_TILE_PKG}
                  ${CMAKE_CURRENT_SOURCE_DIR}/rtl/softmax_unit.sv --top-module softmax_unit)
+
+# Synthesis (Yosys 0.23, generic cells): the tile, hierarchically, and each unit in it. Fails on a
+# latch, a combinational loop, an undriven net or a Yosys error; writes cells, flip-flops, logic
+# levels and an area estimate to <build>/rtl_synth.json (method: testbench/synth/synth.py) and the
+# gate-level netlist to <build>/generated/cim_attention_tile_gates.v.
+find_program(KVCIM_YOSYS yosys)
+find_program(KVCIM_SYNTH_PYTHON NAMES python3 HINTS ${Python3_EXECUTABLE})
+if(KVCIM_YOSYS)
+  # Not part of `make test` yet: the whole tile does not finish within the test budget (more than
+  # 11 min of CPU in Yosys's opt; issue 19). `cmake --build build --target rtl_synth` runs it.
+  add_custom_target(rtl_synth
+           COMMAND ${KVCIM_SYNTH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/testbench/synth/synth.py
+                   --yosys ${KVCIM_YOSYS} --pkg ${KVCIM_TILE_PKG}
+                   --rtl ${CMAKE_CURRENT_SOURCE_DIR}/rtl --out ${CMAKE_BINARY_DIR}/rtl_synth.json
+                   --netlist ${CMAKE_BINARY_DIR}/generated/cim_attention_tile_gates.v
+           COMMENT "Yosys synthesis of the attention tile and its units"
+           VERBATIM)
+else()
+  message(WARNING "kvcim: yosys not found (scripts/setup.sh installs it): no rtl_synth target")
+endif()

@@ -33,3 +33,7 @@ foreach(script ${KVCIM_CLI_TESTS})
   get_filename_component(name ${script} NAME_WE)
   add_test(NAME cli.${name} COMMAND bash ${script} $<TARGET_FILE:kvcim> ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
+
+if(KVCIM_WITH_RTL)
+  include(testbench/coverage/coverage.cmake)
+endif()

@@ -4,12 +4,18 @@
 // happen). Two evaluations per cycle; registered outputs are valid after the second.
 #include "kvcim/testbench/rtl_tile.hpp"
 
+#include <atomic>
+#include <cstdlib>
 #include <string>
+#include <unistd.h>
 
 #include "Vcim_attention_tile.h"
 #include "kvcim/error.hpp"
 #include "verilated.h"
 #include "verilated_vcd_c.h"
+#if VM_COVERAGE
+#include "verilated_cov.h"
+#endif
 
 namespace kvcim::testbench {
 
@@ -62,6 +68,7 @@ struct RtlTile::Impl {
   std::mt19937_64 rng;
   std::bernoulli_distribution stall;
   uint64_t cycles = 0;
+  uint64_t dumped = ~uint64_t{0};  // the last time dumped to the trace
 
   explicit Impl(const RtlTileOptions& o)
       : opt(o), rng(o.seed), stall(o.backpressure > 0.0 ? o.backpressure : 0.0) {
@@ -70,6 +77,9 @@ struct RtlTile::Impl {
     if (o.timeout_cycles < 1)
       fail("RtlTile", "timeout_cycles", std::to_string(o.timeout_cycles), "expected >= 1");
     ctx = std::make_unique<VerilatedContext>();
+    // A failing assertion ($error in rtl/cim_attention_tile_assertions.sv) sets gotError instead
+    // of aborting the process; check_assertions() turns it into kvcim::Error.
+    ctx->fatalOnError(false);
     if (!o.trace_path.empty()) ctx->traceEverOn(true);
     top = std::make_unique<Vcim_attention_tile>(ctx.get(), "tile");
     if (!o.trace_path.empty()) {
@@ -98,6 +108,15 @@ struct RtlTile::Impl {
   ~Impl() {
     top->final();
     if (vcd) vcd->close();
+#if VM_COVERAGE
+    // The coverage build (testbench/coverage): one file per tile, merged by check_coverage.py.
+    if (const char* dir = std::getenv("KVCIM_RTL_COVERAGE_DIR")) {
+      static std::atomic<int> serial{0};
+      const std::string path = std::string(dir) + "/tile_" + std::to_string(getpid()) + "_" +
+                               std::to_string(serial++) + ".dat";
+      ctx->coveragep()->write(path.c_str());
+    }
+#endif
   }
 
   bool withhold() { return opt.backpressure > 0.0 && stall(rng); }
@@ -106,14 +125,27 @@ struct RtlTile::Impl {
   void settle() {
     top->clk = 0;
     top->eval();
-    if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles));
+    // (settle() may run twice in one cycle, e.g. when append() waits for nothing: one dump a time)
+    if (vcd && dumped != 2 * cycles) {
+      vcd->dump(static_cast<uint64_t>(2 * cycles));
+      dumped = 2 * cycles;
+    }
   }
-  // The rising edge (transfers, register updates). The next settle() lowers the clock.
+  // The rising edge (transfers, register updates, assertions). The next settle() lowers the clock.
   void tick() {
     top->clk = 1;
     top->eval();
     if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles + 1));
     ++cycles;
+    check_assertions();
+  }
+  void check_assertions() {
+    if (ctx->gotError()) {
+      ctx->gotError(false);
+      ctx->gotFinish(false);
+      fail("RtlTile", "assertion", "failed at cycle " + std::to_string(cycles),
+           "the RTL assertions to hold (see the %Error line above)");
+    }
   }
 
   void check_timeout(int64_t waited, const char* what) const {
@@ -129,9 +161,10 @@ struct RtlTile::Impl {
     put_vector(top->app_v_i, v, params.kv_bits);
     top->app_ek_i = static_cast<uint8_t>(ek);
     top->app_ev_i = static_cast<uint8_t>(ev);
+    // Back-pressure delays raising valid; once raised, valid stays high until the transfer.
     for (int64_t waited = 0;; ++waited) {
       check_timeout(waited, "append");
-      top->app_valid_i = withhold() ? 0 : 1;
+      top->app_valid_i = (top->app_valid_i || !withhold()) ? 1 : 0;
       settle();
       const bool fire = top->app_valid_i && top->app_ready_o;
       tick();
@@ -153,7 +186,7 @@ struct RtlTile::Impl {
     top->res_ready_i = 0;
     for (int64_t waited = 0;; ++waited) {
       check_timeout(waited, "query");
-      top->q_valid_i = withhold() ? 0 : 1;
+      top->q_valid_i = (top->q_valid_i || !withhold()) ? 1 : 0;
       settle();
       const bool fire = top->q_valid_i && top->q_ready_o;
       tick();
@@ -165,7 +198,7 @@ struct RtlTile::Impl {
 
   TileResult finish_query() {
     TileResult r;
-    for (int64_t waited = 0;; ++waited) {
+    for (int64_t waited = 0;; ++waited) {  // ready may drop again: only valid is sticky
       check_timeout(waited, "result");
       top->res_ready_i = withhold() ? 0 : 1;
       settle();
@@ -281,6 +314,57 @@ void RtlTile::append_then_reset(std::span<const int8_t> k, std::span<const int8_
 }
 
 std::vector<uint64_t> RtlTile::counters() const { return impl_->counters(); }
+
+TileResult RtlTile::query_unchecked(std::span<const int8_t> q, uint16_t qmul, int qexp) {
+  impl_->start_query(q, qmul, qexp);
+  return impl_->finish_query();
+}
+
+void RtlTile::append_back_to_back(std::span<const int8_t> k, std::span<const int8_t> v) {
+  cmodel::cim::check_append(impl_->params, tokens() + 1, k, v, 0, 0, "rtl tile append");
+  impl_->append(k, v, 0, 0, false);  // returns right after the transfer: the K write is running
+  impl_->append(k, v, 0, 0, true);   // valid waits (app_ready_o low) until the write is done
+}
+
+void RtlTile::offer_append_to_full_tile_then_reset(std::span<const int8_t> k,
+                                                   std::span<const int8_t> v, int cycles) {
+  Impl& m = *impl_;
+  if (tokens() != m.params.tokens)
+    fail("RtlTile", "tokens", std::to_string(tokens()), "a full tile");
+  put_vector(m.top->app_k_i, k, m.params.kv_bits);
+  put_vector(m.top->app_v_i, v, m.params.kv_bits);
+  m.top->app_valid_i = 1;
+  for (int i = 0; i < cycles; ++i) {
+    m.settle();
+    if (m.top->app_ready_o) fail("RtlTile", "app_ready_o", "1", "0 on a full tile");
+    m.tick();
+  }
+  // Valid stays high into the reset (the protocol allows withdrawing it only under reset).
+  m.top->rst = 1;
+  m.settle();
+  m.tick();
+  m.top->rst = 0;
+  m.top->app_valid_i = 0;
+  m.settle();
+}
+
+void RtlTile::break_protocol(ProtocolBreak how, std::span<const int8_t> k, std::span<const int8_t> v) {
+  cmodel::cim::check_append(impl_->params, tokens(), k, v, 0, 0, "rtl tile append");
+  // An append without waiting: the K column write keeps the tile busy (q_ready_o low) for
+  // head_dim - 1 cycles, during which a query is offered and then broken.
+  impl_->append(k, v, 0, 0, false);
+  Impl& m = *impl_;
+  m.top->q_valid_i = 1;
+  m.top->qmul_i = 1u << 15;
+  m.settle();
+  m.tick();  // not accepted: the tile is busy
+  if (how == ProtocolBreak::drop_valid) m.top->q_valid_i = 0;
+  else m.top->qmul_i = (1u << 15) + 1;  // change_payload
+  m.settle();
+  m.tick();  // the assertion fires at this edge and tick() throws
+  m.top->q_valid_i = 0;
+  m.settle();
+}
 
 uint64_t RtlTile::sim_cycles() const { return impl_->cycles; }
 

@@ -36,6 +36,8 @@ inline constexpr const char* kRtlCounterNames[kRtlCounters] = {
 struct RtlTileOptions {
   // Probability, per cycle and handshake, that the harness withholds its valid (append, query) or
   // its ready (result). 0 = never; the tile must give the same integers and events at any value.
+  // Withholding delays raising valid; once raised, valid stays high until the transfer, as the
+  // protocol requires (rtl/cim_attention_tile_assertions.sv).
   double backpressure = 0.0;
   uint64_t seed = 1;          // the back-pressure generator's seed
   std::string trace_path;     // non-empty: write a VCD trace of every cycle to this file
@@ -70,6 +72,20 @@ class RtlTile final : public cmodel::cim::AttentionTile {
   // idle again, so that events() then includes the whole append.)
   void append_then_reset(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev,
                          int cycles);
+  // Port-level corners the AttentionTile checks refuse (for the coverage suite): a query on an
+  // empty tile without the argument checks (the RTL answers o = 0, sum = 0); two appends back to
+  // back, the second offered while the first's K column write keeps the tile busy; an append
+  // offered to a full tile for `cycles` cycles (never accepted), then a reset.
+  cmodel::cim::TileResult query_unchecked(std::span<const int8_t> q, uint16_t qmul, int qexp);
+  void append_back_to_back(std::span<const int8_t> k, std::span<const int8_t> v);
+  void offer_append_to_full_tile_then_reset(std::span<const int8_t> k, std::span<const int8_t> v,
+                                            int cycles);
+  // Breaks the valid/ready protocol on purpose (the assertions test): offers a query while the tile
+  // is busy, then drops its valid (drop_valid) or changes its payload (change_payload) before the
+  // tile is ready. With the assertions compiled in (Verilator --assert), throws kvcim::Error
+  // naming "assertion"; a failing assertion anywhere else throws the same.
+  enum class ProtocolBreak { drop_valid, change_payload };
+  void break_protocol(ProtocolBreak how, std::span<const int8_t> k, std::span<const int8_t> v);
   // The raw counters_o words, indexed by RtlCounter.
   std::vector<uint64_t> counters() const;
   // Every clock cycle simulated so far (stalls and idle cycles included).

@@ -245,3 +245,52 @@ TEST(CosimCommand, ReportsZeroMismatchesAndRejectsBadArguments) {
 }
 
 }  // namespace
+
+namespace {
+
+// Port-level corners the AttentionTile checks refuse, for the coverage targets (an empty-tile query,
+// back-pressure on the append port, an append refused by a full tile).
+TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
+  const TileParams p;
+  RtlTile rtl;
+  const std::vector<int8_t> q(p.head_dim, 3), k(p.head_dim, 1), v(p.head_dim, -2);
+  const TileResult empty = rtl.query_unchecked(q, 32768, 0);
+  EXPECT_EQ(empty.sum, 0);
+  for (int32_t o : empty.o) EXPECT_EQ(o, 0);
+  const uint64_t before = rtl.sim_cycles();
+  rtl.append_back_to_back(k, v);
+  EXPECT_EQ(rtl.tokens(), 2);
+  EXPECT_GE(rtl.sim_cycles() - before, static_cast<uint64_t>(2 * p.head_dim));  // the 2nd waited
+  CModelTile c;
+  c.append(k, v, 0, 0);
+  c.append(k, v, 0, 0);
+  EXPECT_EQ(diff_results(c.query(q, 32768, 0), rtl.query(q, 32768, 0)), "");
+  while (rtl.tokens() < p.tokens) rtl.append(k, v, 0, 0);
+  rtl.offer_append_to_full_tile_then_reset(k, v, 3);
+  EXPECT_EQ(rtl.tokens(), 0);
+}
+
+// The assertions (rtl/cim_attention_tile_assertions.sv, Verilated with --assert) fire when the
+// harness breaks the valid/ready protocol on purpose; every other test proves them silent (a
+// failing assertion throws out of any harness call).
+void expect_assertion(RtlTile::ProtocolBreak how, const std::string& what) {
+  const TileParams p;
+  RtlTile rtl;
+  const std::vector<int8_t> k(p.head_dim, 1), v(p.head_dim, 2);
+  try {
+    rtl.break_protocol(how, k, v);
+    ADD_FAILURE() << what << ": no assertion fired";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("assertion"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RtlAssertions, FireWhenAValidDropsBeforeReady) {
+  expect_assertion(RtlTile::ProtocolBreak::drop_valid, "drop_valid");
+}
+
+TEST(RtlAssertions, FireWhenThePayloadChangesWhileWaiting) {
+  expect_assertion(RtlTile::ProtocolBreak::change_payload, "change_payload");
+}
+
+}  // namespace
