@@ -122,7 +122,8 @@ void bind_runtime(py::module_& m) {
         run["top_p"] = RunDefaults::top_p;
         run["threads"] = RunDefaults::threads;
         run["eval_tokens"] = RunDefaults::eval_tokens;
-        run["eval_text_path"] = default_eval_text_path();
+        // no data paths here: `import kvcim` reads these, and must not fail on a bad data root
+        // (the evaluation text's default is kvcim.default_eval_text_path(), read when run() runs)
         run["backend"] = RunDefaults::backend;
         cosim["trials"] = CosimDefaults::trials;
         cosim["seed"] = CosimDefaults::seed;

@@ -244,8 +244,8 @@ void add_run(CLI::App& app) {
     const Checkpoint ck = load_checkpoint(o->model);
     const std::string note = mapper::fit_if_too_small(hw, ck.config, o->policy);
     if (!note.empty()) std::cout << note;
-    const Tokenizer tok = Tokenizer::load(
-        o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer, ck.config.vocab_size);
+    const std::string tok_path = o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer;
+    const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
     // progress on an interactive terminal, unless --quiet
     const bool show = !o->quiet && ::isatty(2);
     const auto start = std::chrono::steady_clock::now();
@@ -266,7 +266,7 @@ void add_run(CLI::App& app) {
 #ifdef KVCIM_HAVE_RTL
     rtl = RtlTileSource{testbench::RtlTile().params(), [] { return std::make_unique<testbench::RtlTile>(); }};
 #endif
-    const json report = run_job(ck, tok, hw, policy, so, {o->model, o->tokenizer, o->hw, o->eval_text_path},
+    const json report = run_job(ck, tok, hw, policy, so, {o->model, tok_path, o->hw, o->eval_text_path},
                                 rtl, "--attention-backend");
     // every output made before any is written, then all or none of them written
     std::vector<std::pair<std::string, std::string>> files;

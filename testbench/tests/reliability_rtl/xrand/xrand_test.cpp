@@ -7,10 +7,14 @@
 
 #include <random>
 
+// Verilator 5.006's own headers trip -Wunused-parameter (VlClass's copy constructor)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 #include "Vcim_attention_tile_x.h"
+#include "verilated.h"
+#pragma GCC diagnostic pop
 #include "kvcim/cmodel/cim/attention_tile.hpp"
 #include "kvcim/testbench/rtl_tile.hpp"
-#include "verilated.h"
 #include "xrand_seed.hpp"
 
 namespace {
