@@ -37,6 +37,21 @@ def point(shape, spec, sequences, context):
     return f, p.hardware.conditions()["area_mm2"]
 
 
+def log_log(ax, rows, x, y, series, xlabel, ylabel, title=None):
+    """One line per series name (rows: tuples, the name at index 1) on log-log axes."""
+    for name in series:
+        pts = [(r[x], r[y]) for r in rows if r[1] == name]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def batch_study(out):
     rows = []
     for b in BATCHES:
@@ -50,17 +65,9 @@ def batch_study(out):
     for b, name, j, tps, mm2 in rows:
         print(f"{b:>5} {name:>20} {j:>10.4g} {tps:>12.4g} {mm2:>10.4g}")
     fig, (ax_e, ax_t) = plt.subplots(1, 2, figsize=(11, 4))
-    for name in [*DESIGNS, "conventional"]:
-        pts = [(b, j, tps) for b, n, j, tps, _ in rows if n == name]
-        ax_e.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
-        ax_t.plot([p[0] for p in pts], [p[2] for p in pts], marker="o", label=name)
-    for ax, label in ((ax_e, "energy per token (J)"), (ax_t, "tokens/s")):
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("batch (sequences per step)")
-        ax.set_ylabel(label)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+    designs = [*DESIGNS, "conventional"]
+    log_log(ax_e, rows, 0, 2, designs, "batch (sequences per step)", "energy per token (J)")
+    log_log(ax_t, rows, 0, 3, designs, "batch (sequences per step)", "tokens/s")
     fig.suptitle("Llama-2-7B decode at 4096 tokens of context (mapper, sized chips)")
     fig.tight_layout()
     fig.savefig(out / "energy_throughput_vs_batch.png", dpi=120)
@@ -79,16 +86,8 @@ def context_study(out):
     for ctx, name, j in rows:
         print(f"{ctx:>7} {name:>20} {j:>10.4g}")
     fig, ax = plt.subplots(figsize=(6, 4))
-    for name in [*DESIGNS, "conventional"]:
-        pts = [(c, j) for c, n, j in rows if n == name]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("context (tokens)")
-    ax.set_ylabel("energy per token (J)")
-    ax.set_title("Llama-2-7B, batch 1")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    log_log(ax, rows, 0, 2, [*DESIGNS, "conventional"], "context (tokens)", "energy per token (J)",
+            "Llama-2-7B, batch 1")
     fig.tight_layout()
     fig.savefig(out / "energy_vs_context.png", dpi=120)
     return rows
@@ -105,16 +104,8 @@ def area_study(out):
     for ctx, shape, mm2 in rows:
         print(f"{ctx:>7} {shape:>10} {mm2:>10.4g}")
     fig, ax = plt.subplots(figsize=(6, 4))
-    for shape in ("llama2-7b", "llama3-8b"):
-        pts = [(c, a) for c, s, a in rows if s == shape]
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=shape)
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
-    ax.set_xlabel("context (tokens)")
-    ax.set_ylabel("CIM chip area (mm2)")
-    ax.set_title("Weights and KV cache in CIM: MHA against GQA")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    log_log(ax, rows, 0, 2, ("llama2-7b", "llama3-8b"), "context (tokens)", "CIM chip area (mm2)",
+            "Weights and KV cache in CIM: MHA against GQA")
     fig.tight_layout()
     fig.savefig(out / "area_vs_context.png", dpi=120)
     return rows
