@@ -17,7 +17,9 @@ configure: setup
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-demo: build
+# The demo needs the kvcim command only: no tests, benchmarks, Python module or RTL coverage.
+demo: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target kvcim
 	$(BUILD)/kvcim run
 
 test: build

@@ -56,6 +56,7 @@ verilate(kvcim_rtl_harness
   TRACE
   SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
   VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)
+set_target_properties(kvcim_rtl_harness PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # Verilator's generated C++ is not written for -Wextra.
 target_compile_options(kvcim_rtl_harness PRIVATE -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <filesystem>
-#include <regex>
 #include <set>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
@@ -50,15 +49,19 @@ TechValue read_value(const Section& parent, const std::string& key, Unit unit, c
             "assumption: (the reasoning)");
   if (has_src) {
     v.provenance = s.get_string("source");
-    static const std::regex id_re(R"(\[([A-Z][0-9]+)\])");
-    std::smatch m;
+    // Every "[X123]" in the text: one capital letter and digits in brackets.
     bool any = false;
-    for (auto it = std::sregex_iterator(v.provenance.begin(), v.provenance.end(), id_re);
-         it != std::sregex_iterator(); ++it) {
+    const std::string& text = v.provenance;
+    for (size_t open = text.find('['); open != std::string::npos; open = text.find('[', open + 1)) {
+      const size_t close = text.find(']', open);
+      if (close == std::string::npos) break;
+      const std::string id = text.substr(open + 1, close - open - 1);
+      if (id.size() < 2 || id[0] < 'A' || id[0] > 'Z' ||
+          id.find_first_not_of("0123456789", 1) != std::string::npos)
+        continue;
       any = true;
-      if (!is_known_source_id((*it)[1].str()))
-        s.error("source", "cites [" + (*it)[1].str() + "], which is not a row ID of "
-                          "energy-numbers.md");
+      if (!is_known_source_id(id))
+        s.error("source", "cites [" + id + "], which is not a row ID of energy-numbers.md");
     }
     if (!any)
       s.error("source", "must cite a row ID of energy-numbers.md in brackets, e.g. \"[H1] ...\"");

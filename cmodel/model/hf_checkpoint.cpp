@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <charconv>
 #include <climits>
 #include <cstdlib>
@@ -9,7 +10,6 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <regex>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -154,6 +154,24 @@ class TensorSet {
   std::set<std::string> used_;
 };
 
+// Replaces every whole-word occurrence of `from` (not inside a longer identifier) by `to`.
+std::string replace_word(const std::string& text, const std::string& from, const std::string& to) {
+  auto is_word = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    const size_t at = text.find(from, i);
+    if (at == std::string::npos) break;
+    const bool starts = at == 0 || !is_word(text[at - 1]);
+    const bool ends = at + from.size() == text.size() || !is_word(text[at + from.size()]);
+    out.append(text, i, at - i);
+    out += starts && ends ? to : from;
+    i = at + from.size();
+  }
+  out.append(text, i, std::string::npos);
+  return out;
+}
+
 }  // namespace
 
 Config parse_hf_config(const std::string& where, std::string_view text) {
@@ -209,7 +227,7 @@ Config parse_hf_config(const std::string& where, std::string_view text) {
         {"n_kv_heads", "num_key_value_heads"}, {"n_heads", "num_attention_heads"},
         {"seq_len", "max_position_embeddings"}, {"dim", "hidden_size"}};
     for (const auto& [from, to] : names)
-      msg = std::regex_replace(msg, std::regex(std::string("\\b") + from + "\\b"), to);
+      msg = replace_word(msg, from, to);
     throw Error(where + msg);
   }
   if (j.contains("head_dim") && !j["head_dim"].is_null() &&

@@ -17,7 +17,6 @@ using json = nlohmann::json;
 namespace {
 
 const std::string kMeta = "\xE2\x96\x81";  // ▁ U+2581
-constexpr int kMaxVocab = 1 << 24;
 constexpr int64_t kMaxFileBytes = 256 << 20;
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {

@@ -15,7 +15,6 @@ namespace {
 // No real vocabulary has pieces this long; a larger length field is a corrupt file, and
 // trusting it would mean a huge allocation.
 constexpr int kMaxPieceBytes = 1 << 16;
-constexpr int kMaxVocab = 1 << 24;
 }  // namespace
 
 Tokenizer Tokenizer::load(const std::string& path, int vocab_size) {

@@ -19,6 +19,8 @@ namespace kvcim::cmodel {
 
 inline constexpr int kBos = 1;
 inline constexpr int kEos = 2;
+// The largest vocabulary a tokenizer file may declare: more is a corrupt file, not a model.
+inline constexpr int kMaxVocab = 1 << 24;
 
 class Tokenizer {
  public:

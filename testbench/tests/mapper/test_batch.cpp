@@ -9,15 +9,13 @@
 #include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/sizing.hpp"
+#include "shipped_spec.hpp"
 
 using namespace kvcim::mapper;
+using kvcim::test::shipped;
 using namespace kvcim::cmodel::energy;
 
 namespace {
-
-HardwareSpec shipped(const std::string& name) {
-  return load_hardware_spec(shipped_config_dir() + "/hw/" + name + ".yaml");
-}
 
 Figures figures_at(const ModelShape& shape, const HardwareSpec& hw, int sequences, int64_t context) {
   Policy pol;

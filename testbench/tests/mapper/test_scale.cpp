@@ -10,17 +10,15 @@
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/sizing.hpp"
 #include "random_cases.hpp"
+#include "shipped_spec.hpp"
 
 using namespace kvcim::mapper;
+using kvcim::test::shipped;
 using namespace kvcim::cmodel::energy;
 namespace cim = kvcim::cmodel::cim;
 using kvcim::test::error_of;
 
 namespace {
-
-HardwareSpec shipped(const std::string& name) {
-  return load_hardware_spec(shipped_config_dir() + "/hw/" + name + ".yaml");
-}
 
 // Off-chip bits of one token of sequence 0 from the placement alone: weight elements not in
 // CIM, the embedding row, spilled K/V read, K/V written off-chip (a stream without a page on chip,

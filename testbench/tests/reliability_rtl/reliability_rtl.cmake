@@ -15,6 +15,7 @@ verilate(kvcim_rtl_xrand
   TRACE
   SOURCES ${KVCIM_RTL_SOURCES}
   VERILATOR_ARGS -O3 --x-assign unique --x-initial unique)
+set_target_properties(kvcim_rtl_xrand PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 target_compile_options(kvcim_rtl_xrand PRIVATE -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
                        -Wno-maybe-uninitialized)
