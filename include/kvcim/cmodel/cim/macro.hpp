@@ -81,6 +81,9 @@ struct Piece {
   int sign = 1;                  // +1, or -1 for the sign bit / the negative differential group
   bool negative_source = false;  // differential: the slice holds bits of max(-w, 0)
 };
+// The analog fast path and the noise generator run vector kernels chosen at run time (AVX2 where
+// the CPU has it). Tests force the portable kernels with true to prove both give the same bits.
+void force_portable_kernels(bool on);
 }  // namespace detail
 
 // What one macro did. Energy and latency come from these counts times a technology table.
