@@ -36,16 +36,6 @@ void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, c
 void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, double scale,
                double top, int shift, uint32_t* pk);
 
-// The macros' Gaussian noise generator: counter-based, so draw i of a seed is a pure function of
-// (seed, i), the same on every machine, vector width and thread count. Pair j (a 64-bit counter)
-// is hashed into two 32-bit uniforms, u1 = (a >> 8) + 1 over 2^24 in (0, 1] and u2 = (b >> 8)
-// over 2^24 in [0, 1), and turned into N(0, 1) by Box-Muller in float with fixed polynomials (no
-// libm call) and explicit fused multiply-adds, so the portable and the AVX2 versions agree bit
-// for bit. Draws come in blocks of 16: draw 16 m + l is r cos(t) of pair 8 m + l for l < 8 and
-// r sin(t) of pair 8 m + l - 8 otherwise. |draw| <= sqrt(2 ln 2^24) < 5.8.
-NoiseKey noise_key(uint64_t seed);
-float normal_draw(const NoiseKey& key, uint64_t i);
-// out[i] = normal_draw(key, first + i) for i < n.
-void normal_draws(const NoiseKey& key, uint64_t first, int n, float* out);
+// The noise generator (noise_key, normal_draw, normal_draws) is declared in macro.hpp.
 
 }  // namespace kvcim::cmodel::cim::detail
