@@ -140,12 +140,12 @@ void BM_Int8Gemv(benchmark::State& state) {
 double digital_seconds_per_call();
 
 void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell_bits = 1,
-               double noise = 0.0) {
+               double noise = 0.0, double read_noise = -1.0) {
   const Problem& p = problem();
   MacroSpec s = spec_for(kind, p.n);
   s.cell_bits = cell_bits;
   s.cell_noise_sigma = noise;
-  s.read_noise_sigma = noise;
+  s.read_noise_sigma = read_noise < 0.0 ? noise : read_noise;
   Macro m(s);
   m.write_block(p.w_io.data(), p.n, p.n);
   std::vector<int64_t> y(p.n);
@@ -205,6 +205,9 @@ void BM_MacroDigital(benchmark::State& s) { run_macro(s, MacroKind::digital, fal
 void BM_MacroAnalog(benchmark::State& s) { run_macro(s, MacroKind::analog, false); }
 void BM_MacroAnalog2BitCells(benchmark::State& s) { run_macro(s, MacroKind::analog, false, 2); }
 void BM_MacroAnalogNoisy(benchmark::State& s) { run_macro(s, MacroKind::analog, false, 1, 0.3); }
+// The two noises apart: programmed cell deviations only, read noise only.
+void BM_MacroAnalogCellNoise(benchmark::State& s) { run_macro(s, MacroKind::analog, false, 1, 0.3, 0.0); }
+void BM_MacroAnalogReadNoise(benchmark::State& s) { run_macro(s, MacroKind::analog, false, 1, 0.0, 0.3); }
 void BM_MacroDigitalReference(benchmark::State& s) { run_macro(s, MacroKind::digital, true); }
 void BM_MacroAnalogReference(benchmark::State& s) { run_macro(s, MacroKind::analog, true); }
 
@@ -216,6 +219,8 @@ BENCHMARK(BM_MacroDigital);
 BENCHMARK(BM_MacroAnalog);
 BENCHMARK(BM_MacroAnalog2BitCells);
 BENCHMARK(BM_MacroAnalogNoisy);
+BENCHMARK(BM_MacroAnalogCellNoise);
+BENCHMARK(BM_MacroAnalogReadNoise);
 BENCHMARK(BM_MacroDigitalReference)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MacroAnalogReference)->Unit(benchmark::kMillisecond);
 

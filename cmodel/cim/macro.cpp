@@ -7,6 +7,7 @@
 
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/error.hpp"
+#include "macro_kernels.hpp"
 #include "macro_layout.hpp"
 
 namespace kvcim::cmodel::cim {
@@ -23,7 +24,7 @@ void check_count(const char* field, long long v, long long n) {
 }
 }  // namespace
 
-Macro::Macro(const MacroSpec& spec) : spec_(spec), rng_state_(spec.seed) {
+Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(spec.seed)) {
   spec_.validate("cim::MacroSpec");
   // The simulation's fast paths mirror weights as int8 (MacroSpec::validate allows 16 bits for
   // the analytic event model only).
@@ -47,11 +48,14 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), rng_state_(spec.seed) {
   spec_.cell_noise_sigma = sigma;
 }
 
-double Macro::gaussian() {
-  // Box-Muller; u1 in (0, 1] so the logarithm is finite.
-  const double u1 = (static_cast<double>(detail::splitmix64(rng_state_) >> 11) + 1.0) * 0x1p-53;
-  const double u2 = static_cast<double>(detail::splitmix64(rng_state_) >> 11) * 0x1p-53;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+double Macro::gaussian() { return detail::normal_draw(noise_key_, noise_draws_++); }
+
+void Macro::read_noise(double sigma, double* out, int n) {
+  // Drawn as floats, then scaled in double: out[i] = sigma * draw, as both paths use it.
+  if (draws_.size() < static_cast<size_t>(n)) draws_.resize(n);
+  detail::normal_draws(noise_key_, noise_draws_, n, draws_.data());
+  for (int i = 0; i < n; ++i) out[i] = sigma * static_cast<double>(draws_[i]);
+  noise_draws_ += static_cast<uint64_t>(n);
 }
 
 void Macro::store(int row, int out, int32_t w) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "macro_kernels.hpp"
 #include "macro_layout.hpp"
 
 namespace kvcim::cmodel::cim {
@@ -73,20 +74,21 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const uint32_t half = shift > 0 ? (1u << (shift - 1)) : 0u;
   const uint32_t top_code = static_cast<uint32_t>((int64_t{1} << spec_.adc_bits) - 1);
   const double read_sigma = spec_.read_noise_sigma;
-  std::vector<uint32_t> p(C);          // one row group's column partial sums (< 2^31, validate())
   const bool noisy = read_sigma > 0.0 || !cell_noise_.empty();
-  std::vector<double> pn(noisy ? C : 0);  // one row group's noise, in levels
-  std::vector<double> rn(read_sigma > 0.0 ? C : 0);  // one step's read noise, in levels
+  std::vector<uint32_t> p(noisy ? C : 0);  // one row group's column partial sums (< 2^31, validate())
+  std::vector<double> rn(noisy ? C : 0);  // one step's read noise, in levels
   // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
   // group (top code * 2^s < 2 * range, or p itself when s = 0), so with validate()'s limits the
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
-  std::vector<uint32_t> pk(C);
   std::vector<int64_t> acc(C, 0);      // sum over k of sign_k 2^offset_k pk
-  for (int k = 0; k < T; ++k) {
-    std::fill(pk.begin(), pk.end(), 0u);
+  // The popcount terms of every step (k, g), steps in order k * G + g.
+  std::vector<detail::PopTerm> terms;
+  std::vector<int> step_begin;
+  step_begin.reserve(static_cast<size_t>(T) * G + 1);
+  for (int k = 0; k < T; ++k)
     for (int g = 0; g < G; ++g) {
+      step_begin.push_back(static_cast<int>(terms.size()));
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
-      std::fill(p.begin(), p.end(), 0u);
       for (int a = 0; a < pieces[k].width; ++a)
         for (int b = 0; b < c_bits; ++b)
           for (int wd = r0 / 64; wd <= (r1 - 1) / 64; ++wd) {
@@ -94,46 +96,74 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
             const uint64_t mask = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
             const uint64_t xm = xb[(static_cast<size_t>(k) * dmax + a) * nw + wd] & mask;
             if (xm == 0) continue;  // no row of this group drives this bit: nothing to count
-            const uint64_t* pl = planes_.data() + (static_cast<size_t>(b) * row_words_ + wd) * cols;
-            const int sh = a + b;
-            uint32_t* pp = p.data();
-            for (int col = 0; col < C; ++col)
-              pp[col] += static_cast<uint32_t>(std::popcount(xm & pl[col])) << sh;
+            terms.push_back({xm, planes_.data() + (static_cast<size_t>(b) * row_words_ + wd) * cols, a + b});
           }
-      // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
-      // quant::shift_round(p, s), which the reference path calls.
-      if (noisy) {
-        // Cell noise: sum over the group's driven rows of u * delta, rows in ascending order as
-        // in the reference; u * delta is exact in double, so the sums are bit-identical.
-        std::fill(pn.begin(), pn.end(), 0.0);
-        if (!cell_noise_.empty())
+    }
+  step_begin.push_back(static_cast<int>(terms.size()));
+
+  if (!noisy) {
+    // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
+    // quant::shift_round(p, s), which the reference path calls. Fused per column block.
+    std::vector<int> sign(T), offset(T);
+    for (int k = 0; k < T; ++k) {
+      sign[k] = pieces[k].sign;
+      offset[k] = pieces[k].offset;
+    }
+    detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(),
+                           {shift, half, top_code}, C, acc.data());
+  } else {
+    // Row group by row group, so that each cell deviation is read once per call: the cell noise
+    // of every input cycle k of the group, pn[k * C + col] = sum over the group's rows in
+    // ascending order of u_k(x_r) * delta[r][col] (u * delta is exact in double, the order is the
+    // reference's, so the sums are bit-identical), then each step (k, g) in turn. The generator
+    // is counter-based: step (k, g) reads draws base + (k * G + g) * C + col wherever it runs.
+    const uint64_t base = noise_draws_;
+    const double scale = std::ldexp(1.0, -shift);  // exact: v * 2^-s == ldexp(v, -s)
+    const double top = static_cast<double>(top_code);
+    std::vector<double> pn_all(cell_noise_.empty() ? 0 : static_cast<size_t>(T) * C);
+    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
+    const std::vector<double> zeros(pn_all.empty() ? C : 0, 0.0);
+    constexpr int kBlock = 512;  // columns per block: T blocks of doubles stay in L1/L2
+    for (int g = 0; g < G; ++g) {
+      const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
+      if (!cell_noise_.empty()) {
+        std::fill(pn_all.begin(), pn_all.end(), 0.0);
+        for (int c0 = 0; c0 < C; c0 += kBlock) {
+          const int c1 = std::min(C, c0 + kBlock);
           for (int r = r0; r < r1; ++r) {
-            const uint32_t u = detail::input_level(spec_, pieces[k], x[r]);
-            if (u == 0) continue;
-            const double du = u;
             const float* dr = cell_noise_.data() + static_cast<size_t>(r) * cols;
-            double* pnp = pn.data();
-            for (int col = 0; col < C; ++col) pnp[col] += du * dr[col];
+            for (int k = 0; k < T; ++k) {
+              const uint32_t u = detail::input_level(spec_, pieces[k], x[r]);
+              if (u == 0) continue;
+              const double du = u;
+              double* pnp = pn_all.data() + static_cast<size_t>(k) * C;
+              for (int col = c0; col < c1; ++col) pnp[col] += du * dr[col];
+            }
           }
-        const double top = static_cast<double>(top_code);
-        if (read_sigma > 0.0) detail::draw_read_noise(rng_state_, read_sigma, rn.data(), C);
-        for (int col = 0; col < C; ++col) {  // read noise drawn as the reference draws it: per (k, g)
-          double noise = pn[col];
-          if (read_sigma > 0.0) noise += rn[col];
-          const double v = static_cast<double>(p[col]) + noise;
-          const double code = std::clamp(std::floor(std::ldexp(v, -shift) + 0.5), 0.0, top);
-          pk[col] += static_cast<uint32_t>(code) << shift;
         }
-      } else {
-        uint32_t* pkp = pk.data();
-        const uint32_t* pp = p.data();
-        for (int col = 0; col < C; ++col)
-          pkp[col] += std::min((pp[col] + half) >> shift, top_code) << shift;
+      }
+      for (int k = 0; k < T; ++k) {
+        const int s0 = step_begin[k * G + g];
+        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
+        if (read_sigma > 0.0) {
+          noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
+          read_noise(read_sigma, rn.data(), C);
+        } else {
+          std::fill(rn.begin(), rn.end(), 0.0);
+        }
+        // A missing noise reads as +0.0, which changes no sum (p >= 0): the same v as the reference.
+        const double* pnp = pn_all.empty() ? zeros.data() : pn_all.data() + static_cast<size_t>(k) * C;
+        detail::adc_noisy(p.data(), pnp, rn.data(), C, scale, top, shift,
+                          pk_all.data() + static_cast<size_t>(k) * C);
       }
     }
-    const int64_t sign = pieces[k].sign;
-    const int off = pieces[k].offset;
-    for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pk[col]) << off);
+    if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
+    for (int k = 0; k < T; ++k) {
+      const int64_t sign = pieces[k].sign;
+      const int off = pieces[k].offset;
+      const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C;
+      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pkp[col]) << off);
+    }
   }
   for (int o = 0; o < n_out; ++o) {
     int64_t v = 0;

@@ -54,29 +54,4 @@ inline uint32_t input_level(const MacroSpec& spec, const Piece& p, int32_t x) {
   return (code >> p.offset) & low_mask(p.width);
 }
 
-// Gaussian noise source of a macro: splitmix64 uniforms and Box-Muller (one normal per two
-// uniforms, nothing cached), so the stream is identical on every platform and standard library.
-inline uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-// Read noise of one (input cycle, row group) step: out[col] = sigma x N(0, 1) for col < n, drawn
-// in Box-Muller pairs (the cosine and the sine of one pair of uniforms feed two adjacent
-// columns; an odd last column discards its sine). One logarithm per two conversions: read noise
-// is what bounds a noisy `kvcim run`. Both compute paths call this once per step, so they consume
-// the generator identically.
-inline void draw_read_noise(uint64_t& state, double sigma, double* out, int n) {
-  for (int i = 0; i < n; i += 2) {
-    const double u1 = (static_cast<double>(splitmix64(state) >> 11) + 1.0) * 0x1p-53;
-    const double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
-    const double r = sigma * std::sqrt(-2.0 * std::log(u1));
-    const double t = 2.0 * std::numbers::pi * u2;
-    out[i] = r * std::cos(t);
-    if (i + 1 < n) out[i + 1] = r * std::sin(t);
-  }
-}
-
 }  // namespace kvcim::cmodel::cim::detail

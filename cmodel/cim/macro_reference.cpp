@@ -23,19 +23,20 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
   const bool analog = spec_.kind == MacroKind::analog;
   const int shift = spec_.adc_shift();
   const int64_t top_code = (int64_t{1} << spec_.adc_bits) - 1;
+  const double scale = std::ldexp(1.0, -shift);  // v * 2^-s, exact as ldexp(v, -s)
   const int n_adc = (spec_.cols + spec_.adc_share - 1) / spec_.adc_share;
 
   MacroEvents ev;
   // psum[col * T + k]: the column's partial sums of input cycle k, accumulated over row groups.
   std::vector<int64_t> psum(static_cast<size_t>(C) * T, 0);
-  std::vector<double> read_noise(analog && spec_.read_noise_sigma > 0.0 ? C : 0);
+  std::vector<double> read_draws(analog && spec_.read_noise_sigma > 0.0 ? C : 0);
   for (int k = 0; k < T; ++k) {
     ev.row_activations += n_rows;  // every used row is driven once in each input cycle
     for (int g = 0; g < G; ++g) {
       const int r0 = g * spec_.rows_per_cycle, r1 = std::min(n_rows, r0 + spec_.rows_per_cycle);
       // Read noise of this step's conversions (column order), one draw per conversion.
       if (analog && spec_.read_noise_sigma > 0.0)
-        detail::draw_read_noise(rng_state_, spec_.read_noise_sigma, read_noise.data(), C);
+        read_noise(spec_.read_noise_sigma, read_draws.data(), C);
       std::vector<int> adc_queue(n_adc, 0);  // conversions waiting at each shared ADC
       for (int col = 0; col < C; ++col) {
         ++ev.column_reads;
@@ -60,12 +61,12 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
             p_int += int64_t{u} * cells_[idx];
             if (!cell_noise_.empty()) p_noise += static_cast<double>(u) * cell_noise_[idx];
           }
-          if (spec_.read_noise_sigma > 0.0) p_noise += read_noise[col];
+          if (spec_.read_noise_sigma > 0.0) p_noise += read_draws[col];
           int64_t code;
           if (cell_noise_.empty() && spec_.read_noise_sigma == 0.0) {
             code = std::min(quant::shift_round(p_int, shift), top_code);  // p_int >= 0
           } else {
-            const double v = std::floor(std::ldexp(static_cast<double>(p_int) + p_noise, -shift) + 0.5);
+            const double v = std::floor((static_cast<double>(p_int) + p_noise) * scale + 0.5);
             code = static_cast<int64_t>(std::clamp(v, 0.0, static_cast<double>(top_code)));
           }
           ++ev.adc_conversions;

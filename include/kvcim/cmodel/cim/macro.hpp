@@ -47,7 +47,7 @@ struct MacroSpec {
   WeightEncoding encoding = WeightEncoding::twos_complement;
   double cell_noise_sigma = 0.0; // Gaussian, in cell levels, drawn once per cell when written
   double read_noise_sigma = 0.0; // Gaussian, in cell levels, added to each column read
-  uint64_t seed = 1;             // the generator of both noises
+  uint64_t seed = 1;             // the counter-based generator of both noises (draw i = f(seed, i))
 
   // Throws kvcim::Error naming `where`, the field and the value.
   void validate(const std::string& where) const;
@@ -81,6 +81,24 @@ struct Piece {
   int sign = 1;                  // +1, or -1 for the sign bit / the negative differential group
   bool negative_source = false;  // differential: the slice holds bits of max(-w, 0)
 };
+// The analog fast path and the noise generator run vector kernels chosen at run time (AVX2 where
+// the CPU has it). Tests force the portable kernels with true to prove both give the same bits.
+void force_portable_kernels(bool on);
+// The macros' Gaussian noise generator: counter-based, so draw i of a seed is a pure function of
+// (seed, i), the same on every machine, vector width and thread count. Pair j (a 64-bit counter)
+// is hashed into two 32-bit uniforms, u1 = (a >> 8) + 1 over 2^24 in (0, 1] and u2 = (b >> 8)
+// over 2^24 in [0, 1), and turned into N(0, 1) by Box-Muller in float with fixed polynomials (no
+// libm call) and explicit fused multiply-adds, so the portable and the AVX2 versions agree bit
+// for bit. Draws come in blocks of 16: draw 16 m + l is r cos(t) of pair 8 m + l for l < 8 and
+// r sin(t) of pair 8 m + l - 8 otherwise. |draw| <= sqrt(2 ln 2^24) < 5.8.
+struct NoiseKey {
+  uint32_t k0 = 0, k1 = 0, k2 = 0;
+};
+NoiseKey noise_key(uint64_t seed);
+float normal_draw(const NoiseKey& key, uint64_t i);
+// out[i] = normal_draw(key, first + i) for i < n.
+void normal_draws(const NoiseKey& key, uint64_t first, int n, float* out);
+
 }  // namespace detail
 
 // What one macro did. Energy and latency come from these counts times a technology table.
@@ -138,7 +156,9 @@ class Macro {
   MacroEvents events_;
   std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels
   std::vector<float> cell_noise_;   // [rows, cols] programmed deviation (analog, noisy only)
-  uint64_t rng_state_;
+  detail::NoiseKey noise_key_;      // the seed's key
+  uint64_t noise_draws_ = 0;        // draws taken so far: the generator's whole state
+  std::vector<float> draws_;        // scratch of read_noise()
   // Fast-path mirrors of cells_, kept in step by every write:
   std::vector<int8_t> weights_;     // [rows, weights_per_row] decoded weights (digital fast path)
   std::vector<uint64_t> planes_;    // [cell_bits][row words][cols] bit-planes (analog fast path)
@@ -149,6 +169,8 @@ class Macro {
                      const char* where) const;
   void store(int row, int out, int32_t w);  // cells + mirrors + cell noise, no event counting
   double gaussian();                        // next N(0, 1) draw of the macro's generator
+  // The next n draws times sigma (read noise of one step); both compute paths call this.
+  void read_noise(double sigma, double* out, int n);
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
   void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
 };

@@ -1,0 +1,41 @@
+// Internal to the macro C model: the vector kernels of the analog fast path, chosen at run time
+// (AVX2 where the CPU has it, portable code elsewhere; both give identical results).
+#pragma once
+#include <cstdint>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+
+namespace kvcim::cmodel::cim::detail {
+
+// One term of a column partial sum: popcount(xm AND plane[col]) << shift.
+struct PopTerm {
+  uint64_t xm;            // the driven rows of one 64-row word (input bit-plane AND row group)
+  const uint64_t* plane;  // that word of one cell bit-plane, indexed by column
+  int shift;              // input bit + cell bit
+};
+
+// p[col] = sum_t popcount(t.xm & t.plane[col]) << t.shift for col < n (the caller guarantees
+// that every sum fits in 32 bits).
+void popcount_columns(const PopTerm* terms, int n_terms, int n, uint32_t* p);
+
+// The whole noise-free analog computation of n columns, fused so that every intermediate stays in
+// registers: for each input cycle k < T and row group g < G (step s = k * G + g), the partial sum
+// p = sum of terms[step_begin[s] .. step_begin[s+1]) (as popcount_columns), the ADC code
+// min((p + half) >> shift, top) << shift, summed over the groups into pk, and
+// acc[col] = sum_k sign[k] * (pk << offset[k]). Every pk must fit in 32 bits.
+struct AdcRule {
+  int shift;
+  uint32_t half;
+  uint32_t top;
+};
+void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
+                    const int* offset, AdcRule adc, int n, int64_t* acc);
+
+// The noisy ADC of one step: pk[col] += clamp(floor((p + (pn + rn)) * scale + 1/2), 0, top) << shift
+// for col < n, in double (scale = 2^-shift), as the reference computes it.
+void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, double scale,
+               double top, int shift, uint32_t* pk);
+
+// The noise generator (noise_key, normal_draw, normal_draws) is declared in macro.hpp.
+
+}  // namespace kvcim::cmodel::cim::detail
