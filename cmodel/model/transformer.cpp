@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -102,7 +103,7 @@ ReferenceBackend::ReferenceBackend(const Config& config, const Weights& weights)
 
 void ReferenceBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
   const Matrix& W = weights_.matrix(layer, kind);
-  Eigen::Map<Vector>(y, W.rows()).noalias() = W * Eigen::Map<const Vector>(x, W.cols());
+  gemv_f32(W.data(), W.cols(), x, y, static_cast<int>(W.rows()), static_cast<int>(W.cols()));
 }
 
 void ReferenceBackend::write_kv(int layer, int pos, const float* k, const float* v) {
@@ -114,19 +115,23 @@ void ReferenceBackend::attend(int layer, int head, int pos, const float* q, floa
   const int kv_head = head / config_.kv_group();  // query heads of a group share one KV head
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   attention_.resize(pos + 1);
+  float* att = attention_.data();
+  // K and V rows of one KV head are contiguous: position t at base + t * hd
+  const float* keys = cache_.key(layer, kv_head, 0);
+  const float* values = cache_.value(layer, kv_head, 0);
   // scores q . k_t / sqrt(head_dim)
   for (int t = 0; t <= pos; ++t) {
-    const float* k = cache_.key(layer, kv_head, t);
+    const float* k = keys + static_cast<int64_t>(t) * hd;
     float score = 0.0f;
     for (int i = 0; i < hd; ++i) score += q[i] * k[i];
-    attention_[t] = score * scale;
+    att[t] = score * scale;
   }
-  softmax(attention_.data(), pos + 1);
+  softmax(att, pos + 1);
   // weighted sum of values
   std::fill(out, out + hd, 0.0f);
   for (int t = 0; t <= pos; ++t) {
-    const float* v = cache_.value(layer, kv_head, t);
-    const float a = attention_[t];
+    const float* v = values + static_cast<int64_t>(t) * hd;
+    const float a = att[t];
     for (int i = 0; i < hd; ++i) out[i] += a * v[i];
   }
 }
