@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "kvcim/cmodel/gemv.hpp"
+#include "kvcim/cmodel/int8_backend.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -138,16 +139,35 @@ void ReferenceBackend::attend(int layer, int head, int pos, const float* q, floa
 
 // ---- the golden model ----------------------------------------------------------------------
 
-std::shared_ptr<Model> Model::load(const std::string& path) {
-  return std::make_shared<Model>(load_checkpoint(path));
+const char* name(WeightFormat format) {
+  return format == WeightFormat::int8 ? "int8" : "float";
 }
 
-Model::Model(Checkpoint checkpoint)
+WeightFormat parse_weight_format(const std::string& option, const std::string& text) {
+  if (text == "float" || text == "f32" || text == "float32") return WeightFormat::float32;
+  if (text == "int8") return WeightFormat::int8;
+  fail(option, "weights", "'" + text + "'", "float or int8");
+}
+
+std::shared_ptr<Model> Model::load(const std::string& path, WeightFormat format) {
+  return std::make_shared<Model>(load_checkpoint(path), format);
+}
+
+Model::Model(Checkpoint checkpoint, WeightFormat format)
     : checkpoint_(std::move(checkpoint)),
       backend_(checkpoint_.config, checkpoint_.weights),
-      state_(checkpoint_.config) {}
+      state_(checkpoint_.config) {
+  if (format == WeightFormat::int8)
+    int8_ = std::make_unique<Int8Backend>(checkpoint_.config, checkpoint_.weights);
+}
+
+Model::~Model() = default;
 
 const Vector& Model::forward(int token, int pos) {
+  if (int8_) {
+    if (pos == 0) int8_->reset();
+    return cmodel::forward(config(), weights(), state_, *int8_, token, pos);
+  }
   if (pos == 0) backend_.cache().reset();
   return cmodel::forward(config(), weights(), state_, backend_, token, pos);
 }
