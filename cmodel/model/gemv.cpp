@@ -94,6 +94,96 @@ void block(const float* W, int64_t ld, const float* x, int n, float* y, int rows
   rows_portable(W, ld, x, n, y, rows);
 }
 
+// ---- attention ----------------------------------------------------------------------------
+
+#ifdef KVCIM_GEMV_X86
+__attribute__((target("avx2,fma"))) inline float hsum8(__m256 s) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  h = _mm_add_ss(h, _mm_movehdup_ps(h));
+  return _mm_cvtss_f32(h);
+}
+
+// exp(x) for x <= 0 (softmax after subtracting the maximum): 2^n * p(r), r = x - n ln 2 in
+// [-ln2/2, ln2/2], p Cephes' degree-7 polynomial of expf; 0 below -87.
+__attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
+  const __m256 lo = _mm256_set1_ps(-87.0f);
+  const __m256 under = _mm256_cmp_ps(x, lo, _CMP_LT_OQ);
+  x = _mm256_max_ps(x, lo);
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_andnot_ps(under, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
+}
+
+template <int B>  // B = hd / 8 (0: any multiple of 8, accumulated in out)
+__attribute__((target("avx2,fma"))) void attend_avx2(const float* q, const float* keys,
+                                                     const float* values, int n, int hd,
+                                                     float scale, float* att, float* out) {
+  const int blocks = B ? B : hd / 8;
+  // scores
+  for (int t = 0; t < n; ++t) {
+    const float* k = keys + static_cast<int64_t>(t) * hd;
+    __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(k));
+    for (int b = 1; b < blocks; ++b)
+      acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * b), _mm256_loadu_ps(k + 8 * b), acc);
+    att[t] = hsum8(acc) * scale;
+  }
+  // softmax: the maximum, exp and sum 8 lanes wide, the tail in one padded vector
+  float mx = att[0];
+  for (int t = 1; t < n; ++t) mx = std::max(mx, att[t]);
+  const __m256 vmax = _mm256_set1_ps(mx);
+  __m256 vsum = _mm256_setzero_ps();
+  int t = 0;
+  for (; t + 8 <= n; t += 8) {
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(att + t), vmax));
+    _mm256_storeu_ps(att + t, e);
+    vsum = _mm256_add_ps(vsum, e);
+  }
+  if (t < n) {
+    alignas(32) float tail[8];
+    for (int i = 0; i < 8; ++i) tail[i] = t + i < n ? att[t + i] : -1e30f;
+    const __m256 e = exp8(_mm256_sub_ps(_mm256_load_ps(tail), vmax));
+    _mm256_store_ps(tail, e);
+    for (int i = 0; t + i < n; ++i) att[t + i] = tail[i];
+    vsum = _mm256_add_ps(vsum, e);  // lanes beyond n are exactly 0
+  }
+  const __m256 vs = _mm256_set1_ps(hsum8(vsum));
+  for (t = 0; t + 8 <= n; t += 8) _mm256_storeu_ps(att + t, _mm256_div_ps(_mm256_loadu_ps(att + t), vs));
+  const float sum = _mm_cvtss_f32(_mm256_castps256_ps128(vs));
+  for (; t < n; ++t) att[t] /= sum;
+  // weighted sum of values
+  if constexpr (B > 0) {
+    __m256 acc[B];
+    for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
+    for (int u = 0; u < n; ++u) {
+      const float* v = values + static_cast<int64_t>(u) * hd;
+      const __m256 a = _mm256_set1_ps(att[u]);
+      for (int b = 0; b < B; ++b) acc[b] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * b), acc[b]);
+    }
+    for (int b = 0; b < B; ++b) _mm256_storeu_ps(out + 8 * b, acc[b]);
+  } else {
+    for (int b = 0; b < blocks; ++b) _mm256_storeu_ps(out + 8 * b, _mm256_setzero_ps());
+    for (int u = 0; u < n; ++u) {
+      const float* v = values + static_cast<int64_t>(u) * hd;
+      const __m256 a = _mm256_set1_ps(att[u]);
+      for (int b = 0; b < blocks; ++b)
+        _mm256_storeu_ps(out + 8 * b, _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * b),
+                                                      _mm256_loadu_ps(out + 8 * b)));
+    }
+  }
+}
+#endif
+
 // ---- two threads -----------------------------------------------------------------------------
 
 inline void cpu_relax() {
@@ -202,6 +292,44 @@ void gemv_f32(const float* W, int64_t ld, const float* x, float* y, int rows, in
   if (g_busy.test_and_set(std::memory_order_acquire)) return block(W, ld, x, cols, y, rows);
   pool().run(W, ld, x, y, rows, cols);
   g_busy.clear(std::memory_order_release);
+}
+
+void attend_f32_scalar(const float* q, const float* keys, const float* values, int n, int hd,
+                       float scale, float* att, float* out) {
+  for (int t = 0; t < n; ++t) {
+    const float* k = keys + static_cast<int64_t>(t) * hd;
+    float score = 0.0f;
+    for (int i = 0; i < hd; ++i) score += q[i] * k[i];
+    att[t] = score * scale;
+  }
+  float max_val = att[0];
+  for (int i = 1; i < n; ++i) max_val = std::max(max_val, att[i]);
+  float sum = 0.0f;
+  for (int i = 0; i < n; ++i) sum += (att[i] = std::exp(att[i] - max_val));
+  for (int i = 0; i < n; ++i) att[i] /= sum;
+  std::fill(out, out + hd, 0.0f);
+  for (int t = 0; t < n; ++t) {
+    const float* v = values + static_cast<int64_t>(t) * hd;
+    const float a = att[t];
+    for (int i = 0; i < hd; ++i) out[i] += a * v[i];
+  }
+}
+
+void attend_f32(const float* q, const float* keys, const float* values, int n, int hd,
+                float scale, float* att, float* out) {
+#ifdef KVCIM_GEMV_X86
+  if (have_avx2() && hd % 8 == 0 && hd > 0 && n > 0) {
+    switch (hd / 8) {
+      case 1: return attend_avx2<1>(q, keys, values, n, hd, scale, att, out);
+      case 2: return attend_avx2<2>(q, keys, values, n, hd, scale, att, out);
+      case 4: return attend_avx2<4>(q, keys, values, n, hd, scale, att, out);
+      case 6: return attend_avx2<6>(q, keys, values, n, hd, scale, att, out);
+      case 8: return attend_avx2<8>(q, keys, values, n, hd, scale, att, out);
+      default: return attend_avx2<0>(q, keys, values, n, hd, scale, att, out);
+    }
+  }
+#endif
+  attend_f32_scalar(q, keys, values, n, hd, scale, att, out);
 }
 
 int gemv_threads() { return g_threads.load(); }

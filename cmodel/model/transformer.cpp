@@ -116,25 +116,9 @@ void ReferenceBackend::attend(int layer, int head, int pos, const float* q, floa
   const int kv_head = head / config_.kv_group();  // query heads of a group share one KV head
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   attention_.resize(pos + 1);
-  float* att = attention_.data();
-  // K and V rows of one KV head are contiguous: position t at base + t * hd
-  const float* keys = cache_.key(layer, kv_head, 0);
-  const float* values = cache_.value(layer, kv_head, 0);
-  // scores q . k_t / sqrt(head_dim)
-  for (int t = 0; t <= pos; ++t) {
-    const float* k = keys + static_cast<int64_t>(t) * hd;
-    float score = 0.0f;
-    for (int i = 0; i < hd; ++i) score += q[i] * k[i];
-    att[t] = score * scale;
-  }
-  softmax(att, pos + 1);
-  // weighted sum of values
-  std::fill(out, out + hd, 0.0f);
-  for (int t = 0; t <= pos; ++t) {
-    const float* v = values + static_cast<int64_t>(t) * hd;
-    const float a = att[t];
-    for (int i = 0; i < hd; ++i) out[i] += a * v[i];
-  }
+  // K and V rows of one KV head are contiguous: position t at key(layer, kv_head, 0) + t * hd
+  attend_f32(q, cache_.key(layer, kv_head, 0), cache_.value(layer, kv_head, 0), pos + 1, hd, scale,
+             attention_.data(), out);
 }
 
 // ---- the golden model ----------------------------------------------------------------------

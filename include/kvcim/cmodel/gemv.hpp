@@ -19,6 +19,17 @@ void gemv_f32(const float* W, int64_t ld, const float* x, float* y, int rows, in
 // The same on the calling thread only (the reference the threaded path is tested against).
 void gemv_f32_serial(const float* W, int64_t ld, const float* x, float* y, int rows, int cols);
 
+// Attention of one query head over positions 0..n-1 of its KV head: rows of hd floats at
+// keys[t * hd] and values[t * hd]; att[0..n-1] receives the softmax weights of
+// q . k_t * scale, out[0..hd-1] the weighted sum of the values. With AVX2 and FMA and hd a
+// multiple of 8 the dot products, the softmax (a Cephes-style polynomial exp, within 2 ulp of
+// expf) and the sums run 8 lanes wide; otherwise, the scalar loops of the reference.
+void attend_f32(const float* q, const float* keys, const float* values, int n, int hd,
+                float scale, float* att, float* out);
+// The scalar reference of attend_f32 (std::exp, sequential sums).
+void attend_f32_scalar(const float* q, const float* keys, const float* values, int n, int hd,
+                       float scale, float* att, float* out);
+
 // Threads gemv_f32 may use: 1 or 2 (default: KVCIM_THREADS if it is 1 or 2, else 2 when a
 // second hardware thread is idle on average, 1 otherwise).
 int gemv_threads();
