@@ -11,7 +11,10 @@ says (gcc -Ofast -march=native -o run run.c -lm; the same for runq), this driver
   * runs kvcim and llama2.c on the same checkpoint in alternation (paired runs; greedy; the
     order inside a pair alternates), N pairs per row;
   * prints per row the median wall time of each, the median of the per-pair ratios
-    kvcim/llama2.c, and the peak RSS of each (getrusage of the child, ru_maxrss).
+    kvcim/llama2.c of wall time and of CPU time (user + system), and the peak RSS of each
+    (/usr/bin/time's ru_maxrss of the child). On a shared machine the load average is printed
+    before and after: kvcim uses a second core only when one is idle (KVCIM_THREADS=1|2
+    forces it), so wall-time ratios depend on the load.
 
 Rows: stories260K (the embedded model, 512 steps), 15M shape (256 steps), 110M shape (128
 steps), float (`kvcim generate` vs `run`) and int8 (`kvcim generate --weights int8` vs `runq`).
@@ -167,19 +170,19 @@ def prepare(cache, name, need_q8):
 # ---- runs -----------------------------------------------------------------------------------
 
 def run_measured(cmd):
-    """Wall seconds and peak RSS (MB) of one whole process. The RSS comes from /usr/bin/time
+    """Wall seconds, peak RSS (MB) and CPU seconds (user + system) of one whole process. The RSS comes from /usr/bin/time
     (ru_maxrss of its own child): a child spawned directly from this Python process would
     inherit Python's high-water mark in ru_maxrss."""
     rss_file = os.path.join(RSS_DIR, "rss.txt")
     t0 = time.perf_counter()
-    p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd,
+    p = subprocess.run(["/usr/bin/time", "-f", "%M %U %S", "-o", rss_file] + cmd,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     wall = time.perf_counter() - t0
     if p.returncode != 0:
         sys.exit("failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr.decode(errors="replace")))
     with open(rss_file) as f:
-        rss_kb = int(f.read().split()[-1])
-    return wall, rss_kb / 1024.0
+        rss_kb, user, sys_ = f.read().split()[-3:]
+    return wall, int(rss_kb) / 1024.0, float(user) + float(sys_)
 
 
 def commands(args, row):
@@ -203,17 +206,18 @@ def commands(args, row):
 def measure(args, row):
     kv, ll = commands(args, row)
     run_measured(kv), run_measured(ll)  # warm the page cache
-    tk, tl, ratios, rk, rl = [], [], [], [], []
+    tk, tl, ratios, cpu_ratios, rk, rl = [], [], [], [], [], []
     for i in range(args.pairs):
         if i % 2 == 0:
-            a, ra = run_measured(kv)
-            b, rb = run_measured(ll)
+            a, ra, ca = run_measured(kv)
+            b, rb, cb = run_measured(ll)
         else:
-            b, rb = run_measured(ll)
-            a, ra = run_measured(kv)
+            b, rb, cb = run_measured(ll)
+            a, ra, ca = run_measured(kv)
         tk.append(a), tl.append(b), ratios.append(a / b), rk.append(ra), rl.append(rb)
+        cpu_ratios.append(ca / max(cb, 1e-3))
     return (statistics.median(tk), statistics.median(tl), statistics.median(ratios),
-            max(rk), max(rl))
+            statistics.median(cpu_ratios), max(rk), max(rl))
 
 
 def smoke(args):
@@ -258,13 +262,15 @@ def main():
             if kind == "int8" and (name == "260K" or not args.runq):
                 continue
             rows.append((name, kind, steps[name]))
-    print("| model | steps | weights | kvcim s | llama2.c s | kvcim / llama2.c | kvcim RSS MB | llama2.c RSS MB |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("load average before: %s" % open("/proc/loadavg").read().strip())
+    print("| model | steps | weights | kvcim s | llama2.c s | kvcim / llama2.c (wall) | (CPU) | kvcim RSS MB | llama2.c RSS MB |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for row in rows:
-        k, l, r, rk, rl = measure(args, row)
+        k, l, r, c, rk, rl = measure(args, row)
         peer = "runq" if row[1] == "int8" else "run"
-        print("| %s | %d | %s (vs %s) | %.3f | %.3f | **%.2fx** | %.0f | %.0f |" %
-              (row[0], row[2], row[1], peer, k, l, r, rk, rl), flush=True)
+        print("| %s | %d | %s (vs %s) | %.3f | %.3f | **%.2fx** | %.2fx | %.0f | %.0f |" %
+              (row[0], row[2], row[1], peer, k, l, r, c, rk, rl), flush=True)
+    print("load average after: %s" % open("/proc/loadavg").read().strip())
 
 
 if __name__ == "__main__":
