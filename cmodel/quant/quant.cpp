@@ -66,12 +66,15 @@ QuantizedMatrix quantize_weights(const Matrix& w, int bits) {
     const float s = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;
     out.scale[r] = s;
     // quantize_value(x, s, bits) inlined: the float quotient x / s, clipped to [-qm, qm], rounded
-    // half away from zero (std::round of a float = std::lround of the same value as a double).
+    // half away from zero (as std::lround of the same value as a double).
     int8_t* q = out.q.data() + static_cast<size_t>(r) * out.cols;
     const float fq = static_cast<float>(qm);
     for (int c = 0; c < out.cols; ++c) {
       const float v = std::min(std::max(row[c] / s, -fq), fq);
-      q[c] = static_cast<int8_t>(std::round(v));
+      int t = static_cast<int>(v);       // toward zero; v - t is exact for |v| <= 128
+      const float frac = v - static_cast<float>(t);
+      t += (frac >= 0.5f) - (frac <= -0.5f);
+      q[c] = static_cast<int8_t>(t);
     }
   }
   return out;
