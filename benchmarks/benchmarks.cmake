@@ -15,3 +15,14 @@ foreach(src ${KVCIM_BENCH_SOURCES})
   # Benchmarks read KVCIM_BENCH_SMOKE to keep to small shapes in this smoke run.
   set_tests_properties(benchmark.${name} PROPERTIES ENVIRONMENT KVCIM_BENCH_SMOKE=1)
 endforeach()
+
+# benchmarks/side_by_side.py --smoke (< 5 s): kvcim and llama2.c's run.c print the same greedy
+# text on a small random checkpoint. Only where llama2.c's sources sit next to the checkout (see
+# docs/performance.md); the timed side-by-side run is never a test.
+set(KVCIM_LLAMA2C_DIR "${CMAKE_CURRENT_SOURCE_DIR}/../shared/peers/llama2.c" CACHE PATH
+    "llama2.c sources (run.c) for the side-by-side smoke test")
+if(EXISTS "${KVCIM_LLAMA2C_DIR}/run.c" AND Python3_EXECUTABLE)
+  add_test(NAME benchmark.side_by_side_smoke
+           COMMAND sh -c "cc -O2 -o side_by_side_run '${KVCIM_LLAMA2C_DIR}/run.c' -lm && '${Python3_EXECUTABLE}' '${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/side_by_side.py' --run side_by_side_run --kvcim '$<TARGET_FILE:kvcim>' --smoke"
+           WORKING_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR})
+endif()

@@ -7,9 +7,10 @@
 namespace kvcim::cmodel {
 
 KvCache::KvCache(const Config& config) : config_(config) {
-  const int slots = config.n_layers * config.n_kv_heads;
-  keys_.assign(slots, Matrix(config.seq_len, config.head_dim()));
-  values_.assign(slots, Matrix(config.seq_len, config.head_dim()));
+  head_dim_ = config.head_dim();
+  const int64_t n = int64_t(config.n_layers) * config.n_kv_heads * config.seq_len * head_dim_;
+  keys_.reset(new float[n]);  // default-initialised: no page is touched here
+  values_.reset(new float[n]);
   lengths_.assign(config.n_layers, 0);
 }
 
@@ -22,19 +23,10 @@ void KvCache::write(int layer, int pos, const float* k, const float* v) {
                 std::to_string(config_.seq_len) + " tokens");
   const int hd = config_.head_dim();
   for (int h = 0; h < config_.n_kv_heads; ++h) {
-    const int slot = layer * config_.n_kv_heads + h;
-    std::copy(k + h * hd, k + (h + 1) * hd, keys_[slot].row(pos).data());
-    std::copy(v + h * hd, v + (h + 1) * hd, values_[slot].row(pos).data());
+    std::copy(k + h * hd, k + (h + 1) * hd, keys_.get() + offset(layer, h, pos));
+    std::copy(v + h * hd, v + (h + 1) * hd, values_.get() + offset(layer, h, pos));
   }
   ++lengths_[layer];
-}
-
-const float* KvCache::key(int layer, int kv_head, int pos) const {
-  return keys_[layer * config_.n_kv_heads + kv_head].row(pos).data();
-}
-
-const float* KvCache::value(int layer, int kv_head, int pos) const {
-  return values_[layer * config_.n_kv_heads + kv_head].row(pos).data();
 }
 
 void KvCache::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }

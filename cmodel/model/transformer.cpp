@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "kvcim/cmodel/gemv.hpp"
+#include "kvcim/cmodel/int8_backend.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -102,7 +104,7 @@ ReferenceBackend::ReferenceBackend(const Config& config, const Weights& weights)
 
 void ReferenceBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
   const Matrix& W = weights_.matrix(layer, kind);
-  Eigen::Map<Vector>(y, W.rows()).noalias() = W * Eigen::Map<const Vector>(x, W.cols());
+  gemv_f32(W.data(), W.cols(), x, y, static_cast<int>(W.rows()), static_cast<int>(W.cols()));
 }
 
 void ReferenceBackend::write_kv(int layer, int pos, const float* k, const float* v) {
@@ -114,35 +116,42 @@ void ReferenceBackend::attend(int layer, int head, int pos, const float* q, floa
   const int kv_head = head / config_.kv_group();  // query heads of a group share one KV head
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   attention_.resize(pos + 1);
-  // scores q . k_t / sqrt(head_dim)
-  for (int t = 0; t <= pos; ++t) {
-    const float* k = cache_.key(layer, kv_head, t);
-    float score = 0.0f;
-    for (int i = 0; i < hd; ++i) score += q[i] * k[i];
-    attention_[t] = score * scale;
-  }
-  softmax(attention_.data(), pos + 1);
-  // weighted sum of values
-  std::fill(out, out + hd, 0.0f);
-  for (int t = 0; t <= pos; ++t) {
-    const float* v = cache_.value(layer, kv_head, t);
-    const float a = attention_[t];
-    for (int i = 0; i < hd; ++i) out[i] += a * v[i];
-  }
+  // K and V rows of one KV head are contiguous: position t at key(layer, kv_head, 0) + t * hd
+  attend_f32(q, cache_.key(layer, kv_head, 0), cache_.value(layer, kv_head, 0), pos + 1, hd, scale,
+             attention_.data(), out);
 }
 
 // ---- the golden model ----------------------------------------------------------------------
 
-std::shared_ptr<Model> Model::load(const std::string& path) {
-  return std::make_shared<Model>(load_checkpoint(path));
+const char* name(WeightFormat format) {
+  return format == WeightFormat::int8 ? "int8" : "float";
 }
 
-Model::Model(Checkpoint checkpoint)
+WeightFormat parse_weight_format(const std::string& option, const std::string& text) {
+  if (text == "float" || text == "f32" || text == "float32") return WeightFormat::float32;
+  if (text == "int8") return WeightFormat::int8;
+  fail(option, "weights", "'" + text + "'", "float or int8");
+}
+
+std::shared_ptr<Model> Model::load(const std::string& path, WeightFormat format) {
+  return std::make_shared<Model>(load_checkpoint(path), format);
+}
+
+Model::Model(Checkpoint checkpoint, WeightFormat format)
     : checkpoint_(std::move(checkpoint)),
       backend_(checkpoint_.config, checkpoint_.weights),
-      state_(checkpoint_.config) {}
+      state_(checkpoint_.config) {
+  if (format == WeightFormat::int8)
+    int8_ = std::make_unique<Int8Backend>(checkpoint_.config, checkpoint_.weights);
+}
+
+Model::~Model() = default;
 
 const Vector& Model::forward(int token, int pos) {
+  if (int8_) {
+    if (pos == 0) int8_->reset();
+    return cmodel::forward(config(), weights(), state_, *int8_, token, pos);
+  }
   if (pos == 0) backend_.cache().reset();
   return cmodel::forward(config(), weights(), state_, backend_, token, pos);
 }

@@ -1,6 +1,7 @@
 // The int8 GEMV kernels and the quantised linear layer (see int8_gemv.hpp for the contract).
 #include "kvcim/cmodel/quant/int8_gemv.hpp"
 
+
 #include <algorithm>
 #include <string>
 
@@ -63,11 +64,16 @@ __attribute__((target("avx2"))) inline __m256i madd(__m256i a, const int8_t* p, 
 
 // x16: stride int16 values (zero beyond cols). Every vpmaddwd pair sum is at most 2 * 128 * 128.
 // One step covers a 64-code cache line of each row (four 16-code halves).
+constexpr bool kRowsInterleaved = false;
+
 __attribute__((target("avx2"))) void gemv_avx2(const Int8Matrix& w, const int16_t* x16,
                                                 int32_t* acc) {
   const int rows = w.rows(), steps = w.stride() / kVector;
   int o = 0;
-  for (; o + kRowsPerPass <= rows; o += kRowsPerPass) {
+  // Rows one after the other measured faster than 4 interleaved rows on AMD EPYC (AVX2, 110M
+  // shape: 1.25x less CPU per decode); the 4-row pass stays for kRowsInterleaved (exact either
+  // way: integer sums).
+  for (; kRowsInterleaved && o + kRowsPerPass <= rows; o += kRowsPerPass) {
     const int8_t *w0 = w.row(o), *w1 = w.row(o + 1), *w2 = w.row(o + 2), *w3 = w.row(o + 3);
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     for (int s = 0; s < steps; ++s) {

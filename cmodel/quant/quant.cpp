@@ -52,17 +52,30 @@ QuantizedMatrix quantize_weights(const Matrix& w, int bits) {
   out.q.resize(static_cast<size_t>(out.rows) * out.cols);
   out.scale.resize(out.rows);
   for (int r = 0; r < out.rows; ++r) {
+    const float* row = w.data() + static_cast<int64_t>(r) * out.cols;  // row-major
     float m = 0.0f;
+    bool finite = true;
     for (int c = 0; c < out.cols; ++c) {
-      check_finite(w(r, c), "quant::quantize_weights", static_cast<long>(r) * out.cols + c);
-      m = std::max(m, std::fabs(w(r, c)));
+      finite &= std::isfinite(row[c]);
+      m = std::max(m, std::fabs(row[c]));
     }
+    if (!finite)
+      for (int c = 0; c < out.cols; ++c)
+        check_finite(row[c], "quant::quantize_weights", static_cast<long>(r) * out.cols + c);
     // An all-zero row keeps scale 1 so that no consumer ever divides by zero; its codes are 0.
     const float s = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;
     out.scale[r] = s;
-    for (int c = 0; c < out.cols; ++c)
-      out.q[static_cast<size_t>(r) * out.cols + c] =
-          static_cast<int8_t>(quantize_value(w(r, c), s, bits));
+    // quantize_value(x, s, bits) inlined: the float quotient x / s, clipped to [-qm, qm], rounded
+    // half away from zero (as std::lround of the same value as a double).
+    int8_t* q = out.q.data() + static_cast<size_t>(r) * out.cols;
+    const float fq = static_cast<float>(qm);
+    for (int c = 0; c < out.cols; ++c) {
+      const float v = std::min(std::max(row[c] / s, -fq), fq);
+      int t = static_cast<int>(v);       // toward zero; v - t is exact for |v| <= 128
+      const float frac = v - static_cast<float>(t);
+      t += (frac >= 0.5f) - (frac <= -0.5f);
+      q[c] = static_cast<int8_t>(t);
+    }
   }
   return out;
 }

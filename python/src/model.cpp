@@ -106,20 +106,25 @@ void bind_model(py::module_& m) {
       m, "Model", "The float32 golden decoder of a llama2.c checkpoint (kvcim::cmodel::Model).")
       .def_static(
           "load",
-          [](const std::optional<std::string>& path) {
+          [](const std::optional<std::string>& path, const std::string& weights) {
+            const WeightFormat format = parse_weight_format("weights", weights);
             std::shared_ptr<Model> model;
             {
               py::gil_scoped_release release;
-              model = Model::load(path.value_or(default_model_path()));
+              model = Model::load(path.value_or(default_model_path()), format);
             }
             auto out = std::make_shared<PyModel>();
             out->model = std::move(model);
             return out;
           },
-          py::arg("path") = py::none(),
+          py::arg("path") = py::none(), py::arg("weights") = "float",
           "Loads a llama2.c checkpoint file or a Hugging Face folder (config.json + safetensors;\n"
-          "default: the embedded model).")
+          "default: the embedded model). weights: 'float' (the float32 reference) or 'int8'\n"
+          "(8-bit per-channel weights and per-token activations, int32 accumulation; attention\n"
+          "stays float).")
       .def_property_readonly("config", [](const PyModel& m) { return m.model->config(); })
+      .def_property_readonly("weights",
+                             [](const PyModel& m) { return std::string(name(m.model->weight_format())); })
       .def_property_readonly("path", [](const PyModel& m) { return m.model->path(); })
       .def(
           "logits",
@@ -150,7 +155,8 @@ void bind_model(py::module_& m) {
       .def("__repr__", [](const PyModel& m) {
         return "Model(path='" + m.model->path() + "', dim=" +
                std::to_string(m.model->config().dim) +
-               ", n_layers=" + std::to_string(m.model->config().n_layers) + ")";
+               ", n_layers=" + std::to_string(m.model->config().n_layers) +
+               (m.model->weight_format() == WeightFormat::int8 ? ", weights='int8'" : "") + ")";
       });
 
   py::class_<Tokenizer>(m, "Tokenizer", "llama2.c's tokenizer (kvcim::cmodel::Tokenizer).")

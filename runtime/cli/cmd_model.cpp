@@ -27,14 +27,14 @@ std::vector<int> parse_ids(const std::string& option, const std::string& text) {
 
 void add_generate(CLI::App& app) {
   struct Opts {
-    std::string model = default_model_path(), tokenizer, prompt;
+    std::string model = default_model_path(), tokenizer, prompt, weights = "float";
     int steps = 256;
     float temperature = 1.0f, top_p = 0.9f;
     uint64_t seed = 42;
     bool ids = false;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("generate", "Generate text with the float reference model, as llama2.c's run.c");
+  auto* cmd = app.add_subcommand("generate", "Generate text with the float reference model, as llama2.c's run.c (or with int8 weights)");
   cmd->add_option("--model", o->model, "model: llama2.c checkpoint file or Hugging Face folder (config.json + safetensors)")->capture_default_str();
   cmd->add_option("--tokenizer", o->tokenizer, "tokenizer: llama2.c .bin or tokenizer.json (default: the model folder's tokenizer.json, else the embedded tok512)");
   cmd->add_option("--prompt", o->prompt, "prompt text")->required();
@@ -43,8 +43,13 @@ void add_generate(CLI::App& app) {
   add_top_p_option(cmd, o->top_p);
   cmd->add_option("--seed", o->seed, "sampler seed")->capture_default_str();
   cmd->add_flag("--ids", o->ids, "print only the token ids fed at positions 0..steps-1");
+  cmd->add_option("--weights", o->weights,
+                  "float: the float32 reference; int8: 8-bit per-channel weights and per-token "
+                  "activations, int32 accumulation (attention stays float)")
+      ->capture_default_str();
   cmd->callback([o] {
-    auto model = Model::load(o->model);
+    const WeightFormat format = parse_weight_format("--weights", o->weights);
+    auto model = Model::load(o->model, format);
     const Config& c = model->config();
     Tokenizer tok = Tokenizer::load(
         o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer, c.vocab_size);
@@ -76,16 +81,18 @@ void add_generate(CLI::App& app) {
 
 void add_logits(CLI::App& app) {
   struct Opts {
-    std::string model = default_model_path(), tokens, out;
+    std::string model = default_model_path(), tokens, out, weights = "float";
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("logits", "Teacher-forced float32 logits [tokens, vocab] as .npy");
+  auto* cmd = app.add_subcommand("logits", "Teacher-forced float32 logits [tokens, vocab] as .npy (float or int8 weights)");
   cmd->add_option("--model", o->model, "model: llama2.c checkpoint file or Hugging Face folder (config.json + safetensors)")->capture_default_str();
   cmd->add_option("--tokens", o->tokens, "token ids, comma separated")->required();
   cmd->add_option("--out", o->out, "output .npy file")->required();
+  cmd->add_option("--weights", o->weights, "float | int8 (as in kvcim generate)")->capture_default_str();
   cmd->callback([o] {
+    const WeightFormat format = parse_weight_format("--weights", o->weights);
     const std::vector<int> ids = parse_ids("--tokens", o->tokens);
-    auto model = Model::load(o->model);
+    auto model = Model::load(o->model, format);
     for (int id : ids)
       if (id >= model->config().vocab_size)
         fail("--tokens", "token id", std::to_string(id),

@@ -20,6 +20,18 @@ import numpy as np
 a=np.load('$SRC/testdata/golden/stories260K.once_upon_a_time.logits.npy'); b=np.load('$T/l.npy')
 print(a.shape==b.shape and b.dtype==np.float32 and bool((np.abs(a-b).max(1) <= 1e-4*np.abs(a).max(1)).all()))")"
 
+# int8 weights (stated tolerance: mean KL(float || int8) <= 0.01 nats over the 64 positions)
+"$KVCIM" logits --weights int8 --tokens "$($PY -c "import json;print(','.join(map(str,json.load(open('$G'))['ids'][:64])))")" --out "$T/q.npy"
+check "logits --weights int8: mean KL to float <= 0.01 and not identical" "True" "$($PY -c "
+import numpy as np
+a=np.load('$T/l.npy').astype(np.float64); b=np.load('$T/q.npy').astype(np.float64)
+la=a-a.max(1,keepdims=True); la-=np.log(np.exp(la).sum(1,keepdims=True))
+lb=b-b.max(1,keepdims=True); lb-=np.log(np.exp(lb).sum(1,keepdims=True))
+kl=(np.exp(la)*(la-lb)).sum(1).mean()
+print(a.shape==b.shape and 0 < kl <= 0.01)")"
+"$KVCIM" generate --weights int8 --prompt "Once upon a time" --steps 64 --temperature 0 > "$T/qtext"
+check "generate --weights int8 starts like the float text" "Once upon a time, there was a little girl" "$(head -c 41 "$T/qtext")"
+
 # bad input: one line on stderr, exit code 2, no output file left behind
 bad() {
   local name=$1; shift
@@ -36,6 +48,8 @@ bad "token outside vocabulary" logits --tokens 1,99999 --out "$T/y.npy"
 bad "unwritable output" logits --tokens 1,2 --out "$T/no/such/dir/z.npy"
 bad "truncated checkpoint" generate --prompt x --model "$SRC/models/tok512.bin"
 bad "unknown subcommand" frobnicate
+bad "unknown --weights" generate --prompt x --weights int4
+bad "unknown --weights (logits)" logits --tokens 1,2 --weights fp16 --out "$T/x.npy"
 check "no output file after a failure" "" "$(ls "$T" | grep -E '^(x|y)\.npy' || true)"
 
 finish "model command"

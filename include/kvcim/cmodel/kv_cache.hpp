@@ -2,6 +2,7 @@
 // Append-only: position p of a layer is written exactly once, after positions 0..p-1, and never
 // recomputed; reset() starts a new sequence.
 #pragma once
+#include <memory>
 #include <vector>
 
 #include "kvcim/cmodel/weights.hpp"
@@ -15,8 +16,12 @@ class KvCache {
   // Stores one position's K and V for every KV head of `layer` (k, v: [kv_dim]).
   void write(int layer, int pos, const float* k, const float* v);
   // Row of position `pos` for one layer and KV head: [head_dim] floats.
-  const float* key(int layer, int kv_head, int pos) const;
-  const float* value(int layer, int kv_head, int pos) const;
+  const float* key(int layer, int kv_head, int pos) const {
+    return keys_.get() + offset(layer, kv_head, pos);
+  }
+  const float* value(int layer, int kv_head, int pos) const {
+    return values_.get() + offset(layer, kv_head, pos);
+  }
   // Positions written so far in `layer`.
   int length(int layer) const { return lengths_[layer]; }
   void reset();
@@ -25,7 +30,14 @@ class KvCache {
 
  private:
   Config config_;
-  std::vector<Matrix> keys_, values_;  // [layer * n_kv_heads + head] -> [seq_len, head_dim]
+  // [layer][kv_head][seq_len][head_dim], allocated but not initialised: positions are read only
+  // after they are written, and pages never written are never made resident (a short sequence
+  // of a long-context model costs only the memory it uses).
+  std::unique_ptr<float[]> keys_, values_;
+  int64_t offset(int layer, int kv_head, int pos) const {
+    return ((int64_t(layer) * config_.n_kv_heads + kv_head) * config_.seq_len + pos) * head_dim_;
+  }
+  int head_dim_ = 0;
   std::vector<int> lengths_;
 };
 

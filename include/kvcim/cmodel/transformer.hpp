@@ -70,11 +70,26 @@ void softmax(float* x, int size);
 const Vector& forward(const Config& config, const Weights& weights, RunState& state,
                       Backend& backend, int token, int pos);
 
+class Int8Backend;
+
+// How a Model computes its matrix-vector products: the float32 reference, or int8 codes
+// (Int8Backend: per-output-channel 8-bit weights, per-token 8-bit activations, int32
+// accumulation; attention stays float).
+enum class WeightFormat { float32, int8 };
+const char* name(WeightFormat format);
+// "float" (or "f32", "float32") | "int8"; anything else throws kvcim::Error naming `option`.
+WeightFormat parse_weight_format(const std::string& option, const std::string& text);
+
 // A checkpoint with its reference backend and run state: the golden model.
 class Model {
  public:
-  static std::shared_ptr<Model> load(const std::string& path);
-  explicit Model(Checkpoint checkpoint);
+  static std::shared_ptr<Model> load(const std::string& path,
+                                     WeightFormat format = WeightFormat::float32);
+  explicit Model(Checkpoint checkpoint, WeightFormat format = WeightFormat::float32);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+  WeightFormat weight_format() const { return int8_ ? WeightFormat::int8 : WeightFormat::float32; }
 
   const Config& config() const { return checkpoint_.config; }
   const Weights& weights() const { return checkpoint_.weights; }
@@ -89,6 +104,7 @@ class Model {
  private:
   Checkpoint checkpoint_;
   ReferenceBackend backend_;
+  std::unique_ptr<Int8Backend> int8_;  // set for WeightFormat::int8
   RunState state_;
 };
 

@@ -92,6 +92,26 @@ TEST(Quant, WeightReconstructionErrorIsAtMostHalfAStep) {
   }
 }
 
+// quantize_weights' inlined rounding gives exactly quantize_value's codes, ties included.
+TEST(Quant, WeightCodesAreQuantizeValueOfEachElement) {
+  std::mt19937 gen(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (int bits = kMinBits; bits <= kMaxBits; ++bits) {
+    Matrix w(7, 40);
+    for (int i = 0; i < w.size(); ++i) w.data()[i] = nd(gen);
+    // exact ties x / scale = k + 0.5 in row 0 (scale = 2 / qmax: the row maximum is 2)
+    const float s = 2.0f / qmax(bits);
+    w(0, 0) = 2.0f;
+    for (int c = 1; c < 40; ++c) w(0, c) = (c % 2 ? 1 : -1) * ((c % qmax(bits)) + 0.5f) * s * 0.999f;
+    w(0, 1) = 0.5f * s;
+    w(0, 2) = -0.5f * s;
+    const auto q = quantize_weights(w, bits);
+    for (int r = 0; r < 7; ++r)
+      for (int c = 0; c < 40; ++c)
+        ASSERT_EQ(q.q[r * 40 + c], quantize_value(w(r, c), q.scale[r], bits)) << bits << " " << r << " " << c;
+  }
+}
+
 TEST(Quant, ActivationsHaveOneDynamicScalePerToken) {
   const float x[4] = {2.0f, 1.0f, -1.0f, 0.9f};  // bits 2 (qmax 1): scale 2 -> 1, 1 (0.5), -1, 0
   const auto q = quantize_activation(x, 4, 2);
