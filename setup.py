@@ -26,11 +26,8 @@ from setuptools.command.build_ext import build_ext
 ROOT = pathlib.Path(__file__).resolve().parent
 # The shipped data, found at run time through kvcim/kvcim-data-root (kvcim::data_dir()).
 DATA = ["models", "configs", "testdata/eval"]
-# Link-time optimisation off: pybind11 turns it on for the module, and its serial link took about
-# a minute of every install for no measurable gain (the kernels are in the static libraries).
 CMAKE_OPTIONS = ["-DCMAKE_BUILD_TYPE=Release", "-DKVCIM_NATIVE=OFF", "-DKVCIM_WITH_RTL=OFF",
-                 "-DKVCIM_WITH_BENCHMARKS=OFF", "-DKVCIM_WITH_SANITIZER_TESTS=OFF",
-                 "-DCMAKE_INTERPROCEDURAL_OPTIMIZATION=OFF"]
+                 "-DKVCIM_WITH_BENCHMARKS=OFF", "-DKVCIM_WITH_SANITIZER_TESTS=OFF"]
 
 
 def cmake_version():

@@ -30,8 +30,8 @@ void attend_f32(const float* q, const float* keys, const float* values, int n, i
 void attend_f32_scalar(const float* q, const float* keys, const float* values, int n, int hd,
                        float scale, float* att, float* out);
 
-// Threads gemv_f32 may use: 1 or 2 (default: KVCIM_THREADS if it is 1 or 2, else 2 when a
-// second hardware thread is idle on average, 1 otherwise).
+// Threads gemv_f32 may use: 1 or 2 (default: KVCIM_THREADS if it is 1 or 2, else 2 unless the
+// 1-minute load average already reaches the machine's hardware threads).
 int gemv_threads();
 void set_gemv_threads(int threads);
 // Matrices of at least this many elements are split between threads (default 65536).
