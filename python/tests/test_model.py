@@ -157,7 +157,7 @@ def test_int8_weights_within_stated_kl_of_float(model, golden):
     lb = b - b.max(1, keepdims=True)
     lb -= np.log(np.exp(lb).sum(1, keepdims=True))
     kl = (np.exp(la) * (la - lb)).sum(1).mean()
-    # the stated tolerance of the int8 path (as in testbench/tests/model/int8_model_test.cpp)
+    # the stated tolerance of the int8 path (as in testbench/tests/model/test_int8_model.cpp)
     assert 0 < kl <= 0.01
     with pytest.raises(kvcim.Error, match="weights"):
         kvcim.Model.load(weights="int4")

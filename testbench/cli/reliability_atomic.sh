@@ -3,7 +3,7 @@
 # moments (seeded delays across its whole run) never leaves a truncated file at the target path:
 # the target is absent or byte-identical to a complete output. Also: every writer in the sources
 # goes through kvcim::write_file_atomic (the mid-write kills of that function itself are in
-# testbench/tests/reliability/atomic_write_test.cpp).
+# testbench/tests/reliability/test_atomic_write.cpp).
 set -u
 KVCIM=$1; SRC=$2
 source "$(dirname "$0")/lib/common.sh"

@@ -1,7 +1,7 @@
 // Checkpoint headers whose sizes are absurd, overflow int64 or ask for more memory than exists
 // are refused before anything is allocated; weights that are not finite are refused by name.
 // (Truncation, trailing data, zero/negative fields and indivisible heads are proven in
-// testbench/tests/model/checkpoint_test.cpp.)
+// testbench/tests/model/test_checkpoint.cpp.)
 #include <cmath>
 #include <limits>
 

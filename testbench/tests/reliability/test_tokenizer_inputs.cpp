@@ -2,7 +2,7 @@
 // refused: byte fallback (<0xNN> = id byte + 3) is defined for every byte, so each byte of a
 // broken sequence becomes its own byte piece and decoding gives the exact bytes back.
 // (A vocabulary larger than the model's, a truncated file and a 2^30 piece length are proven in
-// testbench/tests/model/tokenizer_test.cpp.)
+// testbench/tests/model/test_tokenizer.cpp.)
 #include <cmath>
 #include <limits>
 
