@@ -16,6 +16,10 @@ JOBS=${JOBS:-2}
 CXX=${KVCIM_SANITIZE_CXX:-clang++}
 # Suites that run under the sanitizers when they exist (testbench/tests/<suite>/).
 SUITES=${KVCIM_SANITIZE_SUITES:-"model quant cim_macro attention_tile energy mapper runtime reliability"}
+# Tests left out under the sanitizers: long statistical runs (10,000-token evaluations of several
+# specs) that repeat code paths the shorter runtime tests already take under ASan; they still run
+# in the main build. Together they took 155 s of the 276 s the sanitized tests took.
+SKIP=${KVCIM_SANITIZE_SKIP:-"Evaluation\.ShippedAnalogSpecsLoseMeasurablyMoreThanDigital|Evaluation\.CoarseAdcsCostNllWithAnIntervalAboveZero"}
 # CLI contract scripts (testbench/cli/<name>.sh) run against the sanitized kvcim command.
 CLI=${KVCIM_SANITIZE_CLI:-"model_commands reliability_inputs reliability_atomic"}
 
@@ -64,7 +68,7 @@ run_tests() {
   local re
   re="^($( { present_suites | sed 's/$/\\./'; present_cli; } | paste -sd'|'))"
   local start=$SECONDS
-  ctest --test-dir "$BUILD" -R "$re" -E "_NOT_BUILT" --output-on-failure -j "$JOBS" --timeout 900
+  ctest --test-dir "$BUILD" -R "$re" -E "_NOT_BUILT|$SKIP" --output-on-failure -j "$JOBS" --timeout 900
   echo "sanitize: tests matching $re passed under ASan+UBSan in $((SECONDS - start)) s"
 }
 
