@@ -199,11 +199,9 @@ inline void cpu_relax() {
 struct Pool {
   std::atomic<uint64_t> state{0};
   std::atomic<int> finished{0};
-  const float* W = nullptr;
-  const float* x = nullptr;
-  float* y = nullptr;
-  int64_t ld = 0;
-  int rows = 0, cols = 0, chunk = 0, chunks = 0;
+  RowsFn fn = nullptr;  // the job: fn(ctx, r0, r1) computes rows [r0, r1)
+  void* ctx = nullptr;
+  int rows = 0, chunk = 0, chunks = 0;
 
   // Runs chunks of generation `gen` until none is left; returns the number run.
   int work(uint32_t gen) {
@@ -215,7 +213,7 @@ struct Pool {
       if (c >= chunks) break;
       if (!state.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel)) continue;
       const int r0 = c * chunk, r1 = std::min(rows, r0 + chunk);
-      block(W + r0 * ld, ld, x, cols, y + r0, r1 - r0);
+      fn(ctx, r0, r1);
       ++done;
       finished.fetch_add(1, std::memory_order_release);
       s = state.load(std::memory_order_acquire);
@@ -239,8 +237,8 @@ struct Pool {
     }
   }
 
-  void run(const float* W_, int64_t ld_, const float* x_, float* y_, int rows_, int cols_) {
-    W = W_, ld = ld_, x = x_, y = y_, rows = rows_, cols = cols_;
+  void run(RowsFn fn_, void* ctx_, int rows_) {
+    fn = fn_, ctx = ctx_, rows = rows_;
     chunk = std::max(16, ((rows + 15) / 16 + 3) / 4 * 4);
     chunks = (rows + chunk - 1) / chunk;
     finished.store(0, std::memory_order_relaxed);
@@ -286,13 +284,28 @@ void gemv_f32_serial(const float* W, int64_t ld, const float* x, float* y, int r
   block(W, ld, x, cols, y, rows);
 }
 
-void gemv_f32(const float* W, int64_t ld, const float* x, float* y, int rows, int cols) {
+void parallel_rows(int rows, int64_t elements, RowsFn fn, void* ctx) {
+  if (rows <= 0) return;
   if (g_threads.load(std::memory_order_relaxed) < 2 ||
-      int64_t(rows) * cols < g_parallel_min.load(std::memory_order_relaxed) || rows < 32)
-    return block(W, ld, x, cols, y, rows);
-  if (g_busy.test_and_set(std::memory_order_acquire)) return block(W, ld, x, cols, y, rows);
-  pool().run(W, ld, x, y, rows, cols);
+      elements < g_parallel_min.load(std::memory_order_relaxed) || rows < 32)
+    return fn(ctx, 0, rows);
+  if (g_busy.test_and_set(std::memory_order_acquire)) return fn(ctx, 0, rows);
+  pool().run(fn, ctx, rows);
   g_busy.clear(std::memory_order_release);
+}
+
+void gemv_f32(const float* W, int64_t ld, const float* x, float* y, int rows, int cols) {
+  struct Job {
+    const float* W;
+    int64_t ld;
+    const float* x;
+    float* y;
+    int cols;
+  } job{W, ld, x, y, cols};
+  parallel_rows(rows, int64_t(rows) * cols, [](void* c, int r0, int r1) {
+    const Job& j = *static_cast<const Job*>(c);
+    block(j.W + r0 * j.ld, j.ld, j.x, j.cols, j.y + r0, r1 - r0);
+  }, &job);
 }
 
 void attend_f32_scalar(const float* q, const float* keys, const float* values, int n, int hd,

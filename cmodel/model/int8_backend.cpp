@@ -1,15 +1,24 @@
 #include "kvcim/cmodel/int8_backend.hpp"
 
 #include <cstring>
+#include <exception>
+#include <optional>
 #include <string>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
 
 namespace {
 constexpr int kLayerKinds = 7;  // wq, wk, wv, wo, w1, w2, w3 (kAllMatrixKinds without the classifier)
+
+// Matrix i of n in the backend's order: layer by layer, kinds in kAllMatrixKinds order, the
+// classifier last.
+const Matrix& matrix_of(const Weights& w, int i, int n) {
+  return i == n - 1 ? w.classifier() : w.matrix(i / kLayerKinds, kAllMatrixKinds[i % kLayerKinds]);
 }
+}  // namespace
 
 Int8Backend::Int8Backend(const Config& config, const Weights& weights, int weight_bits,
                          int input_bits, quant::GemvKernel kernel)
@@ -17,11 +26,36 @@ Int8Backend::Int8Backend(const Config& config, const Weights& weights, int weigh
   if (static_cast<int>(weights.layers.size()) != config.n_layers)
     fail("Int8Backend", "layers", std::to_string(weights.layers.size()),
          std::to_string(config.n_layers) + " (the config's n_layers)");
-  per_layer_.reserve(static_cast<size_t>(config.n_layers) * kLayerKinds);
-  for (int l = 0; l < config.n_layers; ++l)
-    for (int k = 0; k < kLayerKinds; ++k)
-      per_layer_.emplace_back(weights.matrix(l, kAllMatrixKinds[k]), weight_bits, input_bits, kernel);
-  classifier_.emplace_back(weights.classifier(), weight_bits, input_bits, kernel);
+  // Every matrix quantised on its own (the classifier last), shared between the two cores
+  // (parallel_rows): the codes of a matrix depend on nothing but the matrix, so the split cannot
+  // change them. An error in either thread is kept and rethrown here, in matrix order.
+  const int n = config.n_layers * kLayerKinds + 1;
+  struct Job {
+    const Weights& weights;
+    int weight_bits, input_bits;
+    quant::GemvKernel kernel;
+    std::vector<std::optional<quant::Int8Linear>> built;
+    std::vector<std::exception_ptr> errors;
+  } job{weights, weight_bits, input_bits, kernel, std::vector<std::optional<quant::Int8Linear>>(n),
+        std::vector<std::exception_ptr>(n)};
+  int64_t elements = 0;
+  for (int i = 0; i < n; ++i) elements += matrix_of(weights, i, n).size();
+  parallel_rows(n, elements, [](void* c, int r0, int r1) {
+    Job& j = *static_cast<Job*>(c);
+    const int count = static_cast<int>(j.built.size());
+    for (int i = r0; i < r1; ++i) {
+      try {
+        j.built[i].emplace(matrix_of(j.weights, i, count), j.weight_bits, j.input_bits, j.kernel);
+      } catch (...) {
+        j.errors[i] = std::current_exception();
+      }
+    }
+  }, &job);
+  for (const std::exception_ptr& e : job.errors)
+    if (e) std::rethrow_exception(e);
+  per_layer_.reserve(n - 1);
+  for (int i = 0; i < n - 1; ++i) per_layer_.push_back(std::move(*job.built[i]));
+  classifier_.push_back(std::move(*job.built[n - 1]));
 }
 
 quant::Int8Linear& Int8Backend::find(int layer, MatrixKind kind) {

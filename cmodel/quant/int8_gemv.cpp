@@ -1,10 +1,10 @@
 // The int8 GEMV kernels and the quantised linear layer (see int8_gemv.hpp for the contract).
 #include "kvcim/cmodel/quant/int8_gemv.hpp"
 
-
 #include <algorithm>
 #include <string>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/error.hpp"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
@@ -33,9 +33,9 @@ std::vector<int16_t>& x_int16_scratch() {
   return v;
 }
 
-void gemv_portable(const Int8Matrix& w, const int8_t* x, int32_t* acc) {
+void gemv_portable(const Int8Matrix& w, const int8_t* x, int32_t* acc, int r0, int r1) {
   const int cols = w.cols();
-  for (int o = 0; o < w.rows(); ++o) {
+  for (int o = r0; o < r1; ++o) {
     const int8_t* row = w.row(o);
     int32_t s = 0;
     for (int c = 0; c < cols; ++c) s += int32_t{row[c]} * int32_t{x[c]};
@@ -67,9 +67,9 @@ __attribute__((target("avx2"))) inline __m256i madd(__m256i a, const int8_t* p, 
 constexpr bool kRowsInterleaved = false;
 
 __attribute__((target("avx2"))) void gemv_avx2(const Int8Matrix& w, const int16_t* x16,
-                                                int32_t* acc) {
-  const int rows = w.rows(), steps = w.stride() / kVector;
-  int o = 0;
+                                                int32_t* acc, int r0, int r1) {
+  const int rows = r1, steps = w.stride() / kVector;
+  int o = r0;
   // Rows one after the other measured faster than 4 interleaved rows on AMD EPYC (AVX2, 110M
   // shape: 1.25x less CPU per decode); the 4-row pass stays for kRowsInterleaved (exact either
   // way: integer sums).
@@ -125,10 +125,10 @@ __attribute__((target("avx512f"))) inline __m512i load(const void* p) {
 // vpdpbusd multiplies unsigned by signed bytes, four products per int32 lane; the offset is
 // removed with the row's code sum: sum (x+128) w - 128 sum w = sum x w, all within int32.
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemv_avx512_vnni(
-    const Int8Matrix& w, const uint8_t* xu, int32_t* acc) {
-  const int rows = w.rows(), steps = w.stride() / kVector;
+    const Int8Matrix& w, const uint8_t* xu, int32_t* acc, int r0, int r1) {
+  const int rows = r1, steps = w.stride() / kVector;
   const int32_t* sums = w.row_sums().data();
-  int o = 0;
+  int o = r0;
   for (; o + kRowsPerPass <= rows; o += kRowsPerPass) {
     const int8_t *w0 = w.row(o), *w1 = w.row(o + 1), *w2 = w.row(o + 2), *w3 = w.row(o + 3);
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
@@ -226,25 +226,46 @@ void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel)
   if (!kernel_available(kernel))
     fail("quant::gemv", "kernel", name(kernel), "a kernel this CPU runs (see available_kernels())");
   if (w.rows() == 0) return;
+  // The rows are shared with the float GEMV's helper thread when the matrix is large
+  // (parallel_rows): every row's sum is an exact integer, so the split cannot change a bit.
+  struct Job {
+    const Int8Matrix& w;
+    const void* x;  // the kernel's form of the input: int8, int16 or offset uint8 codes
+    int32_t* acc;
+  };
+  const int64_t elements = static_cast<int64_t>(w.rows()) * w.stride();
   switch (kernel) {
 #ifdef KVCIM_GEMV_X86
     case GemvKernel::avx2: {
       std::vector<int16_t>& x16 = x_int16_scratch();
       x16.assign(w.stride(), 0);
       std::copy(x, x + w.cols(), x16.begin());
-      gemv_avx2(w, x16.data(), acc);
+      Job job{w, x16.data(), acc};
+      parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
+        const Job& j = *static_cast<const Job*>(c);
+        gemv_avx2(j.w, static_cast<const int16_t*>(j.x), j.acc, r0, r1);
+      }, &job);
       return;
     }
     case GemvKernel::avx512_vnni: {
       std::vector<uint8_t>& xu = x_unsigned_scratch();
       xu.assign(w.stride(), 128);
       for (int c = 0; c < w.cols(); ++c) xu[c] = static_cast<uint8_t>(x[c] + 128);
-      gemv_avx512_vnni(w, xu.data(), acc);
+      Job job{w, xu.data(), acc};
+      parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
+        const Job& j = *static_cast<const Job*>(c);
+        gemv_avx512_vnni(j.w, static_cast<const uint8_t*>(j.x), j.acc, r0, r1);
+      }, &job);
       return;
     }
 #endif
-    default:
-      gemv_portable(w, x, acc);
+    default: {
+      Job job{w, x, acc};
+      parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
+        const Job& j = *static_cast<const Job*>(c);
+        gemv_portable(j.w, static_cast<const int8_t*>(j.x), j.acc, r0, r1);
+      }, &job);
+    }
   }
 }
 

@@ -30,6 +30,14 @@ void attend_f32(const float* q, const float* keys, const float* values, int n, i
 void attend_f32_scalar(const float* q, const float* keys, const float* values, int n, int hd,
                        float scale, float* att, float* out);
 
+// Row-parallel work shared with gemv_f32's helper thread: fn(ctx, r0, r1) computes rows
+// [r0, r1); every row of [0, rows) is computed by exactly one call, on the calling thread or the
+// helper. Split only when gemv_threads() is 2, elements >= gemv_parallel_min() and rows >= 32;
+// otherwise (or while another job holds the helper) one call fn(ctx, 0, rows). Results are the
+// same whichever thread runs a row as long as fn computes each row from its own data alone.
+using RowsFn = void (*)(void* ctx, int r0, int r1);
+void parallel_rows(int rows, int64_t elements, RowsFn fn, void* ctx);
+
 // Threads gemv_f32 may use: 1 or 2 (default: KVCIM_THREADS if it is 1 or 2, else 2 unless the
 // 1-minute load average already reaches the machine's hardware threads).
 int gemv_threads();

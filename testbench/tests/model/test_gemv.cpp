@@ -1,5 +1,7 @@
 // The reference GEMV: close to a double-precision dot product for every shape (tails of 1-15
-// columns included), and the same floats, bit for bit, on one thread and on two.
+// columns included), and the same floats, bit for bit, on one thread and on two. The int8 GEMV
+// and the int8 backend's quantisation share the two threads (parallel_rows): the same integers
+// and codes on one thread and on two, every kernel, and an error in a job reaches the caller.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,7 +10,10 @@
 #include <vector>
 
 #include "kvcim/cmodel/gemv.hpp"
+#include "kvcim/cmodel/int8_backend.hpp"
+#include "kvcim/cmodel/quant/int8_gemv.hpp"
 #include "kvcim/cmodel/transformer.hpp"
+#include "kvcim/error.hpp"
 
 using namespace kvcim::cmodel;
 
@@ -119,4 +124,59 @@ TEST(Attention, VectorisedMatchesScalarReference) {
         EXPECT_NEAR(o1[i], o2[i], 1e-5f * (mag + 1.0f)) << "hd " << hd << " n " << n << " i " << i;
     }
   }
+}
+
+TEST(Int8Gemv, TwoThreadsGiveTheSameSumsAsOneForEveryKernel) {
+  ThreadSettings restore;
+  set_gemv_parallel_min(0);
+  for (quant::GemvKernel kernel : quant::available_kernels()) {
+    for (auto [rows, cols] : {std::pair{32, 64}, {33, 172}, {768, 288}, {1001, 301}}) {
+      const Case c = make(rows, cols, 7 * rows + cols);
+      Matrix W(rows, cols);
+      std::memcpy(W.data(), c.w.data(), sizeof(float) * c.w.size());  // row-major Matrix
+      const quant::Int8Matrix m(quant::quantize_weights(W, 8));
+      std::vector<int8_t> x(cols);
+      for (int j = 0; j < cols; ++j) x[j] = static_cast<int8_t>(int(c.x[j] * 127.0f));
+      std::vector<int32_t> one(rows), two(rows, -1);
+      set_gemv_threads(1);
+      quant::gemv(m, x.data(), one.data(), kernel);
+      // the definition, row by row
+      for (int r = 0; r < rows; ++r) {
+        int64_t ref = 0;
+        for (int j = 0; j < cols; ++j) ref += int64_t{m.code(r, j)} * x[j];
+        ASSERT_EQ(one[r], ref) << quant::name(kernel) << " row " << r;
+      }
+      set_gemv_threads(2);
+      for (int rep = 0; rep < 10; ++rep) {
+        quant::gemv(m, x.data(), two.data(), kernel);
+        ASSERT_EQ(one, two) << quant::name(kernel) << " " << rows << "x" << cols << " rep " << rep;
+      }
+    }
+  }
+}
+
+TEST(Int8Backend, QuantisedOnTwoThreadsLikeOnOne) {
+  ThreadSettings restore;
+  set_gemv_parallel_min(0);
+  Config c;
+  c.dim = 64, c.hidden_dim = 172, c.n_layers = 5, c.n_heads = 8, c.n_kv_heads = 4;
+  c.vocab_size = 300, c.seq_len = 16;
+  const Weights w = random_weights(c, 11);
+  set_gemv_threads(1);
+  const Int8Backend one(c, w);
+  set_gemv_threads(2);
+  const Int8Backend two(c, w);  // 36 matrices: split between the threads
+  for (int l = 0; l < c.n_layers; ++l)
+    for (MatrixKind k : {MatrixKind::wq, MatrixKind::wk, MatrixKind::wv, MatrixKind::wo,
+                         MatrixKind::w1, MatrixKind::w2, MatrixKind::w3, MatrixKind::classifier}) {
+      const quant::Int8Matrix &a = one.matrix(l, k).matrix(), &b = two.matrix(l, k).matrix();
+      ASSERT_EQ(a.rows(), b.rows());
+      ASSERT_EQ(a.scale(), b.scale());
+      for (int r = 0; r < a.rows(); ++r)
+        ASSERT_EQ(std::memcmp(a.row(r), b.row(r), a.stride()), 0) << "layer " << l << " row " << r;
+    }
+  // An error while quantising on either thread reaches the caller, and the threads still work.
+  EXPECT_THROW(Int8Backend(c, w, 8, 0), kvcim::Error);
+  const Int8Backend again(c, w);
+  EXPECT_EQ(again.matrix(4, MatrixKind::w2).matrix().scale(), one.matrix(4, MatrixKind::w2).matrix().scale());
 }
