@@ -10,13 +10,17 @@
 namespace kvcim::cmodel::quant {
 namespace {
 
-// The single rounding rule: round half away from zero, then saturate to [-qm, qm]. Values far
-// outside the range are clipped before rounding so that std::lround never sees an out-of-range
-// argument (its result would be unspecified).
-int32_t round_saturate(double v, int qm) {
-  if (v >= qm) return qm;
-  if (v <= -qm) return -qm;
-  return static_cast<int32_t>(std::lround(v));
+// The single rounding rule: saturate to [-qm, qm], then round half away from zero, as std::lround
+// of the saturated value. Written without lround so that a loop over a row vectorises: the value
+// truncated toward zero, then the fraction, exact in T because |v| <= qm <= 127, decides the step.
+// Saturating first also keeps the conversion to int32 in range.
+template <class T>
+int32_t round_saturate(T v, int qm) {
+  const T top = static_cast<T>(qm);
+  v = std::min(std::max(v, -top), top);
+  const int32_t t = static_cast<int32_t>(v);
+  const T frac = v - static_cast<T>(t);
+  return t + (frac >= T(0.5)) - (frac <= T(-0.5));
 }
 
 void check_finite(float x, const char* where, long index) {
@@ -39,8 +43,7 @@ int32_t quantize_value(float x, float scale, int bits) {
     fail("quant::quantize_value", "scale", std::to_string(scale), "a positive finite number");
   if (std::isnan(x)) fail("quant::quantize_value", "x", "nan", "a number");
   // The quotient is formed in float, as the header states (x / scale), then rounded once.
-  const float v = x / scale;
-  return round_saturate(static_cast<double>(v), qm);
+  return round_saturate(x / scale, qm);
 }
 
 QuantizedMatrix quantize_weights(const Matrix& w, int bits) {
@@ -65,17 +68,10 @@ QuantizedMatrix quantize_weights(const Matrix& w, int bits) {
     // An all-zero row keeps scale 1 so that no consumer ever divides by zero; its codes are 0.
     const float s = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;
     out.scale[r] = s;
-    // quantize_value(x, s, bits) inlined: the float quotient x / s, clipped to [-qm, qm], rounded
-    // half away from zero (as std::lround of the same value as a double).
+    // quantize_value(row[c], s, bits) without its per-call checks (s > 0 and every value finite
+    // are known here): the same quotient and rounding.
     int8_t* q = out.q.data() + static_cast<size_t>(r) * out.cols;
-    const float fq = static_cast<float>(qm);
-    for (int c = 0; c < out.cols; ++c) {
-      const float v = std::min(std::max(row[c] / s, -fq), fq);
-      int t = static_cast<int>(v);       // toward zero; v - t is exact for |v| <= 128
-      const float frac = v - static_cast<float>(t);
-      t += (frac >= 0.5f) - (frac <= -0.5f);
-      q[c] = static_cast<int8_t>(t);
-    }
+    for (int c = 0; c < out.cols; ++c) q[c] = static_cast<int8_t>(round_saturate(row[c] / s, qm));
   }
   return out;
 }

@@ -83,6 +83,24 @@ inline int32_t random_value(std::mt19937_64& g, int32_t lo, int32_t hi) {
   }
 }
 
+// A random block for spec s, drawn in this order: n_rows in [1, rows], n_out in
+// [1, weights_per_row], the n_rows x n_out weight codes (row = input) and the n_rows inputs.
+struct Block {
+  int n_rows = 0, n_out = 0;
+  std::vector<int8_t> w;
+  std::vector<int32_t> x;
+};
+inline Block random_block(std::mt19937_64& g, const MacroSpec& s) {
+  Block b;
+  b.n_rows = pick(g, 1, s.rows);
+  b.n_out = pick(g, 1, s.weights_per_row());
+  b.w.resize(static_cast<size_t>(b.n_rows) * b.n_out);
+  for (auto& v : b.w) v = static_cast<int8_t>(random_value(g, wmin(s), wmax(s)));
+  b.x.resize(b.n_rows);
+  for (auto& v : b.x) v = random_value(g, xmin(s), xmax(s));
+  return b;
+}
+
 inline std::vector<int64_t> exact_product(const std::vector<int32_t>& x,
                                           const std::vector<int8_t>& w, int n_rows, int n_out) {
   std::vector<int64_t> y(n_out, 0);

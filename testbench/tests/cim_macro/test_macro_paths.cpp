@@ -17,11 +17,7 @@ TEST(MacroPaths, AnalogFastEqualsReferenceWhenLossy) {
     s.adc_clip = std::uniform_real_distribution<double>(0.01, 1.0)(g);
     SCOPED_TRACE("case " + std::to_string(t));
     Macro fast(s), ref(s);
-    const int n_rows = pick(g, 1, s.rows), n_out = pick(g, 1, s.weights_per_row());
-    std::vector<int8_t> w(static_cast<size_t>(n_rows) * n_out);
-    for (auto& v : w) v = static_cast<int8_t>(random_value(g, wmin(s), wmax(s)));
-    std::vector<int32_t> x(n_rows);
-    for (auto& v : x) v = random_value(g, xmin(s), xmax(s));
+    const auto [n_rows, n_out, w, x] = random_block(g, s);
     fast.write_block(w.data(), n_rows, n_out);
     ref.write_block(w.data(), n_rows, n_out);
     std::vector<int64_t> yf(n_out), yr(n_out);
@@ -45,11 +41,7 @@ TEST(MacroPaths, NoisyFastEqualsReferenceBitForBit) {
     s.read_noise_sigma = pick(g, 0, 2) ? 0.8 : 0.0;
     SCOPED_TRACE("case " + std::to_string(t));
     Macro fast(s), ref(s);
-    const int n_rows = pick(g, 1, s.rows), n_out = pick(g, 1, s.weights_per_row());
-    std::vector<int8_t> w(static_cast<size_t>(n_rows) * n_out);
-    for (auto& v : w) v = static_cast<int8_t>(random_value(g, wmin(s), wmax(s)));
-    std::vector<int32_t> x(n_rows);
-    for (auto& v : x) v = random_value(g, xmin(s), xmax(s));
+    const auto [n_rows, n_out, w, x] = random_block(g, s);
     fast.write_block(w.data(), n_rows, n_out);
     ref.write_block(w.data(), n_rows, n_out);
     for (int rep = 0; rep < 2; ++rep) {  // the second compute checks the generators stayed in step
@@ -74,11 +66,7 @@ TEST(MacroPaths, PortableKernelsEqualTheVectorKernels) {
     s.read_noise_sigma = t % 4 == 0 ? 0.6 : 0.0;
     SCOPED_TRACE("case " + std::to_string(t));
     Macro vec(s), port(s);
-    const int n_rows = pick(g, 1, s.rows), n_out = pick(g, 1, s.weights_per_row());
-    std::vector<int8_t> w(static_cast<size_t>(n_rows) * n_out);
-    for (auto& v : w) v = static_cast<int8_t>(random_value(g, wmin(s), wmax(s)));
-    std::vector<int32_t> x(n_rows);
-    for (auto& v : x) v = random_value(g, xmin(s), xmax(s));
+    const auto [n_rows, n_out, w, x] = random_block(g, s);
     vec.write_block(w.data(), n_rows, n_out);
     detail::force_portable_kernels(true);
     port.write_block(w.data(), n_rows, n_out);

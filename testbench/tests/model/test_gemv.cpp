@@ -43,6 +43,14 @@ struct ThreadSettings {
   }
 };
 
+// A small model shape with grouped KV heads and a hidden size that is not a multiple of 8.
+Config small_config(int n_layers) {
+  Config c;
+  c.dim = 64, c.hidden_dim = 172, c.n_layers = n_layers, c.n_heads = 8, c.n_kv_heads = 4;
+  c.vocab_size = 300, c.seq_len = 16;
+  return c;
+}
+
 }  // namespace
 
 TEST(Gemv, MatchesDoublePrecisionForEveryTail) {
@@ -82,9 +90,7 @@ TEST(Gemv, TwoThreadsGiveTheSameFloatsAsOne) {
 TEST(Gemv, ModelLogitsDoNotDependOnThreads) {
   ThreadSettings restore;
   set_gemv_parallel_min(0);
-  Config c;
-  c.dim = 64, c.hidden_dim = 172, c.n_layers = 2, c.n_heads = 8, c.n_kv_heads = 4;
-  c.vocab_size = 300, c.seq_len = 16;
+  const Config c = small_config(2);
   const std::vector<int> tokens{1, 5, 77, 299, 3, 42};
   auto logits = [&](int threads) {
     set_gemv_threads(threads);
@@ -158,9 +164,7 @@ TEST(Int8Gemv, TwoThreadsGiveTheSameSumsAsOneForEveryKernel) {
 TEST(Int8Backend, QuantisedOnTwoThreadsLikeOnOne) {
   ThreadSettings restore;
   set_gemv_parallel_min(0);
-  Config c;
-  c.dim = 64, c.hidden_dim = 172, c.n_layers = 5, c.n_heads = 8, c.n_kv_heads = 4;
-  c.vocab_size = 300, c.seq_len = 16;
+  const Config c = small_config(5);
   const Weights w = random_weights(c, 11);
   set_gemv_threads(1);
   const Int8Backend one(c, w);
