@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::runtime {
@@ -55,7 +56,37 @@ CimLinear::CimLinear(const cmodel::Matrix& w, const MacroSpec& spec, std::vector
   }
   xq_.resize(q_.cols);
   acc_.resize(q_.rows);
-  part_.resize(spec.weights_per_row());
+  // one slot of partial sums per block; the adds joining the blocks of an output (the first
+  // block of each output needs none) are the same every token
+  std::vector<int> blocks_per_output(q_.rows, 0);
+  for (const Block& bl : blocks_) {
+    slot_.push_back(static_cast<int64_t>(parts_.size()));
+    parts_.resize(parts_.size() + static_cast<size_t>(bl.outs));
+    macs_ += int64_t{bl.rows} * bl.outs;
+    for (int o = 0; o < bl.outs; ++o) partial_sum_adds_ += blocks_per_output[bl.out0 + o]++ > 0;
+  }
+  block_events_.resize(blocks_.size());
+}
+
+void CimLinear::compute_blocks(int b0, int b1) {
+  for (int b = b0; b < b1; ++b) {
+    const Block& bl = blocks_[b];
+    int64_t* part = parts_.data() + slot_[b];
+    if (!bl.onchip) {
+      // the digital engine: exact integer dot products over the block
+      for (int o = 0; o < bl.outs; ++o) {
+        const int8_t* w = q_.q.data() + static_cast<size_t>(bl.out0 + o) * q_.cols + bl.row0;
+        int64_t acc = 0;
+        for (int r = 0; r < bl.rows; ++r) acc += int64_t{w[r]} * xq_[bl.row0 + r];
+        part[o] = acc;
+      }
+    } else {
+      Macro& m = *macros_[b];
+      m.compute(xq_.data() + bl.row0, bl.rows, part, bl.outs);
+      block_events_[b] = m.events();
+      m.reset_events();
+    }
+  }
 }
 
 void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
@@ -64,31 +95,25 @@ void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
       cmodel::quant::quantize_activation(x, q_.cols, spec_.input_bits);
   for (int i = 0; i < q_.cols; ++i) xq_[i] = xq.q[i];
   ev.quant_ops += q_.cols;
-  std::vector<int> blocks_per_output(q_.rows, 0);
+  // Each block into its own slot, on this thread and parallel_rows' helper: a macro's noise
+  // generator and events are its own, so which thread computes a block changes nothing. The
+  // slots are then joined in block order with integer sums: the same on one thread and two.
+  cmodel::parallel_rows(static_cast<int>(blocks_.size()), macs_, [](void* c, int b0, int b1) {
+    static_cast<CimLinear*>(c)->compute_blocks(b0, b1);
+  }, this);
   std::fill(acc_.begin(), acc_.end(), 0);
   for (size_t b = 0; b < blocks_.size(); ++b) {
     const Block& bl = blocks_[b];
-    if (!bl.onchip) {
-      // the digital engine: exact integer dot products over the block
-      for (int o = 0; o < bl.outs; ++o) {
-        const int8_t* w = q_.q.data() + static_cast<size_t>(bl.out0 + o) * q_.cols + bl.row0;
-        int64_t acc = 0;
-        for (int r = 0; r < bl.rows; ++r) acc += int64_t{w[r]} * xq_[bl.row0 + r];
-        part_[o] = acc;
-      }
+    const int64_t* part = parts_.data() + slot_[b];
+    for (int o = 0; o < bl.outs; ++o) acc_[bl.out0 + o] += part[o];
+    if (bl.onchip) {
+      ev.macro += block_events_[b];
+    } else {
       ev.offchip_macs += int64_t{bl.rows} * bl.outs;
       ev.offchip_weight_bits += int64_t{bl.rows} * bl.outs * spec_.weight_bits;
-    } else {
-      Macro& m = *macros_[b];
-      m.compute(xq_.data() + bl.row0, bl.rows, part_.data(), bl.outs);
-      ev.macro += m.events();
-      m.reset_events();
-    }
-    for (int o = 0; o < bl.outs; ++o) {
-      acc_[bl.out0 + o] += part_[o];
-      ev.partial_sum_adds += blocks_per_output[bl.out0 + o]++ > 0;  // the first block needs no add
     }
   }
+  ev.partial_sum_adds += partial_sum_adds_;
   // dequantise: y = acc * x_scale * w_scale[out]
   for (int o = 0; o < q_.rows; ++o) y[o] = static_cast<float>(acc_[o]) * xq.scale * q_.scale[o];
   ev.dequant_muls += q_.rows;

@@ -93,6 +93,10 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   Sampler sample_cim(o.temperature, o.top_p, o.seed), sample_ref(o.temperature, o.top_p, o.seed);
   int token = prompt[0], ref_token = prompt[0];
   bool ref_done = false;
+  // While the free-running reference has been fed the CIM run's tokens it is the shadow, float
+  // for float, so it shares the shadow's pass; from the first token where they differ it runs on
+  // its own, its cache taken from the shadow's (the same tokens at every earlier position).
+  bool ref_shares_shadow = true;
   r.tokens.push_back(token);
   r.reference_tokens.push_back(ref_token);
   std::vector<int> printed{token}, ref_printed{ref_token};
@@ -103,8 +107,12 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     const Vector* ls = nullptr;
     const Vector* lf = nullptr;
     auto reference_passes = [&] {
+      if (ref_shares_shadow && !ref_done && ref_token != token) {
+        free_ref.cache().copy_from(shadow.cache());
+        ref_shares_shadow = false;
+      }
       ls = &forward(c, w, s_shadow, shadow, token, pos);
-      if (!ref_done) lf = &forward(c, w, s_free, free_ref, ref_token, pos);
+      if (!ref_done) lf = ref_shares_shadow ? ls : &forward(c, w, s_free, free_ref, ref_token, pos);
     };
     std::future<void> refs;
     if (o.threads > 1) refs = std::async(std::launch::async, reference_passes);

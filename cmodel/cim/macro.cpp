@@ -1,7 +1,9 @@
 // Macro: the stored state (cell levels, programmed cell noise, the noise generator) and the
 // write operations. compute() dispatches to a fast path (macro_fast.cpp); compute_reference()
 // is the literal circuit (macro_reference.cpp).
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numbers>
 #include <string>
 
@@ -32,19 +34,22 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
     fail("cim::MacroSpec", "weight_bits", std::to_string(spec_.weight_bits),
          "an integer in [2, 8] for the bit-accurate Macro (wider weights are priced analytically only)");
   const size_t n = static_cast<size_t>(spec_.rows) * spec_.cols;
-  cells_.assign(n, 0);
+  // A digital macro keeps its weights (weights_) and derives a cell's level from them
+  // (cell_level); an analog macro keeps the levels, which noise and the bit-planes build on.
+  if (spec_.kind == MacroKind::analog) cells_.assign(n, 0);
   if (spec_.kind == MacroKind::analog && spec_.cell_noise_sigma > 0.0) cell_noise_.assign(n, 0.f);
   row_words_ = (spec_.rows + 63) / 64;
   slices_ = detail::weight_slices(spec_);
-  planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);
+  // Only the analog fast path reads the bit-planes; the digital one reads weights_.
+  if (spec_.kind == MacroKind::analog)
+    planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);
   weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
   // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
   const double sigma = spec_.cell_noise_sigma;
   spec_.cell_noise_sigma = 0.0;
-  const int wpr = spec_.weights_per_row();
-  for (int r = 0; r < spec_.rows; ++r)
-    for (int o = 0; o < wpr; ++o) store(r, o, 0);
+  const std::vector<int8_t> zero(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
+  store_block(zero.data(), spec_.rows, spec_.weights_per_row());
   spec_.cell_noise_sigma = sigma;
 }
 
@@ -64,8 +69,8 @@ void Macro::store(int row, int out, int32_t w) {
     const int col = out * S + j;
     const uint32_t level = detail::slice_level(spec_, slices_[j], w);
     const size_t idx = static_cast<size_t>(row) * spec_.cols + col;
-    cells_[idx] = static_cast<uint8_t>(level);
-    for (int b = 0; b < spec_.cell_bits; ++b) {
+    if (!cells_.empty()) cells_[idx] = static_cast<uint8_t>(level);
+    for (int b = 0; b < spec_.cell_bits && !planes_.empty(); ++b) {
       uint64_t& word = planes_[(static_cast<size_t>(b) * row_words_ + row / 64) * spec_.cols + col];
       const uint64_t bit = uint64_t{1} << (row % 64);
       word = ((level >> b) & 1u) ? (word | bit) : (word & ~bit);
@@ -77,6 +82,63 @@ void Macro::store(int row, int out, int32_t w) {
   weights_[static_cast<size_t>(row) * (spec_.cols / S) + out] = static_cast<int8_t>(w);
 }
 
+void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
+  const int S = static_cast<int>(slices_.size());
+  const int cols = spec_.cols, wpr = spec_.weights_per_row(), n_cols = n_out * S;
+  for (int r = 0; r < n_rows; ++r)
+    std::memcpy(weights_.data() + static_cast<size_t>(r) * wpr, w + static_cast<size_t>(r) * n_out,
+                static_cast<size_t>(n_out));
+  if (cells_.empty()) return;  // digital: the weights are the stored state
+  // The S levels of each of the 256 int8 values, formed once per block: a weight's cells are
+  // then a copy.
+  std::vector<uint8_t> levels(256 * static_cast<size_t>(S));
+  for (int v = -128; v < 128; ++v)
+    for (int j = 0; j < S; ++j)
+      levels[static_cast<size_t>(v + 128) * S + j] = static_cast<uint8_t>(detail::slice_level(spec_, slices_[j], v));
+  for (int r = 0; r < n_rows; ++r) {
+    uint8_t* cell = cells_.data() + static_cast<size_t>(r) * cols;
+    const int8_t* wr = w + static_cast<size_t>(r) * n_out;
+    for (int o = 0; o < n_out; ++o) {
+      const uint8_t* lv = &levels[static_cast<size_t>(wr[o] + 128) * S];
+      for (int j = 0; j < S; ++j) cell[o * S + j] = lv[j];
+    }
+  }
+  // The bit-planes 64 rows (one word) at a time, gathered row by row so the inner loop runs
+  // along a row of cells; rows outside [0, n_rows) keep their bits.
+  std::vector<uint64_t> word(static_cast<size_t>(n_cols));
+  for (int b = 0; b < spec_.cell_bits && !planes_.empty(); ++b)
+    for (int r0 = 0; r0 < n_rows; r0 += 64) {
+      const int r1 = std::min(n_rows, r0 + 64);
+      std::fill(word.begin(), word.end(), uint64_t{0});
+      for (int r = r0; r < r1; ++r) {
+        const uint8_t* cell = cells_.data() + static_cast<size_t>(r) * cols;
+        for (int c = 0; c < n_cols; ++c) word[c] |= static_cast<uint64_t>((cell[c] >> b) & 1u) << (r - r0);
+      }
+      const uint64_t keep = r1 - r0 == 64 ? uint64_t{0} : ~uint64_t{0} << (r1 - r0);
+      uint64_t* plane = planes_.data() + (static_cast<size_t>(b) * row_words_ + r0 / 64) * cols;
+      for (int c = 0; c < n_cols; ++c) plane[c] = (plane[c] & keep) | word[c];
+    }
+  // One programming-variation draw per cell written, in store()'s order (row, output, slice):
+  // the counter-based generator gives draw k the same value whichever call takes it.
+  if (!cell_noise_.empty() && spec_.cell_noise_sigma > 0.0) {
+    std::vector<float> draws(static_cast<size_t>(n_rows) * n_cols);
+    detail::normal_draws(noise_key_, noise_draws_, static_cast<int>(draws.size()), draws.data());
+    noise_draws_ += draws.size();
+    for (int r = 0; r < n_rows; ++r)
+      for (int c = 0; c < n_cols; ++c)
+        cell_noise_[static_cast<size_t>(r) * cols + c] =
+            static_cast<float>(spec_.cell_noise_sigma * static_cast<double>(draws[static_cast<size_t>(r) * n_cols + c]));
+  }
+}
+
+uint32_t Macro::cell_level(int row, int col) const {
+  if (!cells_.empty()) return cells_[static_cast<size_t>(row) * spec_.cols + col];
+  const int S = static_cast<int>(slices_.size());
+  if (col >= spec_.weights_per_row() * S) return 0;  // a column no weight uses stays erased
+  const int8_t w = weights_[static_cast<size_t>(row) * spec_.weights_per_row() + col / S];
+  return detail::slice_level(spec_, slices_[col % S], w);
+}
+
 int32_t Macro::read(int row, int out) const {
   check_index("row", row, spec_.rows);
   check_index("out", out, spec_.weights_per_row());
@@ -85,7 +147,7 @@ int32_t Macro::read(int row, int out) const {
   int64_t w = 0;
   for (int j = 0; j < S; ++j)
     w += static_cast<int64_t>(slices[j].sign) *
-         (int64_t{cells_[static_cast<size_t>(row) * spec_.cols + out * S + j]} << slices[j].offset);
+         (int64_t{cell_level(row, out * S + j)} << slices[j].offset);
   if (spec_.encoding == WeightEncoding::offset) w -= int64_t{1} << (spec_.weight_bits - 1);
   return static_cast<int32_t>(w);
 }
@@ -106,8 +168,9 @@ namespace {
 // All values are checked before any cell changes, so a rejected write leaves the macro intact.
 void check_weights(const MacroSpec& spec, const int8_t* w, long long n) {
   if (n > 0 && w == nullptr) fail(kWhere, "w", "null", "a readable weight array");
+  const int32_t lo = spec.weight_min(), hi = spec.weight_max();
   for (long long i = 0; i < n; ++i)
-    if (w[i] < spec.weight_min() || w[i] > spec.weight_max())
+    if (w[i] < lo || w[i] > hi)
       fail(kWhere, "w[" + std::to_string(i) + "]", std::to_string(w[i]),
            "a weight in [" + std::to_string(spec.weight_min()) + ", " +
                std::to_string(spec.weight_max()) + "] (weight_bits = " +
@@ -119,8 +182,7 @@ void Macro::write_block(const int8_t* w, int n_rows, int n_out) {
   check_count("n_rows", n_rows, spec_.rows);
   check_count("n_out", n_out, spec_.weights_per_row());
   check_weights(spec_, w, static_cast<long long>(n_rows) * n_out);
-  for (int r = 0; r < n_rows; ++r)
-    for (int o = 0; o < n_out; ++o) store(r, o, w[static_cast<size_t>(r) * n_out + o]);
+  store_block(w, n_rows, n_out);
   events_ += write_events(spec_, n_rows, n_out);
 }
 

@@ -45,8 +45,7 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
           // Adder tree: the products (input piece level x cell level) of the group's rows.
           int64_t p = 0;
           for (int r = r0; r < r1; ++r) {
-            const int64_t term = int64_t{detail::input_level(spec_, pieces[k], x[r])} *
-                                 cells_[static_cast<size_t>(r) * spec_.cols + col];
+            const int64_t term = int64_t{detail::input_level(spec_, pieces[k], x[r])} * cell_level(r, col);
             if (r > r0) ++ev.adder_ops;
             p += term;
           }

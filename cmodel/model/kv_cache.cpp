@@ -31,6 +31,19 @@ void KvCache::write(int layer, int pos, const float* k, const float* v) {
 
 void KvCache::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
 
+void KvCache::copy_from(const KvCache& other) {
+  if (other.config_.n_layers != config_.n_layers || other.config_.n_kv_heads != config_.n_kv_heads ||
+      other.config_.seq_len != config_.seq_len || other.head_dim_ != head_dim_)
+    throw Error("KvCache: copy_from a cache of another shape");
+  for (int l = 0; l < config_.n_layers; ++l)
+    for (int h = 0; h < config_.n_kv_heads; ++h) {
+      const int64_t at = offset(l, h, 0), n = int64_t(other.lengths_[l]) * head_dim_;
+      std::copy(other.keys_.get() + at, other.keys_.get() + at + n, keys_.get() + at);
+      std::copy(other.values_.get() + at, other.values_.get() + at + n, values_.get() + at);
+    }
+  lengths_ = other.lengths_;
+}
+
 long long KvCache::bytes_per_token(const Config& c, int bytes_per_element) {
   return 2LL * c.n_layers * c.kv_dim() * bytes_per_element;
 }

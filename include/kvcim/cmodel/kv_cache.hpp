@@ -25,6 +25,8 @@ class KvCache {
   // Positions written so far in `layer`.
   int length(int layer) const { return lengths_[layer]; }
   void reset();
+  // Takes the positions `other` (of the same shape) has written, and its lengths.
+  void copy_from(const KvCache& other);
   // Bytes of K and V held for `tokens` positions at float32 (what a conventional engine reads).
   static long long bytes_per_token(const Config& config, int bytes_per_element);
 

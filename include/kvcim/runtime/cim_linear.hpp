@@ -34,7 +34,8 @@ class CimLinear {
  public:
   // w: [outputs, inputs] float; blocks must cover every element exactly once.
   CimLinear(const cmodel::Matrix& w, const cmodel::cim::MacroSpec& spec, std::vector<Block> blocks);
-  // y = W x as the macros compute it. Adds the events to `events`.
+  // y = W x as the macros compute it. Adds the events to `events`. The blocks are shared with
+  // the float GEMV's helper thread (cmodel::parallel_rows); results do not depend on it.
   void apply(const float* x, float* y, LinearEvents& events);
   // Events of writing the weights into the macros (once, at load).
   const cmodel::cim::MacroEvents& load_events() const { return load_events_; }
@@ -48,7 +49,12 @@ class CimLinear {
   std::vector<std::unique_ptr<cmodel::cim::Macro>> macros_;
   cmodel::cim::MacroEvents load_events_;
   std::vector<int32_t> xq_;
-  std::vector<int64_t> acc_, part_;
+  std::vector<int64_t> acc_;
+  // per block: its partial sums at parts_[slot_[b]..], its macro's events of this token
+  std::vector<int64_t> parts_, slot_;
+  std::vector<cmodel::cim::MacroEvents> block_events_;
+  int64_t macs_ = 0, partial_sum_adds_ = 0;
+  void compute_blocks(int b0, int b1);  // blocks [b0, b1) into their slots
 };
 
 // Row tiles over the inputs x column tiles over the outputs, one block per macro: the plain

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/runtime/session.hpp"
 #include "test_paths.hpp"
@@ -79,4 +80,55 @@ TEST(Session, AllCimRunsAndReportsAccuracy) {
   auto r = generate(f, {BackendKind::cim, BackendKind::cim}, digital_macro(), 64);
   std::cerr << "top1 " << r.accuracy.top1_agreement << " kl " << r.accuracy.kl_mean << "\n";
   EXPECT_GT(r.accuracy.top1_agreement, 0.8);
+}
+
+TEST(Session, FreeRunningReferenceIsThePlainFloatGeneration) {
+  // The free-running reference shares the shadow's pass while both have been fed the same tokens
+  // and runs on its own from the first difference. Sampled at temperature 1 with a coarse
+  // analog macro (few ADC bits and read noise) the CIM tokens leave the reference's early, and
+  // the reference's tokens must still be exactly those of a plain float generation.
+  Fixture f;
+  cim::MacroSpec coarse = digital_macro();
+  coarse.kind = cim::MacroKind::analog;
+  coarse.adc_bits = 4;
+  coarse.read_noise_sigma = 2.0;
+  SessionOptions o;
+  o.steps = 96;
+  o.temperature = 1.0f;
+  o.seed = 5;
+  o.backends = {BackendKind::cim, BackendKind::cim};
+  SessionHardware hw;
+  hw.macro = coarse;
+  hw.blocks = [&](int layer, MatrixKind kind) {
+    const Matrix& w = f.ck.weights.matrix(layer, kind);
+    return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), coarse);
+  };
+  hw.tiles = [] { return std::make_unique<cim::CModelTile>(cim::TileParams{}); };
+  for (int threads : {1, 2}) {
+    o.threads = threads;
+    const GenerationResult r = run_generation(f.ck, f.tok, o, hw);
+    // the run ends where the CIM run ends (o.steps or a BOS); the reference must have run on its
+    // own for a while before that for this test to mean anything
+    size_t split = 0;
+    while (split < r.tokens.size() && split < r.reference_tokens.size() &&
+           r.tokens[split] == r.reference_tokens[split])
+      ++split;
+    ASSERT_LT(split + 8, r.reference_tokens.size()) << "the CIM run must leave the reference early";
+
+    const Config& c = f.ck.config;
+    ReferenceBackend ref(c, f.ck.weights);
+    RunState s(c);
+    Sampler sampler(o.temperature, o.top_p, o.seed);
+    const std::vector<int> prompt = f.tok.encode(o.prompt, true, false);
+    std::vector<int> plain{prompt[0]};
+    int token = prompt[0];
+    for (int pos = 0; pos + 1 < o.steps; ++pos) {
+      const Vector& logits = forward(c, f.ck.weights, s, ref, token, pos);
+      const int next = pos + 1 < static_cast<int>(prompt.size()) ? prompt[pos + 1] : sampler.sample(logits);
+      if (next == 1) break;  // BOS ends the story
+      plain.push_back(token = next);
+    }
+    plain.resize(std::min(plain.size(), r.reference_tokens.size()));
+    EXPECT_EQ(r.reference_tokens, plain) << "threads " << threads;
+  }
 }

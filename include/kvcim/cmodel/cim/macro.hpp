@@ -154,20 +154,25 @@ class Macro {
  private:
   MacroSpec spec_;
   MacroEvents events_;
-  std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels
+  std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels (analog only)
   std::vector<float> cell_noise_;   // [rows, cols] programmed deviation (analog, noisy only)
   detail::NoiseKey noise_key_;      // the seed's key
   uint64_t noise_draws_ = 0;        // draws taken so far: the generator's whole state
   std::vector<float> draws_;        // scratch of read_noise()
-  // Fast-path mirrors of cells_, kept in step by every write:
-  std::vector<int8_t> weights_;     // [rows, weights_per_row] decoded weights (digital fast path)
-  std::vector<uint64_t> planes_;    // [cell_bits][row words][cols] bit-planes (analog fast path)
+  // Kept in step by every write: the weights (a digital macro's whole stored state: its cell
+  // levels are the weights' slices, cell_level()) and the analog fast path's bit-planes.
+  std::vector<int8_t> weights_;     // [rows, weights_per_row] weights
+  std::vector<uint64_t> planes_;    // [cell_bits][row words][cols] bit-planes (analog only)
   int row_words_ = 0;               // ceil(rows / 64)
   std::vector<detail::Piece> slices_;  // the layout of one weight's column group
 
   void check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_out,
                      const char* where) const;
+  uint32_t cell_level(int row, int col) const;  // the level column col of row holds
   void store(int row, int out, int32_t w);  // cells + mirrors + cell noise, no event counting
+  // store() of rows [0, n_rows) x outputs [0, n_out) from w[r * n_out + o], the same cells,
+  // mirrors and draws, a word of bit-plane at a time (weights load in bulk: CimLinear, the tiles)
+  void store_block(const int8_t* w, int n_rows, int n_out);
   double gaussian();                        // next N(0, 1) draw of the macro's generator
   // The next n draws times sigma (read noise of one step); both compute paths call this.
   void read_noise(double sigma, double* out, int n);
