@@ -55,6 +55,21 @@ int64_t KvLayout::window_pages(const Policy& p) const {
   return pages_per_stream();
 }
 
+int64_t KvLayout::sink_pages(const Policy& p) const {
+  if (p.overflow != KvOverflow::window) return 0;
+  return (p.sink_tokens + tokens_per_page - 1) / tokens_per_page;
+}
+
+namespace {
+// The sinks stay inside the window, which must keep at least one page besides them.
+void check_sinks(const KvLayout& k, const Policy& p, int64_t window_limit) {
+  if (k.sink_pages(p) > 0 && k.sink_pages(p) >= window_limit)
+    fail("kv cache", "sinks", std::to_string(p.sink_tokens) + " tokens",
+         "fewer pages (" + std::to_string(k.sink_pages(p)) + " of " + std::to_string(k.tokens_per_page) +
+             " tokens) than the window keeps per stream (" + std::to_string(window_limit) + ")");
+}
+}  // namespace
+
 StreamTokens stream_tokens(const KvLayout& k, const Policy& p, int64_t i, int64_t context) {
   if (i < 0 || i >= k.streams())
     fail("kv", "stream", std::to_string(i), "expected 0.." + std::to_string(k.streams() - 1));
@@ -81,6 +96,8 @@ StreamTokens stream_tokens(const KvLayout& k, const Policy& p, int64_t i, int64_
         fail("kv cache", "window", "0 pages",
              "no KV slot for every stream: the window policy needs at least one page per stream (" +
                  std::to_string(k.streams()) + " streams, " + std::to_string(k.slots()) + " slots)");
+      // (The resident count is the same with or without sinks: only which pages stay differs.)
+      check_sinks(k, p, limit);
       break;
   }
   s.resident_pages = std::min(s.pages, limit);
@@ -99,6 +116,7 @@ KvAllocator::KvAllocator(const KvLayout& layout, const Policy& policy)
     fail("--policy", "sequences", std::to_string(layout_.sequences),
          "more than 2^24 KV streams (sequences x layers x stored heads)");
   window_pages_ = layout_.window_pages(policy_);
+  sink_pages_ = layout_.sink_pages(policy_);
   length_.assign(layout_.sequences, 0);
   tables_.resize(layout_.streams());
   oldest_cim_.assign(layout_.streams(), 0);
@@ -136,14 +154,22 @@ void KvAllocator::free_slot(int64_t slot) {
 
 void KvAllocator::new_page(int64_t st) {
   auto& t = tables_[st];
-  const int64_t on_chip = static_cast<int64_t>(std::count_if(
-      t.begin() + oldest_cim_[st], t.end(), [](const PageRef& r) { return r.where == Where::cim; }));
+  if (t.empty() && policy_.overflow == KvOverflow::window) {
+    const int64_t cap = layout_.pages_per_stream() + (st < layout_.streams_with_extra_page() ? 1 : 0);
+    if (std::min(cap, window_pages_) >= 1) check_sinks(layout_, policy_, std::min(cap, window_pages_));
+  }
+  // The window's sink pages (the stream's first ones) are always on chip and never dropped: the
+  // oldest page that may leave is the first one after them still on chip.
+  const int64_t sinks = std::min<int64_t>(sink_pages_, static_cast<int64_t>(t.size()));
+  const int64_t oldest = std::max(oldest_cim_[st], sinks);
+  const int64_t on_chip = sinks + static_cast<int64_t>(std::count_if(
+      t.begin() + oldest, t.end(), [](const PageRef& r) { return r.where == Where::cim; }));
   // The window keeps at most window_pages_ pages: the oldest leaves before a new one comes.
-  if (policy_.overflow == KvOverflow::window && on_chip >= window_pages_ && on_chip > 0) {
-    PageRef& old = t[oldest_cim_[st]];
+  if (policy_.overflow == KvOverflow::window && on_chip >= window_pages_ && on_chip > sinks) {
+    PageRef& old = t[oldest];
     free_slot(old.slot);
     old = {Where::evicted, -1};
-    ++oldest_cim_[st];
+    oldest_cim_[st] = oldest + 1;
   }
   const int64_t slot = take_slot();
   if (slot >= 0) {
@@ -173,15 +199,16 @@ void KvAllocator::new_page(int64_t st) {
       }
       return;
     case KvOverflow::window:
-      if (!own_full_page)
+      // no slot was freed above, so `oldest` is still the page that may leave
+      if (oldest >= static_cast<int64_t>(t.size()) || t[oldest].where != Where::cim)
         fail("kv cache", "slots", std::to_string(layout_.slots()),
-             "all in use and the stream holds no page: the window policy needs at least one "
-             "page per stream (" + std::to_string(layout_.streams()) + " streams)");
+             "all in use and the stream holds no page besides its sinks: the window policy needs "
+             "at least one page per stream (" + std::to_string(layout_.streams()) + " streams)");
       {
-        PageRef& old = t[oldest_cim_[st]];
+        PageRef& old = t[oldest];
         const int64_t s = old.slot;
         old = {Where::evicted, -1};
-        ++oldest_cim_[st];
+        oldest_cim_[st] = oldest + 1;
         ++slot_allocs_[s];
         t.push_back({Where::cim, s});
       }

@@ -32,11 +32,18 @@ void Policy::validate(const std::string& where) const {
     fail(where, "window", std::to_string(window_tokens), "expected >= 0 tokens (0: as many as fit)");
   if (window_tokens > 0 && overflow != KvOverflow::window)
     fail(where, "window", std::to_string(window_tokens), "only meaningful with overflow=window");
+  if (sink_tokens < 0)
+    fail(where, "sinks", std::to_string(sink_tokens), "expected >= 0 tokens");
+  if (sink_tokens > 0 && overflow != KvOverflow::window)
+    fail(where, "sinks", std::to_string(sink_tokens), "only meaningful with overflow=window");
+  if (sink_tokens > 0 && window_tokens > 0 && sink_tokens >= window_tokens)
+    fail(where, "sinks", std::to_string(sink_tokens),
+         "fewer tokens than the window (" + std::to_string(window_tokens) + ")");
 }
 
 Policy parse_policy(const std::string& text, Policy p) {
   const std::vector<std::string> known = {"overflow", "page",     "kv_fraction", "gqa_sharing",
-                                          "replicas", "sequences", "window"};
+                                          "replicas", "sequences", "window", "sinks"};
   const std::string where = "--policy";
   for (const std::string& item : split(text, ',')) {
     if (item.empty()) continue;
@@ -88,6 +95,9 @@ Policy parse_policy(const std::string& text, Policy p) {
     } else if (key == "window") {
       p.window_tokens = integer(1, 1L << 40);
       p.overflow = KvOverflow::window;
+    } else if (key == "sinks") {
+      p.sink_tokens = integer(1, 1L << 40);
+      p.overflow = KvOverflow::window;
     }
   }
   p.validate(where);
@@ -104,6 +114,7 @@ std::string to_string(const Policy& p) {
   s += ",replicas=" + std::to_string(p.replicas) + ",sequences=" + std::to_string(p.sequences);
   if (p.overflow == KvOverflow::window)
     s += ",window=" + (p.window_tokens ? std::to_string(p.window_tokens) : std::string("fit"));
+  if (p.sink_tokens > 0) s += ",sinks=" + std::to_string(p.sink_tokens);
   return s;
 }
 

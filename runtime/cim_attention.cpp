@@ -63,8 +63,11 @@ std::vector<int8_t> quantize_channels(const float* k, const std::vector<int>& e,
 }
 }  // namespace
 
-CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per_channel)
-    : config_(config), factory_(std::move(factory)), k_per_channel_(k_per_channel) {
+CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per_channel, KvWindow window)
+    : config_(config), factory_(std::move(factory)), window_(window), k_per_channel_(k_per_channel) {
+  if (window_.tiles < 0 || window_.sinks < 0 || (window_.tiles > 0 && window_.sinks >= window_.tiles))
+    throw Error("CimAttention: window of " + std::to_string(window_.tiles) + " tiles with " +
+                std::to_string(window_.sinks) + " sink tiles: the window must keep a tile besides its sinks");
   auto probe = factory_();
   params_ = probe->params();
   if (params_.head_dim != config.head_dim())
@@ -72,18 +75,29 @@ CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per
                 ": the model's heads have " + std::to_string(config.head_dim()) + " dimensions");
   spare_.push_back(std::move(probe));
   tiles_.resize(static_cast<size_t>(config.n_layers) * config.n_kv_heads);
+  written_.assign(tiles_.size(), 0);
   if (k_per_channel_) channel_.resize(tiles_.size());
 }
 
 void CimAttention::append(int layer, int pos, const float* k, const float* v, AttentionEvents& ev) {
   const int hd = config_.head_dim();
   for (int h = 0; h < config_.n_kv_heads; ++h) {
-    auto& tiles = tiles_[layer * config_.n_kv_heads + h];
-    if (pos != static_cast<int>(tiles.size() - (tiles.empty() ? 0 : 1)) * params_.tokens +
-                   (tiles.empty() ? 0 : tiles.back()->tokens()))
+    const int stream = layer * config_.n_kv_heads + h;
+    auto& tiles = tiles_[stream];
+    if (pos != written_[stream])
       throw Error("CimAttention: layer " + std::to_string(layer) + ": position " +
                   std::to_string(pos) + " written out of order");
+    ++written_[stream];
     if (tiles.empty() || tiles.back()->tokens() == params_.tokens) {
+      if (window_.tiles > 0 && static_cast<int>(tiles.size()) == window_.tiles) {
+        // the window is full: its oldest tile after the sinks leaves (and its channel exponents)
+        spare_.push_back(std::move(tiles[window_.sinks]));
+        tiles.erase(tiles.begin() + window_.sinks);
+        if (k_per_channel_) {
+          auto& ex = channel_[stream].exponents;
+          ex.erase(ex.begin() + window_.sinks);
+        }
+      }
       if (!spare_.empty()) {
         tiles.push_back(std::move(spare_.back()));
         spare_.pop_back();
@@ -176,6 +190,7 @@ void CimAttention::attend(int layer, int head, const float* q, float* out, Atten
 
 void CimAttention::reset() {
   for (ChannelState& c : channel_) c = ChannelState{};
+  std::fill(written_.begin(), written_.end(), 0);
   for (auto& list : tiles_) {
     for (auto& t : list) spare_.push_back(std::move(t));
     list.clear();

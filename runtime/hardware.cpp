@@ -1,5 +1,7 @@
 #include "kvcim/runtime/hardware.hpp"
 
+#include <algorithm>
+
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/chip.hpp"
@@ -27,10 +29,16 @@ mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec
   mapper::ModelShape shape{ck.path, ck.config};
   mapper::Placement p = mapper::place(shape, hw, policy, context);
   const mapper::Figures f = mapper::figures(p);
-  if (f.offchip_tokens > 0 || f.evicted_tokens > 0)
+  if (f.offchip_tokens > 0 || (f.evicted_tokens > 0 && policy.overflow != mapper::KvOverflow::window))
     fail(hw.source, "kv capacity", std::to_string(f.max_context_tokens) + " tokens fit in CIM",
          "kvcim run keeps all " + std::to_string(context) +
-             " tokens' K and V in CIM tiles; give the KV cache more macros or run fewer --steps");
+             " tokens' K and V in CIM tiles (or a window of them: --policy overflow=window); give the "
+             "KV cache more macros or run fewer --steps");
+  // The runtime drops whole attention tiles, so a window's page must be the tile.
+  if (policy.overflow == mapper::KvOverflow::window && p.kv.pages_per_tile != 1)
+    fail("--policy", "page", std::to_string(p.kv.tokens_per_page) + " tokens",
+         "must be the tile's " + std::to_string(p.kv.tile.tokens) + " tokens under overflow=window "
+         "(kvcim run drops whole attention tiles)");
   return p;
 }
 
@@ -39,6 +47,10 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
   h.macro = p.hw.macro;
   h.tiles = std::move(tiles);
   h.k_per_channel = p.hw.kv.k_scale == mapper::KScale::channel;
+  // overflow=window: every stream keeps the window's pages (= tiles), sinks first
+  if (p.policy.overflow == mapper::KvOverflow::window)
+    h.kv_window = {static_cast<int>(std::min(p.kv.window_pages(p.policy), p.kv.pages_per_stream())),
+                   static_cast<int>(p.kv.sink_pages(p.policy))};
   const Config config = ck.config;
   h.blocks = [p, config](int layer, MatrixKind kind) {
     const energy::Op op = op_of(kind);

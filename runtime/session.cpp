@@ -69,7 +69,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   GenerationResult r;
   r.ledger = r.simulated = r.conventional = r.load_ledger = energy::Ledger(c.n_layers);
   r.prompt_tokens = static_cast<int>(prompt.size());
-  SessionBackend cim(c, w, o.backends, hw.macro, hw.blocks, hw.tiles, hw.k_per_channel);
+  SessionBackend cim(c, w, o.backends, hw.macro, hw.blocks, hw.tiles, hw.k_per_channel, hw.kv_window);
 
   // The evaluation, on its own backends: the same hardware (a macro's noise comes from its seed),
   // fresh caches per sequence, its events kept out of the generation's ledger, and the
@@ -81,7 +81,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     eo.text = o.eval_text;
     const EvalCorpus corpus = build_eval_corpus(ck, tok, eo);
     auto make_cim = [&] { return std::make_unique<SessionBackend>(c, w, o.backends, hw.macro, hw.blocks, hw.tiles,
-                                                            hw.k_per_channel); };
+                                                            hw.k_per_channel, hw.kv_window); };
     r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap);
     r.evaluation->text_tokens = corpus.text_tokens;
     r.eval_prompts = eo.prompts;

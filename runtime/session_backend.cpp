@@ -59,7 +59,7 @@ int ledger_layer(MatrixKind kind, int layer) {
 
 SessionBackend::SessionBackend(const Config& config, const Weights& weights, BackendChoice choice,
                                const cim::MacroSpec& macro, const BlockSource& blocks,
-                               TileFactory tiles, bool k_per_channel)
+                               TileFactory tiles, bool k_per_channel, KvWindow window)
     : config_(config), choice_(choice), reference_(config, weights),
       ledger_(config.n_layers), load_ledger_(config.n_layers) {
   if (choice.linear == BackendKind::rtl)
@@ -75,7 +75,10 @@ SessionBackend::SessionBackend(const Config& config, const Weights& weights, Bac
   }
   if (choice.attention != BackendKind::reference) {
     if (!tiles) fail("--attention-backend", "backend", name(choice.attention), "no attention tile is available");
-    attention_ = std::make_unique<CimAttention>(config, std::move(tiles), k_per_channel);
+    attention_ = std::make_unique<CimAttention>(config, std::move(tiles), k_per_channel, window);
+  } else if (window.tiles > 0) {
+    fail("--policy", "overflow", "window",
+         "the window drops tiles of the CIM attention: use --attention-backend cim or rtl");
   }
 }
 

@@ -60,6 +60,7 @@ py::dict policy_dict(const Policy& p) {
   d["sequences"] = p.sequences;
   d["overflow"] = name(p.overflow);
   d["window_tokens"] = p.window_tokens;
+  d["sink_tokens"] = p.sink_tokens;
   return d;
 }
 
@@ -85,13 +86,14 @@ Policy policy_from_dict(const py::dict& d) {
     } else if (key == "replicas") p.replicas = static_cast<int>(integer("replicas"));
     else if (key == "sequences") p.sequences = static_cast<int>(integer("sequences"));
     else if (key == "window_tokens") p.window_tokens = integer("window_tokens");
+    else if (key == "sink_tokens") p.sink_tokens = integer("sink_tokens");
     else if (key == "overflow") {
       const std::string o = py::str(v);
       p = parse_policy("overflow=" + o, p);
     } else
       fail("Policy.from_dict", key, py::str(py::repr(v)),
            "unknown field (expected kv_fraction, tokens_per_page, gqa_sharing, replicas, "
-           "sequences, overflow, window_tokens)");
+           "sequences, overflow, window_tokens, sink_tokens)");
   }
   p.validate("Policy.from_dict");
   return p;
@@ -300,6 +302,7 @@ void bind_mapper(py::module_& m) {
           "overflow", [](const Policy& p) { return std::string(name(p.overflow)); },
           [](Policy& p, const std::string& o) { p = parse_policy("overflow=" + o, p); })
       .def_readwrite("window_tokens", &Policy::window_tokens)
+      .def_readwrite("sink_tokens", &Policy::sink_tokens)
       .def("validate", &Policy::validate, py::arg("where") = "Policy")
       .def("to_dict", &policy_dict)
       .def("__str__", [](const Policy& p) { return to_string(p); })

@@ -108,8 +108,8 @@ def test_ledgers_equal_the_figures(analog):
 
 
 def test_policy_round_trips_and_rejects_unknown_fields():
-    p = kvcim.Policy.parse("overflow=window,page=8,window=64,replicas=2")
-    assert (p.overflow, p.tokens_per_page, p.window_tokens, p.replicas) == ("window", 8, 64, 2)
+    p = kvcim.Policy.parse("overflow=window,page=8,window=64,sinks=8,replicas=2")
+    assert (p.overflow, p.tokens_per_page, p.window_tokens, p.sink_tokens, p.replicas) == ("window", 8, 64, 8, 2)
     assert kvcim.Policy.from_dict(p.to_dict()).to_dict() == p.to_dict()
     assert str(kvcim.Policy.parse(str(p))) == str(p)
     with pytest.raises(kvcim.Error, match="page_size"):

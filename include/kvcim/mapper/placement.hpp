@@ -101,6 +101,8 @@ struct KvLayout {
   int64_t streams_with_extra_page() const;
   // Pages the window policy keeps per stream (policy window rounded up to pages; 0 = fit).
   int64_t window_pages(const Policy& p) const;
+  // The stream's first pages the window policy never drops (policy sinks rounded up to pages).
+  int64_t sink_pages(const Policy& p) const;
 };
 
 KvLayout kv_layout(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p,
@@ -156,6 +158,7 @@ class KvAllocator {
   int64_t window_pages_ = 0;
   std::vector<int64_t> length_;
   std::vector<std::vector<PageRef>> tables_;
+  int64_t sink_pages_ = 0;            // window policy: the first pages of a stream, never dropped
   std::vector<int64_t> oldest_cim_;  // per stream: index of its oldest page still on chip
   std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> freed_;
   int64_t fresh_ = 0, in_use_ = 0, offchip_next_ = 0;

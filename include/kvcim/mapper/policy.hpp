@@ -12,7 +12,9 @@ namespace kvcim::mapper {
 //   spill  - the stream's oldest full on-chip page moves to off-chip memory (attention over it is
 //            computed conventionally); without one, the new page is placed off-chip;
 //   window - the stream's oldest page is dropped (sliding-window attention); the window is
-//            `window_tokens` rounded up to whole pages (0: as many pages as fit).
+//            `window_tokens` rounded up to whole pages (0: as many pages as fit). With
+//            `sink_tokens`, the stream's first pages (sink_tokens rounded up) are never dropped:
+//            the attention sinks of StreamingLLM (Xiao et al. 2024), counted inside the window.
 enum class KvOverflow { fail, spill, window };
 const char* name(KvOverflow o);
 
@@ -26,13 +28,15 @@ struct Policy {
   int sequences = 1;          // concurrent sequences, each with its own KV pages
   KvOverflow overflow = KvOverflow::fail;
   int64_t window_tokens = 0;  // window policy only
+  int64_t sink_tokens = 0;    // window policy only: the first tokens, kept
 
   // Throws kvcim::Error naming `where` and the field.
   void validate(const std::string& where) const;
 };
 
 // Keys: overflow (fail|spill|window), page (tokens per page), kv_fraction (0..1 or auto),
-// gqa_sharing (on|off), replicas, sequences, window (tokens). Unknown keys suggest the closest.
+// gqa_sharing (on|off), replicas, sequences, window (tokens), sinks (tokens). Unknown keys
+// suggest the closest.
 Policy parse_policy(const std::string& text, Policy base = Policy{});
 std::string to_string(const Policy& p);
 

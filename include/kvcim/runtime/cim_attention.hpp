@@ -15,6 +15,15 @@ namespace kvcim::runtime {
 
 using TileFactory = std::function<std::unique_ptr<cmodel::cim::AttentionTile>()>;
 
+// A sliding window over whole tiles (the mapper's overflow=window with page = tile): a stream
+// keeps at most `tiles` tiles; when a new one is needed the oldest tile after the first `sinks`
+// (StreamingLLM's attention sinks) is dropped. tiles = 0: every tile is kept.
+struct KvWindow {
+  int tiles = 0;
+  int sinks = 0;
+  bool operator==(const KvWindow&) const = default;
+};
+
 // Events of one attention step, split by operation.
 struct AttentionEvents {
   cmodel::cim::TileEvents write;   // appends (K column group + V row cell writes)
@@ -28,10 +37,12 @@ struct AttentionEvents {
 class CimAttention {
  public:
   // k_per_channel: K scaled per channel of each tile (kv.k_scale: channel), see cim_attention.cpp.
-  CimAttention(const cmodel::Config& config, TileFactory factory, bool k_per_channel = false);
+  CimAttention(const cmodel::Config& config, TileFactory factory, bool k_per_channel = false,
+               KvWindow window = {});
   // Stores position `pos` of `layer` (k, v: [kv_dim] floats after RoPE).
   void append(int layer, int pos, const float* k, const float* v, AttentionEvents& ev);
-  // Attention of query head `head` over every position stored for `layer`: out [head_dim].
+  // Attention of query head `head` over every position `layer` holds (all of them, or the
+  // window's): out [head_dim].
   void attend(int layer, int head, const float* q, float* out, AttentionEvents& ev);
   void reset();
   int tiles_in_use() const;
@@ -41,8 +52,10 @@ class CimAttention {
   cmodel::Config config_;
   TileFactory factory_;
   cmodel::cim::TileParams params_;
-  // [layer * n_kv_heads + kv_head] -> tiles in order of position
+  KvWindow window_;
+  // [layer * n_kv_heads + kv_head] -> tiles in order of position (the window's, if any)
   std::vector<std::vector<std::unique_ptr<cmodel::cim::AttentionTile>>> tiles_;
+  std::vector<int> written_;  // [layer * n_kv_heads + kv_head] -> positions appended so far
   std::vector<std::unique_ptr<cmodel::cim::AttentionTile>> spare_;  // emptied tiles for reuse
   // Per-channel K: per stream, each tile's channel exponents, and the float K and V of the tokens
   // in the stream's newest tile (re-quantised and re-written when an exponent grows).

@@ -66,6 +66,7 @@ struct SessionHardware {
   BlockSource blocks;
   TileFactory tiles;
   bool k_per_channel = false;  // kv.k_scale: channel (CimAttention)
+  KvWindow kv_window;          // overflow=window: the tiles each stream keeps (CimAttention)
   // The conventional baseline's events of the forward pass at a position.
   std::function<cmodel::energy::Ledger(int pos)> conventional;
   // The CIM chip's events at a position that are not simulated (buffers, norms, embedding,

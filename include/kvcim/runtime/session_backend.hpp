@@ -37,7 +37,7 @@ class SessionBackend : public cmodel::Backend {
   // `tiles` builds attention tiles (C model or RTL) when attention is not reference.
   SessionBackend(const cmodel::Config& config, const cmodel::Weights& weights, BackendChoice choice,
                  const cmodel::cim::MacroSpec& macro, const BlockSource& blocks, TileFactory tiles,
-                 bool k_per_channel = false);
+                 bool k_per_channel = false, KvWindow window = {});
 
   void linear(int layer, cmodel::MatrixKind kind, const float* x, float* y) override;
   void write_kv(int layer, int pos, const float* k, const float* v) override;

@@ -35,6 +35,10 @@ Policy random_policy(std::mt19937_64& rng) {
   Policy p;
   p.overflow = static_cast<KvOverflow>(rng() % 3);
   if (p.overflow == KvOverflow::window && rng() % 2) p.window_tokens = 1 + rng() % 20;
+  if (p.overflow == KvOverflow::window && rng() % 2) {
+    p.sink_tokens = 1 + rng() % 8;
+    if (p.window_tokens > 0 && p.sink_tokens >= p.window_tokens) p.sink_tokens = 0;
+  }
   return p;
 }
 
@@ -111,6 +115,10 @@ TEST(Kv, AllocatorKeepsInvariantsAndMatchesTheClosedForm) {
           ASSERT_EQ(got.offchip_tokens, 0);
           ASSERT_LE(got.resident_pages, k.window_pages(p));
           ASSERT_GE(got.resident_tokens, std::min<int64_t>(t, 1));  // the newest token is always kept
+          // the sink pages (the stream's first) are never dropped
+          const auto& table = a.block_table(st);
+          for (int64_t i = 0; i < std::min<int64_t>(k.sink_pages(p), static_cast<int64_t>(table.size())); ++i)
+            ASSERT_EQ(table[i].where, Where::cim) << "sink page " << i << " of stream " << st;
         }
       }
     }

@@ -99,6 +99,10 @@ TEST(Policy, ParsesEveryKey) {
   const Policy w = parse_policy("window=100");
   EXPECT_EQ(w.overflow, KvOverflow::window);
   EXPECT_EQ(w.window_tokens, 100);
+  const Policy ws = parse_policy("window=256,sinks=4");
+  EXPECT_EQ(ws.overflow, KvOverflow::window);
+  EXPECT_EQ(ws.sink_tokens, 4);
+  EXPECT_EQ(parse_policy(to_string(ws)).sink_tokens, 4);  // the printed policy reads back
   EXPECT_EQ(parse_policy("spill").overflow, KvOverflow::spill);
   EXPECT_LT(parse_policy("kv_fraction=auto").kv_fraction, 0);
   EXPECT_EQ(parse_policy("").overflow, KvOverflow::fail);
@@ -111,6 +115,10 @@ TEST(Policy, BadPoliciesAreNamed) {
   EXPECT_NE(e.find("did you mean 'spill'"), std::string::npos) << e;
   e = error_of([] { parse_policy("kv_fraction=1.5"); });
   EXPECT_NE(e.find("kv_fraction = '1.5'"), std::string::npos) << e;
+  e = error_of([] { parse_policy("window=64,sinks=64"); });
+  EXPECT_NE(e.find("sinks = 64: fewer tokens than the window (64)"), std::string::npos) << e;
+  e = error_of([] { parse_policy("sinks=4,overflow=spill"); });
+  EXPECT_NE(e.find("only meaningful with overflow=window"), std::string::npos) << e;
   e = error_of([] { parse_policy("replicas=0"); });
   EXPECT_NE(e.find("replicas"), std::string::npos) << e;
   e = error_of([] { parse_policy("window=10,overflow=fail"); });

@@ -28,7 +28,7 @@ cim::MacroSpec digital_macro() {
 }
 
 GenerationResult generate(Fixture& f, BackendChoice choice, const cim::MacroSpec& m, int steps,
-                          cim::TileParams tp = {}) {
+                          cim::TileParams tp = {}, KvWindow window = {}) {
   SessionOptions o;
   o.steps = steps;
   o.backends = choice;
@@ -39,6 +39,7 @@ GenerationResult generate(Fixture& f, BackendChoice choice, const cim::MacroSpec
     return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
   };
   hw.tiles = [tp] { return std::make_unique<cim::CModelTile>(tp); };
+  hw.kv_window = window;
   return run_generation(f.ck, f.tok, o, hw);
 }
 
@@ -130,5 +131,23 @@ TEST(Session, FreeRunningReferenceIsThePlainFloatGeneration) {
     }
     plain.resize(std::min(plain.size(), r.reference_tokens.size()));
     EXPECT_EQ(r.reference_tokens, plain) << "threads " << threads;
+  }
+}
+
+TEST(Session, WindowAtLeastTheContextIsFullAttentionAndASmallOneIsNot) {
+  // 192 steps over tiles of 64 tokens: 3 tiles per stream. A window of 3 tiles drops nothing and
+  // must give the full run's tokens and logits; a window of 2 (or 1 sink + 1) drops the oldest
+  // tile from position 128 on and must change the logits there, and only there.
+  Fixture f;
+  const BackendChoice attn{BackendKind::reference, BackendKind::cim};
+  const GenerationResult full = generate(f, attn, digital_macro(), 192);
+  const GenerationResult same = generate(f, attn, digital_macro(), 192, {}, KvWindow{3, 0});
+  EXPECT_EQ(same.tokens, full.tokens);
+  ASSERT_EQ(same.steps.size(), full.steps.size());
+  for (size_t i = 0; i < full.steps.size(); ++i) EXPECT_EQ(same.steps[i].kl, full.steps[i].kl) << i;
+  for (KvWindow w : {KvWindow{2, 0}, KvWindow{2, 1}}) {
+    const GenerationResult cut = generate(f, attn, digital_macro(), 192, {}, w);
+    for (size_t i = 0; i < 128 && i < cut.steps.size(); ++i) EXPECT_EQ(cut.steps[i].kl, full.steps[i].kl) << i;
+    EXPECT_NE(cut.accuracy.kl_mean, full.accuracy.kl_mean) << "window " << w.tiles << " sinks " << w.sinks;
   }
 }
