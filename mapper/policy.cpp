@@ -19,6 +19,8 @@ const char* name(KvOverflow o) {
   return "?";
 }
 
+const char* name(KvEvict e) { return e == KvEvict::h2o ? "h2o" : "oldest"; }
+
 void Policy::validate(const std::string& where) const {
   if (!(kv_fraction < 0 || (kv_fraction >= 0 && kv_fraction <= 1)) || std::isnan(kv_fraction))
     fail(where, "kv_fraction", std::to_string(kv_fraction), "expected 0..1 or auto");
@@ -36,6 +38,8 @@ void Policy::validate(const std::string& where) const {
     fail(where, "sinks", std::to_string(sink_tokens), "expected >= 0 tokens");
   if (sink_tokens > 0 && overflow != KvOverflow::window)
     fail(where, "sinks", std::to_string(sink_tokens), "only meaningful with overflow=window");
+  if (evict != KvEvict::oldest && overflow != KvOverflow::window)
+    fail(where, "evict", name(evict), "only meaningful with overflow=window");
   if (sink_tokens > 0 && window_tokens > 0 && sink_tokens >= window_tokens)
     fail(where, "sinks", std::to_string(sink_tokens),
          "fewer tokens than the window (" + std::to_string(window_tokens) + ")");
@@ -43,7 +47,7 @@ void Policy::validate(const std::string& where) const {
 
 Policy parse_policy(const std::string& text, Policy p) {
   const std::vector<std::string> known = {"overflow", "page",     "kv_fraction", "gqa_sharing",
-                                          "replicas", "sequences", "window", "sinks"};
+                                          "replicas", "sequences", "window", "sinks", "evict"};
   const std::string where = "--policy";
   for (const std::string& item : split(text, ',')) {
     if (item.empty()) continue;
@@ -98,6 +102,13 @@ Policy parse_policy(const std::string& text, Policy p) {
     } else if (key == "sinks") {
       p.sink_tokens = integer(1, 1L << 40);
       p.overflow = KvOverflow::window;
+    } else if (key == "evict") {
+      const std::vector<std::string> choices = {"oldest", "h2o"};
+      auto it = std::find(choices.begin(), choices.end(), value);
+      if (it == choices.end())
+        fail(where, key, "'" + value + "'", cmodel::energy::suggestion(value, choices));
+      p.evict = static_cast<KvEvict>(it - choices.begin());
+      if (p.evict == KvEvict::h2o) p.overflow = KvOverflow::window;
     }
   }
   p.validate(where);
@@ -115,6 +126,7 @@ std::string to_string(const Policy& p) {
   if (p.overflow == KvOverflow::window)
     s += ",window=" + (p.window_tokens ? std::to_string(p.window_tokens) : std::string("fit"));
   if (p.sink_tokens > 0) s += ",sinks=" + std::to_string(p.sink_tokens);
+  if (p.evict != KvEvict::oldest) s += std::string(",evict=") + name(p.evict);
   return s;
 }
 

@@ -76,6 +76,7 @@ CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per
   spare_.push_back(std::move(probe));
   tiles_.resize(static_cast<size_t>(config.n_layers) * config.n_kv_heads);
   written_.assign(tiles_.size(), 0);
+  drawn_.resize(tiles_.size());
   if (k_per_channel_) channel_.resize(tiles_.size());
 }
 
@@ -90,13 +91,15 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
     ++written_[stream];
     if (tiles.empty() || tiles.back()->tokens() == params_.tokens) {
       if (window_.tiles > 0 && static_cast<int>(tiles.size()) == window_.tiles) {
-        // the window is full: its oldest tile after the sinks leaves (and its channel exponents)
-        spare_.push_back(std::move(tiles[window_.sinks]));
-        tiles.erase(tiles.begin() + window_.sinks);
+        // the window is full: a tile after the sinks leaves (with its channel exponents)
+        const int gone = victim(stream);
+        spare_.push_back(std::move(tiles[gone]));
+        tiles.erase(tiles.begin() + gone);
         if (k_per_channel_) {
           auto& ex = channel_[stream].exponents;
-          ex.erase(ex.begin() + window_.sinks);
+          ex.erase(ex.begin() + gone);
         }
+        if (window_.heavy_hitters) drawn_[stream].erase(drawn_[stream].begin() + gone);
       }
       if (!spare_.empty()) {
         tiles.push_back(std::move(spare_.back()));
@@ -105,6 +108,7 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
         tiles.push_back(factory_());
       }
       tiles.back()->reset();
+      if (window_.heavy_hitters) drawn_[stream].push_back(0.0);
     }
     cim::AttentionTile& tile = *tiles.back();
     const quant::Pow2Vector vq = quant::quantize_pow2(v + h * hd, hd, params_.vb());
@@ -184,13 +188,31 @@ void CimAttention::attend(int layer, int head, const float* q, float* out, Atten
     ev.query += delta(*tile, before);
   }
   const std::vector<double> o = cim::combine_tiles(parts, params_);
+  if (window_.heavy_hitters) {
+    std::vector<double>& drawn = drawn_[layer * config_.n_kv_heads + kv_head];
+    const std::vector<double> share = cim::tile_shares(parts, params_);
+    for (size_t j = 0; j < share.size(); ++j) drawn[j] += share[j];
+  }
   if (parts.size() > 1) ev.combine_ops += static_cast<int64_t>(parts.size()) * (hd + 2);
   for (int i = 0; i < hd; ++i) out[i] = static_cast<float>(o[i]);
+}
+
+int CimAttention::victim(int stream) const {
+  if (!window_.heavy_hitters) return window_.sinks;
+  // the least-drawn tile among [sinks, newest): the newest full tile stays, as H2O keeps its
+  // recent tokens; with no choice (window = sinks + 1) the oldest after the sinks leaves
+  const std::vector<double>& drawn = drawn_[stream];
+  const int last = static_cast<int>(drawn.size()) - 1;
+  int best = window_.sinks;
+  for (int j = window_.sinks + 1; j < last; ++j)
+    if (drawn[j] < drawn[best]) best = j;
+  return best;
 }
 
 void CimAttention::reset() {
   for (ChannelState& c : channel_) c = ChannelState{};
   std::fill(written_.begin(), written_.end(), 0);
+  for (auto& d : drawn_) d.clear();
   for (auto& list : tiles_) {
     for (auto& t : list) spare_.push_back(std::move(t));
     list.clear();

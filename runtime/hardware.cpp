@@ -50,7 +50,7 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
   // overflow=window: every stream keeps the window's pages (= tiles), sinks first
   if (p.policy.overflow == mapper::KvOverflow::window)
     h.kv_window = {static_cast<int>(std::min(p.kv.window_pages(p.policy), p.kv.pages_per_stream())),
-                   static_cast<int>(p.kv.sink_pages(p.policy))};
+                   static_cast<int>(p.kv.sink_pages(p.policy)), p.policy.evict == mapper::KvEvict::h2o};
   const Config config = ck.config;
   h.blocks = [p, config](int layer, MatrixKind kind) {
     const energy::Op op = op_of(kind);

@@ -157,6 +157,7 @@ class Placement:
 
 class Policy:
     def __init__(self: Policy) -> None: ...
+    evict: Any
     @staticmethod
     def from_dict(d: dict) -> Policy: ...
     gqa_sharing: bool

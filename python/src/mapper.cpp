@@ -61,7 +61,15 @@ py::dict policy_dict(const Policy& p) {
   d["overflow"] = name(p.overflow);
   d["window_tokens"] = p.window_tokens;
   d["sink_tokens"] = p.sink_tokens;
+  d["evict"] = name(p.evict);
   return d;
+}
+
+// A KvEvict by its name (the parser's words), without touching the other fields.
+KvEvict evict_named(const std::string& e) {
+  if (e == name(KvEvict::oldest)) return KvEvict::oldest;
+  if (e == name(KvEvict::h2o)) return KvEvict::h2o;
+  fail("Policy", "evict", "'" + e + "'", "expected oldest or h2o");
 }
 
 // A dict with the C++ field names (unknown names are errors).
@@ -87,13 +95,14 @@ Policy policy_from_dict(const py::dict& d) {
     else if (key == "sequences") p.sequences = static_cast<int>(integer("sequences"));
     else if (key == "window_tokens") p.window_tokens = integer("window_tokens");
     else if (key == "sink_tokens") p.sink_tokens = integer("sink_tokens");
+    else if (key == "evict") p.evict = evict_named(py::str(v));
     else if (key == "overflow") {
       const std::string o = py::str(v);
       p = parse_policy("overflow=" + o, p);
     } else
       fail("Policy.from_dict", key, py::str(py::repr(v)),
            "unknown field (expected kv_fraction, tokens_per_page, gqa_sharing, replicas, "
-           "sequences, overflow, window_tokens, sink_tokens)");
+           "sequences, overflow, window_tokens, sink_tokens, evict)");
   }
   p.validate("Policy.from_dict");
   return p;
@@ -303,6 +312,9 @@ void bind_mapper(py::module_& m) {
           [](Policy& p, const std::string& o) { p = parse_policy("overflow=" + o, p); })
       .def_readwrite("window_tokens", &Policy::window_tokens)
       .def_readwrite("sink_tokens", &Policy::sink_tokens)
+      .def_property(
+          "evict", [](const Policy& p) { return std::string(name(p.evict)); },
+          [](Policy& p, const std::string& e) { p.evict = evict_named(e); })
       .def("validate", &Policy::validate, py::arg("where") = "Policy")
       .def("to_dict", &policy_dict)
       .def("__str__", [](const Policy& p) { return to_string(p); })

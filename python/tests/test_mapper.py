@@ -112,6 +112,13 @@ def test_policy_round_trips_and_rejects_unknown_fields():
     assert (p.overflow, p.tokens_per_page, p.window_tokens, p.sink_tokens, p.replicas) == ("window", 8, 64, 8, 2)
     assert kvcim.Policy.from_dict(p.to_dict()).to_dict() == p.to_dict()
     assert str(kvcim.Policy.parse(str(p))) == str(p)
+    h = kvcim.Policy.parse("window=128,evict=h2o")
+    assert (h.overflow, h.evict) == ("window", "h2o")
+    assert kvcim.Policy.from_dict(h.to_dict()).to_dict() == h.to_dict()
+    s = kvcim.Policy.parse("spill")
+    assert kvcim.Policy.from_dict(s.to_dict()).overflow == "spill"  # evict=oldest changes nothing
+    with pytest.raises(kvcim.Error, match="evict"):
+        h.evict = "lru"
     with pytest.raises(kvcim.Error, match="page_size"):
         kvcim.Policy.from_dict({"page_size": 8})
     with pytest.raises(kvcim.Error, match="overflow"):

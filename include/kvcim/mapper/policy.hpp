@@ -17,6 +17,11 @@ namespace kvcim::mapper {
 //            the attention sinks of StreamingLLM (Xiao et al. 2024), counted inside the window.
 enum class KvOverflow { fail, spill, window };
 const char* name(KvOverflow o);
+// Which page the window drops: its oldest (after the sinks), or the one that has drawn the least
+// attention so far (heavy-hitter eviction, H2O, Zhang et al. 2023, per page; the newest full page
+// is kept as H2O keeps its recent tokens). The page counts are the same; only which pages differs.
+enum class KvEvict { oldest, h2o };
+const char* name(KvEvict e);
 
 struct Policy {
   // Fraction of the macros reserved for the KV cache; negative = weights first (weights take
@@ -29,13 +34,15 @@ struct Policy {
   KvOverflow overflow = KvOverflow::fail;
   int64_t window_tokens = 0;  // window policy only
   int64_t sink_tokens = 0;    // window policy only: the first tokens, kept
+  KvEvict evict = KvEvict::oldest;  // window policy only
 
   // Throws kvcim::Error naming `where` and the field.
   void validate(const std::string& where) const;
 };
 
 // Keys: overflow (fail|spill|window), page (tokens per page), kv_fraction (0..1 or auto),
-// gqa_sharing (on|off), replicas, sequences, window (tokens), sinks (tokens). Unknown keys
+// gqa_sharing (on|off), replicas, sequences, window (tokens), sinks (tokens), evict
+// (oldest|h2o). Unknown keys
 // suggest the closest.
 Policy parse_policy(const std::string& text, Policy base = Policy{});
 std::string to_string(const Policy& p);

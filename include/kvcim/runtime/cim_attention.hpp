@@ -17,10 +17,14 @@ using TileFactory = std::function<std::unique_ptr<cmodel::cim::AttentionTile>()>
 
 // A sliding window over whole tiles (the mapper's overflow=window with page = tile): a stream
 // keeps at most `tiles` tiles; when a new one is needed the oldest tile after the first `sinks`
-// (StreamingLLM's attention sinks) is dropped. tiles = 0: every tile is kept.
+// (StreamingLLM's attention sinks) is dropped. tiles = 0: every tile is kept. heavy_hitters
+// (H2O per tile): the tile dropped is instead the one, among those after the sinks and before the
+// newest, with the least attention accumulated so far (the sum over queries of its share,
+// cim::tile_shares); ties go to the oldest.
 struct KvWindow {
   int tiles = 0;
   int sinks = 0;
+  bool heavy_hitters = false;
   bool operator==(const KvWindow&) const = default;
 };
 
@@ -46,6 +50,11 @@ class CimAttention {
   void attend(int layer, int head, const float* q, float* out, AttentionEvents& ev);
   void reset();
   int tiles_in_use() const;
+  // Attention each tile of the stream (layer, kv_head) has drawn so far, in tile order (only
+  // kept with heavy_hitters; empty otherwise).
+  const std::vector<double>& drawn(int layer, int kv_head) const {
+    return drawn_.at(static_cast<size_t>(layer) * config_.n_kv_heads + kv_head);
+  }
   const cmodel::cim::TileParams& params() const { return params_; }
 
  private:
@@ -56,6 +65,9 @@ class CimAttention {
   // [layer * n_kv_heads + kv_head] -> tiles in order of position (the window's, if any)
   std::vector<std::vector<std::unique_ptr<cmodel::cim::AttentionTile>>> tiles_;
   std::vector<int> written_;  // [layer * n_kv_heads + kv_head] -> positions appended so far
+  // heavy_hitters: per stream, per tile held, the attention it has drawn (sum of its shares)
+  std::vector<std::vector<double>> drawn_;
+  int victim(int stream) const;  // the tile a full window drops
   std::vector<std::unique_ptr<cmodel::cim::AttentionTile>> spare_;  // emptied tiles for reuse
   // Per-channel K: per stream, each tile's channel exponents, and the float K and V of the tokens
   // in the stream's newest tile (re-quantised and re-written when an exponent grows).

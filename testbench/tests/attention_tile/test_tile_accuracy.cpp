@@ -119,6 +119,16 @@ TEST(TileAccuracy, MultiTileEqualsSingleTileWithinTheDerivedTolerance) {
         for (int i = 0; i < single.head_dim; ++i)
           vmax[i] = std::max(vmax[i], std::ldexp(std::abs(static_cast<double>(pr.v[t][i])), pr.ev[t]));
       const std::vector<double> om = combine_tiles(parts, single);
+      // tile_shares are the combination's weights, normalised: they sum to 1 and rebuild om
+      const std::vector<double> share = tile_shares(parts, single);
+      double share_sum = 0;
+      for (double x : share) share_sum += x;
+      ASSERT_NEAR(share_sum, 1.0, 1e-12);
+      for (int i = 0; i < single.head_dim; ++i) {
+        double rebuilt = 0;
+        for (size_t j = 0; j < parts.size(); ++j) rebuilt += share[j] * dequantize(parts[j], single)[i];
+        ASSERT_NEAR(rebuilt, om[i], 1e-9 * (1 + std::abs(om[i])));
+      }
 
       const double a = std::exp2(std::ldexp(1.0, -single.exp_frac)) - 1.0;
       const double eps = 1.5 * per_tile / 65536.0;

@@ -103,6 +103,11 @@ TEST(Policy, ParsesEveryKey) {
   EXPECT_EQ(ws.overflow, KvOverflow::window);
   EXPECT_EQ(ws.sink_tokens, 4);
   EXPECT_EQ(parse_policy(to_string(ws)).sink_tokens, 4);  // the printed policy reads back
+  const Policy h = parse_policy("window=256,evict=h2o");
+  EXPECT_EQ(h.evict, KvEvict::h2o);
+  EXPECT_EQ(parse_policy(to_string(h)).evict, KvEvict::h2o);
+  EXPECT_EQ(parse_policy("evict=h2o").overflow, KvOverflow::window);
+  EXPECT_EQ(parse_policy("spill,evict=oldest").overflow, KvOverflow::spill);
   EXPECT_EQ(parse_policy("spill").overflow, KvOverflow::spill);
   EXPECT_LT(parse_policy("kv_fraction=auto").kv_fraction, 0);
   EXPECT_EQ(parse_policy("").overflow, KvOverflow::fail);
@@ -117,6 +122,10 @@ TEST(Policy, BadPoliciesAreNamed) {
   EXPECT_NE(e.find("kv_fraction = '1.5'"), std::string::npos) << e;
   e = error_of([] { parse_policy("window=64,sinks=64"); });
   EXPECT_NE(e.find("sinks = 64: fewer tokens than the window (64)"), std::string::npos) << e;
+  e = error_of([] { parse_policy("evict=h2o,overflow=spill"); });
+  EXPECT_NE(e.find("evict = h2o: only meaningful with overflow=window"), std::string::npos) << e;
+  e = error_of([] { parse_policy("evict=h2"); });
+  EXPECT_NE(e.find("did you mean 'h2o'"), std::string::npos) << e;
   e = error_of([] { parse_policy("sinks=4,overflow=spill"); });
   EXPECT_NE(e.find("only meaningful with overflow=window"), std::string::npos) << e;
   e = error_of([] { parse_policy("replicas=0"); });

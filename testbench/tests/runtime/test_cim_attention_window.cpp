@@ -87,3 +87,62 @@ TEST(CimAttentionWindow, RefusesAWindowOfSinksOnly) {
   EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{2, 2}), Error);
   EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{-1, 0}), Error);
 }
+
+TEST(CimAttentionWindow, HeavyHittersKeepTheTilesThatDrawAttention) {
+  // A hand example, one layer, one KV head, two query heads, tiles of 4 tokens, a window of 3
+  // tiles. Every query is u; the keys of tile 0 are +u (large scores), of tile 1 -u (tiny
+  // shares), later ones 0.1 u. When tile 3 starts, the window holds tiles 0, 1, 2: H2O keeps the
+  // newest full tile (2) and drops the least-drawn of 0 and 1, i.e. tile 1 (the oldest rule would
+  // drop 0). When tile 4 starts it holds 0, 2, 3 and drops 2. Attention must then equal attention
+  // over exactly tiles {0, 2, 3} and {0, 3, 4}.
+  cmodel::Config c = small_config();
+  c.n_layers = 1;
+  cmodel::cim::TileParams tp;
+  tp.tokens = 4;
+  const int hd = c.head_dim();
+  std::vector<float> u(hd);
+  for (int i = 0; i < hd; ++i) u[i] = (i % 2 ? -1.0f : 1.0f) * (1.0f + 0.1f * i);
+  auto key = [&](int pos) {
+    const float a = pos < 4 ? 2.0f : pos < 8 ? -2.0f : 0.1f;
+    std::vector<float> k(hd);
+    for (int i = 0; i < hd; ++i) k[i] = a * u[i];
+    return k;
+  };
+  auto value = [&](int pos) {
+    std::vector<float> v(hd);
+    for (int i = 0; i < hd; ++i) v[i] = std::sin(0.7f * pos + i);
+    return v;
+  };
+  for (bool h2o : {true, false}) {
+    CimAttention att(c, cmodel_tiles(tp), false, KvWindow{3, 0, h2o});
+    AttentionEvents ev;
+    std::vector<float> out(hd);
+    for (int pos = 0; pos < 20; ++pos) {
+      att.append(0, pos, key(pos).data(), value(pos).data(), ev);
+      for (int h = 0; h < c.n_heads; ++h) att.attend(0, h, u.data(), out.data(), ev);
+      if (h2o && pos < 12) {
+        // before any tile leaves, the shares of every query so far (3 per position: two heads
+        // here, one comparison below) sum to the number of queries
+        const std::vector<double>& drawn = att.drawn(0, 0);
+        double total = 0;
+        for (double d : drawn) total += d;
+        EXPECT_NEAR(total, 3.0 * pos + 2.0, 1e-9) << pos;
+        if (pos == 11) {
+          EXPECT_GT(drawn[0], 10 * drawn[1]);  // what the rule will act on
+        }
+      }
+      std::vector<int> kept;
+      if (pos < 12) kept = {0, 1, 2};
+      else if (pos < 16) kept = h2o ? std::vector<int>{0, 2, 3} : std::vector<int>{1, 2, 3};
+      else kept = h2o ? std::vector<int>{0, 3, 4} : std::vector<int>{2, 3, 4};
+      CimAttention fresh(c, cmodel_tiles(tp), false);
+      int n = 0;
+      for (int j : kept)
+        for (int t = j * 4; t < std::min(pos + 1, j * 4 + 4); ++t, ++n) fresh.append(0, n, key(t).data(), value(t).data(), ev);
+      std::vector<float> a(hd), b(hd);
+      att.attend(0, 0, u.data(), a.data(), ev);
+      fresh.attend(0, 0, u.data(), b.data(), ev);
+      ASSERT_EQ(a, b) << (h2o ? "h2o" : "oldest") << " at position " << pos;
+    }
+  }
+}

@@ -133,6 +133,9 @@ std::vector<double> dequantize(const TileResult& r, const TileParams& p);
 // with o_j the dequantised tile outputs (a running max with rescaling; float, in the runtime).
 // All tiles must have answered the same query (same qmul, qexp). Throws on an empty list.
 std::vector<double> combine_tiles(std::span<const TileResult> parts, const TileParams& p);
+// Each tile's share of the query's attention, w_j / sum_k w_k with w_j as above: what heavy-hitter
+// eviction (H2O, per tile) accumulates. The same checks as combine_tiles.
+std::vector<double> tile_shares(std::span<const TileResult> parts, const TileParams& p);
 
 // ---- the softmax unit as a pure function (steps 2-5 of the contract) ------------------------------
 // Y_t = round_half_up(s_t qmul 2^(qexp + ek_t + F)), shift clamped to [0, 62].
