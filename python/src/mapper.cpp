@@ -384,25 +384,39 @@ void bind_mapper(py::module_& m) {
   m.def(
       "map",
       [](const py::object& model_or_shape, const py::object& spec, const py::object& policy,
-         std::optional<int64_t> context) {
-        // the defaults of `kvcim map`: the embedded model; the context mapper::default_context
+         std::optional<int64_t> context, bool fit, std::optional<double> area_mm2) {
+        // the defaults and sizing rules of `kvcim map` (runtime/cli/cmd_map.cpp): the embedded
+        // model; an area budget spills what does not fit unless the policy names an overflow; a
+        // fixed spec too small for the model's weights, with no overflow named, is sized for it
         const ModelShape shape = model_or_shape.is_none()
                                      ? shape_from_checkpoint(cmodel::default_model_path())
                                      : as_shape(model_or_shape);
-        const HardwareSpec hw = as_hardware(spec);
-        const Policy pol = as_policy(policy);
+        HardwareSpec hw = as_hardware(spec);
+        request_sizing(hw, fit, area_mm2, "map: area_mm2");
+        // text (or nothing) may leave the overflow unnamed; a Policy or a dict always names it
+        const bool named = !policy.is_none() && !py::isinstance<py::str>(policy);
+        Policy base;
+        if (hw.organization.area_mm2 > 0) base.overflow = mapper::KvOverflow::spill;
+        const Policy pol = named ? as_policy(policy) : parse_policy(policy.is_none() ? "" : policy.cast<std::string>(), base);
+        const std::string text = named ? to_string(pol) : policy.is_none() ? std::string() : policy.cast<std::string>();
+        const std::string note = fit_if_too_small(hw, shape.config, text);
+        if (!note.empty() && PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0) throw py::error_already_set();
         py::gil_scoped_release release;
-        const bool fit = hw.organization.macros_auto || hw.organization.area_mm2 > 0;
-        const int64_t ctx = context ? *context : default_context(shape, hw, pol, fit, "map: spec");
+        const bool sized = hw.organization.macros_auto || hw.organization.area_mm2 > 0;
+        const int64_t ctx = context ? *context : default_context(shape, hw, pol, sized, "map: spec");
         return std::make_shared<Placement>(place(shape, hw, pol, ctx));
       },
       py::arg("model_or_shape") = py::none(), py::arg("spec") = py::none(),
-      py::arg("policy") = py::none(), py::arg("context") = py::none(),
+      py::arg("policy") = py::none(), py::arg("context") = py::none(), py::kw_only(),
+      py::arg("fit") = false, py::arg("area_mm2") = py::none(),
       "Places a model (Model, Config, ModelShape, preset name, 'dim=...' text or checkpoint "
       "path; default: the embedded model) on a hardware spec (HardwareSpec, YAML path, dict; default: the shipped "
       "sram_digital) under a policy (Policy, dict, text; default: weights first, fail on "
       "overflow), with every sequence grown to `context` tokens (default, as `kvcim map`: the "
-      "model's seq_len, capped by what fits under overflow=fail on a chip not sized for the model).");
+      "model's seq_len, capped by what fits under overflow=fail on a chip not sized for the model). "
+      "As `kvcim map`: fit=True sizes the chip for the model (macros: auto), area_mm2 caps it "
+      "(and spills what does not fit unless the policy names an overflow), and a fixed spec too "
+      "small for the weights, with no overflow named, is sized for the model with a UserWarning.");
 }
 
 }  // namespace kvcim::python

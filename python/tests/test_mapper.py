@@ -156,3 +156,23 @@ def test_one_comparison_node_from_python():
     d = hw.to_dict()
     d["comparison"] = {"node_nm": 22}
     assert kvcim.HardwareSpec.from_dict(d).comparison["node_nm"] == 22.0
+
+
+def test_map_sizes_the_chip_as_kvcim_map_does():
+    # a fixed spec too small for Llama-2-7B's weights, no overflow named: sized, with a warning
+    with pytest.warns(UserWarning, match="sized the chip for the model"):
+        p = kvcim.map("llama2-7b", context=1024)
+    f = p.figures
+    assert f["weight_blocks_offchip"] == 0 and f["offchip_tokens"] == 0
+    assert f["macros_total"] > 1024
+    # fit=True sizes any spec; an area budget caps it and spills what does not fit
+    fitted = kvcim.map("llama2-7b", HW / "sram_digital.yaml", context=1024, fit=True)
+    assert fitted.figures["macros_total"] == f["macros_total"]
+    capped = kvcim.map("llama2-7b", HW / "sram_digital.yaml", context=1024, area_mm2=50.0)
+    assert capped.figures["macros_total"] < f["macros_total"]
+    assert capped.policy.overflow == "spill" and capped.figures["weight_blocks_offchip"] > 0
+    # naming the overflow keeps the spec's size
+    kept = kvcim.map("llama2-7b", HW / "sram_digital.yaml", "overflow=spill", context=1024)
+    assert kept.figures["macros_total"] == 1024
+    with pytest.raises(kvcim.Error, match="area"):
+        kvcim.map("llama2-7b", HW / "sram_digital.yaml", context=1024, area_mm2=1e-9)

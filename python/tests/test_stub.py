@@ -15,17 +15,25 @@ SOURCE = pathlib.Path(__file__).resolve().parents[2]
 STUB = SOURCE / "python" / "kvcim" / "_core.pyi"
 
 
+def arg_names(args):
+    """A stub def's parameter names as param_names gives them: keyword-only ones after '*'."""
+    names = [a.arg for a in args.args]
+    if args.kwonlyargs:
+        names += ["*"] + [a.arg for a in args.kwonlyargs]
+    return names
+
+
 def stub_tree():
     tree = ast.parse(STUB.read_text())
     functions, classes = {}, {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
-            functions.setdefault(node.name, []).append([a.arg for a in node.args.args])
+            functions.setdefault(node.name, []).append(arg_names(node.args))
         elif isinstance(node, ast.ClassDef):
             members = {}
             for item in node.body:
                 if isinstance(item, ast.FunctionDef):
-                    members.setdefault(item.name, []).append([a.arg for a in item.args.args])
+                    members.setdefault(item.name, []).append(arg_names(item.args))
                 elif isinstance(item, ast.AnnAssign):
                     members[item.target.id] = None
             classes[node.name] = members
