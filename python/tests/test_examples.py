@@ -63,3 +63,19 @@ def test_llm_scale_study(tmp_path):
             and r[1].startswith("llama")}
     assert area[(32768, "llama3-8b")] < area[(32768, "llama2-7b")]
     assert area[(512, "llama3-8b")] > area[(512, "llama2-7b")]
+
+
+def test_kv_window_study(tmp_path):
+    import json
+    out = run_example("kv_window_study.py", tmp_path, "--steps", "192", "--eval-tokens", "200",
+                      "--windows", "64,128")
+    points = {p["policy"]: p for p in json.loads((tmp_path / "results.json").read_text())}
+    assert len(points) == 6 and "full attention" in out
+    full, one_tile = points["full attention"], points["window=64"]
+    # keeping one 64-token tile of a 192-token context costs accuracy beyond its interval, and
+    # saves KV attention energy (fewer tokens scored and summed)
+    assert one_tile["delta_nll"]["ci_low"] > full["delta_nll"]["ci_high"]
+    assert one_tile["kv_pj_per_token"] < points["window=128"]["kv_pj_per_token"] < full["kv_pj_per_token"]
+    # with two tiles H2O has no choice: the same run as the oldest rule
+    assert points["window=128,evict=h2o"]["delta_nll"] == points["window=128"]["delta_nll"]
+    assert (tmp_path / "kv_window_study.png").stat().st_size > 1000

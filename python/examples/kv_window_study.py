@@ -1,0 +1,98 @@
+"""KV window study: how much of the KV cache a CIM chip must keep, and which part, measured on
+the embedded model (stories260K, context 512) by simulating the windows in `kvcim run`:
+sliding windows of whole 64-token attention tiles, with a sink tile (StreamingLLM), or with
+heavy-hitter eviction per tile (H2O). For each, the teacher-forced accuracy against the float
+reference with full attention (ΔNLL and KL with 95% bootstrap intervals) and the CIM energy per
+token of KV attention (scores, softmax, weighted sum, K/V writes).
+
+    PYTHONPATH=build/python /usr/bin/python3 python/examples/kv_window_study.py [--out DIR]
+
+The full-size figures are in docs/mapper.md ("Windows in kvcim run, measured"); --steps,
+--eval-tokens and --windows make a quick run (the test runs it small).
+"""
+import argparse
+import json
+import pathlib
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import kvcim  # noqa: E402
+
+# the operations of KV attention in the energy breakdown (report.energy["cim"]["by_op"], pJ)
+KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
+RULES = {"oldest": "", "sink tile": ",sinks=64", "h2o": ",evict=h2o"}
+
+
+def point(window, rule, steps, eval_tokens):
+    """One run: window tokens kept per stream (0: all) under a rule; its figures."""
+    policy = f"window={window}{RULES[rule]}" if window else None
+    report = kvcim.run(policy=policy, steps=steps, eval_tokens=eval_tokens)
+    ev = report.accuracy["evaluation"]
+    cim = report.energy["cim"]
+    kv_pj = sum(cim["by_op"].get(op, 0.0) for op in KV_OPS) / report.energy["forward_passes"]
+    return {"window": window, "rule": rule, "policy": policy or "full attention",
+            "delta_nll": ev["delta_nll"], "kl_mean": ev["kl_mean"],
+            "tokens": len(ev["per_token"]["kl"]), "kv_pj_per_token": kv_pj,
+            "cim_pj_per_token": cim["per_token_pj"]}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="kv_window_study", help="output folder")
+    parser.add_argument("--steps", type=int, default=512, help="generated positions per run")
+    parser.add_argument("--eval-tokens", type=int, default=10000,
+                        help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
+    parser.add_argument("--windows", default="128,192,256,384",
+                        help="window sizes in tokens (multiples of the 64-token tile)")
+    args = parser.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    windows = [int(w) for w in args.windows.split(",")]
+
+    full = point(0, "oldest", args.steps, args.eval_tokens)
+    points = [full]
+    for rule in RULES:
+        for w in windows:
+            if rule == "sink tile" and w <= 64:
+                continue  # the window must keep a tile besides the sink
+            points.append(point(w, rule, args.steps, args.eval_tokens))
+    (out / "results.json").write_text(json.dumps(points, indent=1) + "\n")
+
+    print(f"{'policy':<28} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>10} {'KV pJ/token':>12} "
+          f"{'CIM pJ/token':>13}")
+    for p in points:
+        d = p["delta_nll"]
+        print(f"{p['policy']:<28} {d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] "
+              f"{p['kl_mean']['value']:>10.4f} {p['kv_pj_per_token']:>12.4g} {p['cim_pj_per_token']:>13.4g}")
+
+    fig, (acc, energy) = plt.subplots(1, 2, figsize=(11, 4))
+    for rule in RULES:
+        pts = [p for p in points if p["rule"] == rule and p["window"]]
+        if not pts:
+            continue
+        x = [p["window"] for p in pts]
+        y = [p["delta_nll"]["value"] for p in pts]
+        err = [[p["delta_nll"]["value"] - p["delta_nll"]["ci_low"] for p in pts],
+               [p["delta_nll"]["ci_high"] - p["delta_nll"]["value"] for p in pts]]
+        acc.errorbar(x, y, yerr=err, marker="o", capsize=3, label=rule)
+        energy.plot(x, [p["kv_pj_per_token"] for p in pts], marker="o", label=rule)
+    for ax in (acc, energy):
+        ax.axhline(full["delta_nll"]["value"] if ax is acc else full["kv_pj_per_token"],
+                   color="gray", linestyle="--", label="full attention")
+        ax.set_xlabel("KV tokens kept per stream (64-token tiles)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    acc.set_ylabel("ΔNLL vs float, full attention (nats/token)")
+    acc.set_title(f"accuracy ({full['tokens']} evaluated tokens, 95% CI)")
+    energy.set_ylabel("KV attention energy per token (pJ)")
+    energy.set_title(f"stories260K, {args.steps} steps, sram_digital")
+    fig.tight_layout()
+    fig.savefig(out / "kv_window_study.png", dpi=120)
+    print(f"\nwrote {out / 'kv_window_study.png'}")
+
+
+if __name__ == "__main__":
+    main()
