@@ -15,6 +15,7 @@ using cim::TileEvents;
 AttentionEvents& AttentionEvents::operator+=(const AttentionEvents& o) {
   write += o.write;
   query += o.query;
+  offchip_query += o.offchip_query;
   q_quant_ops += o.q_quant_ops;
   kv_quant_ops += o.kv_quant_ops;
   combine_ops += o.combine_ops;
@@ -65,6 +66,9 @@ std::vector<int8_t> quantize_channels(const float* k, const std::vector<int>& e,
 
 CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per_channel, KvWindow window)
     : config_(config), factory_(std::move(factory)), window_(window), k_per_channel_(k_per_channel) {
+  if (window_.cim_tiles < -1 || (window_.cim_tiles >= 0 && window_.tiles > 0))
+    throw Error("CimAttention: cim_tiles = " + std::to_string(window_.cim_tiles) +
+                ": expected >= 0 (or -1: all), and -1 with a window (spill and window exclude each other)");
   if (window_.tiles < 0 || window_.sinks < 0 || (window_.tiles > 0 && window_.sinks >= window_.tiles))
     throw Error("CimAttention: window of " + std::to_string(window_.tiles) + " tiles with " +
                 std::to_string(window_.sinks) + " sink tiles: the window must keep a tile besides its sinks");
@@ -185,7 +189,11 @@ void CimAttention::attend(int layer, int head, const float* q, float* out, Atten
       parts.push_back(qt.scale > 0 ? tile->query(qt.q, cim::query_scale(qt.scale, hd))
                                    : tile->query(qt.q, scale));
     }
-    ev.query += delta(*tile, before);
+    // spilled tiles (older than the newest cim_tiles) are the digital engine's work
+    const int stream = layer * config_.n_kv_heads + kv_head;
+    const size_t in_cim = static_cast<size_t>(window_.cim_tiles + (stream < window_.cim_extra_streams ? 1 : 0));
+    const bool spilled = window_.cim_tiles >= 0 && j + in_cim < tiles.size();
+    (spilled ? ev.offchip_query : ev.query) += delta(*tile, before);
   }
   const std::vector<double> o = cim::combine_tiles(parts, params_);
   if (window_.heavy_hitters) {

@@ -29,16 +29,17 @@ mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec
   mapper::ModelShape shape{ck.path, ck.config};
   mapper::Placement p = mapper::place(shape, hw, policy, context);
   const mapper::Figures f = mapper::figures(p);
-  if (f.offchip_tokens > 0 || (f.evicted_tokens > 0 && policy.overflow != mapper::KvOverflow::window))
+  if ((f.offchip_tokens > 0 && policy.overflow != mapper::KvOverflow::spill) ||
+      (f.evicted_tokens > 0 && policy.overflow != mapper::KvOverflow::window))
     fail(hw.source, "kv capacity", std::to_string(f.max_context_tokens) + " tokens fit in CIM",
          "kvcim run keeps all " + std::to_string(context) +
-             " tokens' K and V in CIM tiles (or a window of them: --policy overflow=window); give the "
+             " tokens' K and V in CIM tiles (or spills or drops the oldest: --policy overflow=spill|window); give the "
              "KV cache more macros or run fewer --steps");
-  // The runtime drops whole attention tiles, so a window's page must be the tile.
-  if (policy.overflow == mapper::KvOverflow::window && p.kv.pages_per_tile != 1)
+  // The runtime drops or spills whole attention tiles, so the page must be the tile.
+  if (policy.overflow != mapper::KvOverflow::fail && p.kv.pages_per_tile != 1)
     fail("--policy", "page", std::to_string(p.kv.tokens_per_page) + " tokens",
-         "must be the tile's " + std::to_string(p.kv.tile.tokens) + " tokens under overflow=window "
-         "(kvcim run drops whole attention tiles)");
+         "must be the tile's " + std::to_string(p.kv.tile.tokens) + " tokens under overflow=" +
+             mapper::name(policy.overflow) + " (kvcim run drops or spills whole attention tiles)");
   return p;
 }
 
@@ -51,6 +52,11 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
   if (p.policy.overflow == mapper::KvOverflow::window)
     h.kv_window = {static_cast<int>(std::min(p.kv.window_pages(p.policy), p.kv.pages_per_stream())),
                    static_cast<int>(p.kv.sink_pages(p.policy)), p.policy.evict == mapper::KvEvict::h2o};
+  // overflow=spill: every stream keeps its newest pages (= tiles) in CIM (none when no page fits)
+  if (p.policy.overflow == mapper::KvOverflow::spill) {
+    h.kv_window.cim_tiles = static_cast<int>(p.kv.pages_per_stream());
+    h.kv_window.cim_extra_streams = static_cast<int>(p.kv.streams_with_extra_page());
+  }
   const Config config = ck.config;
   h.blocks = [p, config](int layer, MatrixKind kind) {
     const energy::Op op = op_of(kind);

@@ -21,10 +21,17 @@ using TileFactory = std::function<std::unique_ptr<cmodel::cim::AttentionTile>()>
 // (H2O per tile): the tile dropped is instead the one, among those after the sinks and before the
 // newest, with the least attention accumulated so far (the sum over queries of its share,
 // cim::tile_shares); ties go to the oldest.
+// cim_tiles (the mapper's overflow=spill): only a stream's newest cim_tiles tiles are in CIM; the
+// older ones have moved off-chip and the digital engine attends over them on the same integer
+// codes (so the results are those of full attention), their query events left to the mapper's
+// periphery ledger to price (off-chip reads, conventional attention). -1: every tile is in CIM.
+// As the mapper shares the slots, the first cim_extra_streams streams hold one tile more.
 struct KvWindow {
   int tiles = 0;
   int sinks = 0;
   bool heavy_hitters = false;
+  int cim_tiles = -1;
+  int cim_extra_streams = 0;  // the first streams (layer-major, then KV head) hold one tile more
   bool operator==(const KvWindow&) const = default;
 };
 
@@ -32,6 +39,7 @@ struct KvWindow {
 struct AttentionEvents {
   cmodel::cim::TileEvents write;   // appends (K column group + V row cell writes)
   cmodel::cim::TileEvents query;   // queries (scores in the K macro, softmax, V macro)
+  cmodel::cim::TileEvents offchip_query;  // queries over spilled tiles (digital engine, not CIM)
   int64_t q_quant_ops = 0;         // query quantisation, one per element
   int64_t kv_quant_ops = 0;        // K/V quantisation, one per element written
   int64_t combine_ops = 0;         // float multiply-adds joining tiles (0 for one tile)

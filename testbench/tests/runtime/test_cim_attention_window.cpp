@@ -146,3 +146,42 @@ TEST(CimAttentionWindow, HeavyHittersKeepTheTilesThatDrawAttention) {
     }
   }
 }
+
+TEST(CimAttentionWindow, SpilledTilesGiveFullAttentionAndLeaveTheirQueriesToTheEngine) {
+  // overflow=spill: a stream keeps its newest cim_tiles tiles in CIM (the first
+  // cim_extra_streams streams one more); the digital engine attends over the older ones on the
+  // same codes. Outputs equal full attention exactly; the query events of spilled tiles are
+  // reported apart, and the two parts add up to full attention's.
+  const cmodel::Config c = small_config();  // 2 layers, 1 KV head: streams 0 and 1
+  cmodel::cim::TileParams tp;
+  tp.tokens = 4;
+  KvWindow spill;
+  spill.cim_tiles = 1;
+  spill.cim_extra_streams = 1;  // stream 0 (layer 0) keeps 2 tiles, stream 1 keeps 1
+  CimAttention full(c, cmodel_tiles(tp)), spilled(c, cmodel_tiles(tp), false, spill);
+  std::mt19937_64 g(3);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  const int kv = c.kv_dim(), hd = c.head_dim();
+  AttentionEvents ef, es;
+  std::vector<float> k(kv), v(kv), q(hd), a(hd), b(hd);
+  for (int pos = 0; pos < 11; ++pos)  // 3 tiles per stream: 4 + 4 + 3 tokens
+    for (int l = 0; l < c.n_layers; ++l) {
+      for (auto& x : k) x = d(g);
+      for (auto& x : v) x = d(g);
+      full.append(l, pos, k.data(), v.data(), ef);
+      spilled.append(l, pos, k.data(), v.data(), es);
+    }
+  for (int l = 0; l < c.n_layers; ++l) {
+    AttentionEvents qf, qs;
+    for (auto& x : q) x = d(g);
+    full.attend(l, 0, q.data(), a.data(), qf);
+    spilled.attend(l, 0, q.data(), b.data(), qs);
+    EXPECT_EQ(a, b) << "layer " << l;
+    cmodel::cim::TileEvents sum = qs.query;
+    sum += qs.offchip_query;
+    EXPECT_EQ(sum, qf.query);
+    EXPECT_EQ(qs.query.queries, l == 0 ? 2 : 1) << "tiles queried in CIM, layer " << l;
+    EXPECT_EQ(qs.offchip_query.queries, l == 0 ? 1 : 2) << "tiles queried off-chip, layer " << l;
+  }
+  EXPECT_EQ(es.write, ef.write);  // every token is written into CIM before it spills
+}

@@ -151,3 +151,19 @@ TEST(Session, WindowAtLeastTheContextIsFullAttentionAndASmallOneIsNot) {
     EXPECT_NE(cut.accuracy.kl_mean, full.accuracy.kl_mean) << "window " << w.tiles << " sinks " << w.sinks;
   }
 }
+
+TEST(Session, SpilledTilesGiveTheFullRunsTokensAndLogits) {
+  // overflow=spill: one tile per stream in CIM, the older ones attended by the digital engine on
+  // the same codes: the run is the full run, token for token and logit for logit, with fewer
+  // tile queries in the CIM ledger.
+  Fixture f;
+  const BackendChoice attn{BackendKind::reference, BackendKind::cim};
+  KvWindow spill;
+  spill.cim_tiles = 1;
+  const GenerationResult full = generate(f, attn, digital_macro(), 192);
+  const GenerationResult part = generate(f, attn, digital_macro(), 192, {}, spill);
+  EXPECT_EQ(part.tokens, full.tokens);
+  ASSERT_EQ(part.steps.size(), full.steps.size());
+  for (size_t i = 0; i < full.steps.size(); ++i) EXPECT_EQ(part.steps[i].kl, full.steps[i].kl) << i;
+  EXPECT_LT(part.ledger.count(energy::Op::attn_scores), full.ledger.count(energy::Op::attn_scores));
+}
