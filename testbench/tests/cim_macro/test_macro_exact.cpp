@@ -145,3 +145,27 @@ TEST(MacroExact, OverwriteReplacesAllSlices) {
     EXPECT_EQ(y, 15);
   }
 }
+
+TEST(MacroExact, DigitalWideBlocksAreExact) {
+  // The shapes the runtime uses (16..40 weights per row of 256 rows, odd row counts, zero inputs,
+  // the most negative values), which the random geometries above (at most 9 weights per row)
+  // never reach: the exact integer product.
+  std::mt19937_64 g(77);
+  for (int t = 0; t < 60; ++t) {
+    MacroSpec s;
+    s.kind = MacroKind::digital;
+    s.rows = 256;
+    s.cols = 8 * (16 + static_cast<int>(g() % 25));
+    s.rows_per_cycle = 256;
+    const int n_rows = pick(g, 1, s.rows), n_out = pick(g, 1, s.weights_per_row());
+    std::vector<int8_t> w(static_cast<size_t>(n_rows) * n_out);
+    for (auto& v : w) v = static_cast<int8_t>(t % 5 == 0 ? -128 : random_value(g, -128, 127));
+    std::vector<int32_t> x(n_rows);
+    for (auto& v : x) v = t % 5 == 0 ? -128 : (g() % 4 == 0 ? 0 : random_value(g, -128, 127));
+    Macro m(s);
+    m.write_block(w.data(), n_rows, n_out);
+    std::vector<int64_t> y(n_out, -1);
+    m.compute(x.data(), n_rows, y.data(), n_out);
+    ASSERT_EQ(y, exact_product(x, w, n_rows, n_out)) << "case " << t << " rows " << n_rows << " outputs " << n_out;
+  }
+}
