@@ -24,16 +24,63 @@ bool is_matvec(Op op) {
   }
 }
 
-// Leakage (pJ) of `kib` KiB of cells and `lanes` lanes over `ns`, priced as
-// charge_static_and_control charges it.
-double leakage_pj(const energy::Costs& c, double kib, int64_t lanes, double ns) {
-  return static_cast<double>(std::llround(kib * ns) * c.energy(EventKind::leak_kib_ns) +
-                             std::llround(static_cast<double>(lanes) * ns) * c.energy(EventKind::leak_lane_ns)) *
-         1e-6;
-}
-
 void check_sequences(int64_t sequences) {
   if (sequences < 1) fail("batch", "sequences", std::to_string(sequences), "expected >= 1");
+}
+
+bool is_leakage(EventKind k) { return k == EventKind::leak_kib_ns || k == EventKind::leak_lane_ns; }
+
+// shared + sequences x (token - shared), leaving out the token's leakage (charged per step)
+energy::Ledger step_events(const energy::Ledger& token, const energy::Ledger& shared, int64_t sequences) {
+  energy::Ledger rest(token.n_layers());
+  for (int layer = energy::kModelLevel; layer < token.n_layers(); ++layer)
+    for (Op op : energy::all_ops())
+      for (EventKind k : energy::all_event_kinds())
+        if (!is_leakage(k))
+          if (const int64_t n = token.count(layer, op, k) - shared.count(layer, op, k)) rest.add(layer, op, k, n);
+  rest *= sequences;
+  rest += shared;
+  return rest;
+}
+
+// The step time of `sequences` sequences on the conventional engine: its roofline over the
+// step's events (linear in them: the shared part once, the rest B times).
+double conventional_step_ns(const energy::Ledger& token, const energy::Ledger& shared, const HardwareSpec& hw,
+                            int64_t sequences, Bound* bound) {
+  const energy::Costs bc = hw.baseline_costs();
+  const energy::LatencyBound all = energy::baseline_latency(token, bc, hw.baseline);
+  const energy::LatencyBound sh = energy::baseline_latency(shared, bc, hw.baseline);
+  const double B = static_cast<double>(sequences);
+  energy::LatencyBound step = all;
+  if (sequences > 1) {
+    step.offchip_ns = sh.offchip_ns + B * (all.offchip_ns - sh.offchip_ns);
+    step.onchip_ns = sh.onchip_ns + B * (all.onchip_ns - sh.onchip_ns);
+    step.compute_ns = sh.compute_ns + B * (all.compute_ns - sh.compute_ns);
+  }
+  if (bound) *bound = baseline_bound(step);
+  return step.bound_ns();
+}
+
+// The CIM step's time (see batch.hpp) and what bounds it.
+double cim_step_ns(const LatencyBound& lb, const Policy& policy, int64_t sequences, Bound* bound) {
+  const double B = static_cast<double>(sequences);
+  const double per_copy = std::ceil(B / std::max(1, policy.replicas));
+  // time: the pipeline through the weight stages, the shared lanes, the one off-chip interface
+  const double pipeline = lb.critical_path_ns() + (per_copy - 1) * lb.slowest_macro_stage_ns;
+  const double lanes = B * lb.lanes_ns;
+  const double bit_ns = lb.offchip_bits > 0 ? lb.offchip_ns / lb.offchip_bits : 0;
+  const double offchip = (lb.offchip_weight_bits + B * (lb.offchip_bits - lb.offchip_weight_bits)) * bit_ns;
+  if (bound) {
+    if (offchip >= std::max(pipeline, lanes)) {
+      *bound = Bound::offchip_bytes;
+    } else if (lanes > pipeline) {
+      *bound = Bound::compute;
+    } else {  // the pipeline: macro cycles or the lanes' part of the critical path
+      const double macro = lb.macro_ns + (per_copy - 1) * lb.slowest_macro_stage_ns;
+      *bound = 2 * macro >= pipeline ? Bound::onchip_cycles : Bound::compute;
+    }
+  }
+  return std::max({pipeline, lanes, offchip});
 }
 
 }  // namespace
@@ -50,72 +97,60 @@ energy::Ledger shared_part(const energy::Ledger& token, bool conventional) {
   return s;
 }
 
+energy::Ledger conventional_step_ledger(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
+                                        int64_t sequences) {
+  check_sequences(sequences);
+  const energy::Ledger token = conventional_dynamic_ledger(shape, hw, context - 1, sequences);
+  const energy::Ledger shared = shared_part(token, true);
+  energy::Ledger step = step_events(token, shared, sequences);
+  charge_static_and_control(step, 0, baseline_kib(hw), hw.baseline.mac_units,
+                            conventional_step_ns(token, shared, hw, sequences, nullptr));
+  return step;
+}
+
 StepFigures conventional_step(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
                               int64_t sequences) {
   check_sequences(sequences);
   const energy::Costs bc = hw.baseline_costs();
   const energy::Ledger token = conventional_dynamic_ledger(shape, hw, context - 1, sequences);
   const energy::Ledger shared = shared_part(token, true);
-  const double B = static_cast<double>(sequences);
-  // the roofline is linear in the events: the shared part once, the rest B times
-  const energy::LatencyBound all = energy::baseline_latency(token, bc, hw.baseline);
-  const energy::LatencyBound sh = energy::baseline_latency(shared, bc, hw.baseline);
-  energy::LatencyBound step = all;
-  if (sequences > 1) {
-    step.offchip_ns = sh.offchip_ns + B * (all.offchip_ns - sh.offchip_ns);
-    step.onchip_ns = sh.onchip_ns + B * (all.onchip_ns - sh.onchip_ns);
-    step.compute_ns = sh.compute_ns + B * (all.compute_ns - sh.compute_ns);
-  }
   StepFigures s;
   s.sequences = sequences;
-  s.step_ns = step.bound_ns();
-  s.bound = baseline_bound(step);
-  s.tokens_per_s = s.step_ns > 0 ? B / (s.step_ns * 1e-9) : 0;
+  s.step_ns = conventional_step_ns(token, shared, hw, sequences, &s.bound);
+  s.tokens_per_s = s.step_ns > 0 ? static_cast<double>(sequences) / (s.step_ns * 1e-9) : 0;
   s.shared_pj = shared.cost(bc).energy_pj();
-  const double leak_pj = leakage_pj(bc, baseline_kib(hw), hw.baseline.mac_units, s.step_ns);
-  if (sequences == 1) {  // exactly the single token's ledger (conventional_ledger)
-    s.energy_pj_per_token = static_cast<double>(token.energy_aj(bc)) * 1e-6 + leak_pj;
-    return s;
-  }
-  const double per_sequence_pj = token.cost(bc).energy_pj() - s.shared_pj;
-  s.energy_pj_per_token = (s.shared_pj + B * per_sequence_pj + leak_pj) / B;
+  energy::Ledger step = step_events(token, shared, sequences);
+  charge_static_and_control(step, 0, baseline_kib(hw), hw.baseline.mac_units, s.step_ns);
+  s.energy_pj_per_token = static_cast<double>(step.energy_aj(bc)) * 1e-6 / static_cast<double>(sequences);
   return s;
+}
+
+energy::Ledger cim_step_periphery(const TokenLedgers& t, const LatencyBound& lb, const HardwareSpec& hw,
+                                  const Policy& policy, int64_t sequences) {
+  check_sequences(sequences);
+  if (sequences == 1) return t.periphery;  // exactly the single token's
+  energy::Ledger step = step_events(t.periphery, shared_part(t.periphery, false), sequences);
+  charge_static_and_control(step, 0, cim_kib(hw), hw.digital_units, cim_step_ns(lb, policy, sequences, nullptr));
+  return step;
 }
 
 StepFigures cim_step(const TokenLedgers& t, const LatencyBound& lb, const HardwareSpec& hw,
                      const Policy& policy) {
   check_sequences(policy.sequences);
   const energy::Costs costs = hw.costs(), kvc = hw.kv_costs();
-  const double B = static_cast<double>(policy.sequences);
-  const double per_copy = std::ceil(B / std::max(1, policy.replicas));
-  // time: the pipeline through the weight stages, the shared lanes, the one off-chip interface
-  const double pipeline = lb.critical_path_ns() + (per_copy - 1) * lb.slowest_macro_stage_ns;
-  const double lanes = B * lb.lanes_ns;
-  const double bit_ns = lb.offchip_bits > 0 ? lb.offchip_ns / lb.offchip_bits : 0;
-  const double offchip = (lb.offchip_weight_bits + B * (lb.offchip_bits - lb.offchip_weight_bits)) * bit_ns;
+  const int64_t B = policy.sequences;
   StepFigures s;
-  s.sequences = policy.sequences;
-  s.step_ns = std::max({pipeline, lanes, offchip});
-  if (offchip >= std::max(pipeline, lanes)) {
-    s.bound = Bound::offchip_bytes;
-  } else if (lanes > pipeline) {
-    s.bound = Bound::compute;
-  } else {  // the pipeline: macro cycles or the lanes' part of the critical path
-    const double macro = lb.macro_ns + (per_copy - 1) * lb.slowest_macro_stage_ns;
-    s.bound = 2 * macro >= pipeline ? Bound::onchip_cycles : Bound::compute;
-  }
-  s.tokens_per_s = s.step_ns > 0 ? B / (s.step_ns * 1e-9) : 0;
-  // energy: the token's, its leakage over the step instead of over the token, the shared part once
-  const double token_pj = static_cast<double>(t.cim.energy_aj(costs, &kvc) + t.periphery.energy_aj(costs, &kvc)) * 1e-6;
+  s.sequences = B;
+  s.step_ns = cim_step_ns(lb, policy, B, &s.bound);
+  s.tokens_per_s = s.step_ns > 0 ? static_cast<double>(B) / (s.step_ns * 1e-9) : 0;
   s.shared_pj = shared_part(t.periphery, false).cost(costs).energy_pj();
-  if (policy.sequences == 1) {  // exactly the single token's ledgers
-    s.energy_pj_per_token = token_pj;
-    return s;
-  }
-  const double token_leak = leakage_pj(costs, cim_kib(hw), hw.digital_units, lb.total_ns());
-  const double step_pj = s.shared_pj + B * (token_pj - token_leak - s.shared_pj) +
-                         leakage_pj(costs, cim_kib(hw), hw.digital_units, s.step_ns);
-  s.energy_pj_per_token = step_pj / B;
+  // energy: the token's macros per sequence, the periphery of the step (shared part once,
+  // leakage over the step instead of over the token)
+  energy::Ledger macros = t.cim;
+  macros *= B;
+  const energy::Ledger periphery = cim_step_periphery(t, lb, hw, policy, B);
+  s.energy_pj_per_token = static_cast<double>(macros.energy_aj(costs, &kvc) + periphery.energy_aj(costs, &kvc)) *
+                          1e-6 / static_cast<double>(B);
   return s;
 }
 

@@ -4,6 +4,7 @@
 
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
 
 namespace kvcim::runtime {
@@ -69,9 +70,14 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
     }
     return blocks;
   };
-  h.conventional = [p](int pos) { return mapper::conventional_ledger(p.shape, p.hw, pos); };
-  h.periphery = [p](int pos) {
-    return mapper::token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, pos + 1).periphery;
+  // a step of `sequences` sequences at a position (with one, a single token's ledgers)
+  h.conventional = [p](int pos, int sequences) {
+    return mapper::conventional_step_ledger(p.shape, p.hw, pos + 1, sequences);
+  };
+  h.periphery = [p](int pos, int sequences) {
+    const mapper::LatencyBound lb = mapper::cim_latency(p.shape, p.hw, p.policy, p.weights, p.kv, pos + 1);
+    const mapper::TokenLedgers t = mapper::token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, pos + 1, true, &lb);
+    return mapper::cim_step_periphery(t, lb, p.hw, p.policy, sequences);
   };
   return h;
 }

@@ -1,6 +1,7 @@
 #include "kvcim/runtime/report.hpp"
 
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/macro_map.hpp"
 #include "kvcim/mapper/policy.hpp"
@@ -54,6 +55,21 @@ json steps_json(const std::vector<StepAccuracy>& steps, const mapper::KvLayout& 
   return {{"position", pos}, {"top1_agree", agree}, {"kl", kl}, {"max_abs_error", mx},
           {"mean_abs_error", mean}, {"reference_margin", margin}, {"kv_tokens", kv_tokens},
           {"kv_pages", kv_pages}, {"kv_occupancy", kv_occupancy}};
+}
+
+// Every sequence of the batch (one for a single run): its prompt and seed, tokens, texts and
+// accuracy (the report's own tokens, text and steps are sequence 0's).
+json batch_json(const GenerationResult& r, const mapper::KvLayout& kv) {
+  json seqs = json::array();
+  for (const SequenceResult& s : r.sequences)
+    seqs.push_back({{"prompt", s.prompt}, {"seed", s.seed}, {"prompt_tokens", s.prompt_tokens},
+                    {"tokens", s.tokens}, {"reference_tokens", s.reference_tokens},
+                    {"text", {{"cim", s.text}, {"reference", s.reference_text}}},
+                    {"accuracy", {{"top1_agreement", s.accuracy.top1_agreement}, {"kl_mean", s.accuracy.kl_mean},
+                                  {"kl_max", s.accuracy.kl_max}, {"steps", s.accuracy.steps}}},
+                    {"steps", steps_json(s.steps, kv)}});
+  return {{"sequences", static_cast<int>(r.sequences.size())}, {"active_per_position", r.active},
+          {"per_sequence", seqs}};
 }
 
 json interval_json(const Interval& i) {
@@ -128,14 +144,15 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
   // same positions: the iso-area comparison.
   const mapper::HardwareSpec iso = mapper::iso_area_baseline(hw);
   energy::Ledger iso_ledger(p.shape.config.n_layers);
-  for (int pos = 0; pos < r.forward_passes; ++pos) iso_ledger += mapper::conventional_ledger(p.shape, iso, pos);
+  for (size_t pos = 0; pos < r.active.size(); ++pos)
+    iso_ledger += mapper::conventional_step_ledger(p.shape, iso, static_cast<int64_t>(pos) + 1, r.active[pos]);
   const energy::Breakdown conv_iso = iso_ledger.cost(iso.baseline_costs());
   json report;
   report["schema_version"] = kReportSchemaVersion;
   report["versions"] = {{"kvcim", KVCIM_VERSION}, {"report_schema", kReportSchemaVersion}};
   report["inputs"] = {{"model", in.model_path}, {"tokenizer", in.tokenizer_path},
                       {"hardware", in.hardware_path}, {"eval_text", in.eval_text_path}};
-  report["options"] = {{"prompt", o.prompt}, {"steps", o.steps},
+  report["options"] = {{"prompt", o.prompts.front()}, {"steps", o.steps},
                        {"linear_backend", name(o.backends.linear)},
                        {"attention_backend", name(o.backends.attention)},
                        {"temperature", o.temperature}, {"top_p", o.top_p},
@@ -160,6 +177,7 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                                         {"cim", r.evaluation ? json(r.evaluation->perplexity_cim.value) : json(nullptr)}}},
                         {"evaluation", evaluation_json(r, o)}};
   report["steps"] = steps_json(r.steps, p.kv);
+  report["batch"] = batch_json(r, p.kv);
   json energy = {{"cim", energy_json(cim, r.forward_passes)},
                  {"conventional", energy_json(conv, r.forward_passes)},
                  {"forward_passes", r.forward_passes},
@@ -172,9 +190,13 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
       cim.energy_aj > 0 ? json(double(conv_iso.energy_aj) / double(cim.energy_aj)) : json(nullptr);
   // what the figures assume: one node, the tables and factors, SRAM banks, terms, areas, context
   energy["conditions"] = mapper::energy_conditions(hw);
-  energy["conditions"]["context"] = {{"positions", r.forward_passes},
-                                     {"averaged_over", "every position 0.." + std::to_string(r.forward_passes - 1) +
-                                                           ", the prompt included"}};
+  const int positions = static_cast<int>(r.active.size());
+  energy["conditions"]["context"] = {
+      {"positions", positions},
+      {"sequences", o.sequences},
+      {"averaged_over", "every position 0.." + std::to_string(positions - 1) + ", the prompt included" +
+                            (o.sequences > 1 ? ", of every sequence of the batch (weights fetched once per step)"
+                                             : "")}};
   energy["simulated_events"] = r.simulated.counts_json();
   report["energy"] = energy;
   report["mapping"] = {{"macros_total", f.macros_total}, {"macros_used", f.macros_used},
@@ -184,6 +206,8 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                        {"kv_cell_writes_per_token", f.kv_cell_writes_per_token},
                        {"weights_onchip_fraction", f.weights_onchip_fraction},
                        {"latency_bound_ns_per_token", f.latency_ns_cim},
+                       {"sequences", f.sequences}, {"tokens_per_s_cim", f.tokens_per_s_cim},
+                       {"tokens_per_s_conventional", f.tokens_per_s_conventional},
                        {"kv_tokens_per_page", p.kv.tokens_per_page}, {"kv_page_slots", p.kv.slots()},
                        {"macro_map", mapper::macro_map_json(p)}};
   return report;

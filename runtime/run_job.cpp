@@ -9,10 +9,30 @@
 
 namespace kvcim::runtime {
 
+int batch_size(const SessionOptions& so, const mapper::Policy& policy) {
+  int b = so.sequences;
+  if (b < 1) fail("batch", "sequences", std::to_string(b), "expected at least 1");
+  auto agree = [&b](int given, const std::string& what) {
+    if (given == 1) return;
+    if (b != 1 && b != given)
+      fail("batch", what, std::to_string(given),
+           "disagrees with " + std::to_string(b) + " sequences given elsewhere (the batch, the policy's "
+           "sequences and the number of prompts must agree)");
+    b = given;
+  };
+  agree(policy.sequences, "policy sequences");
+  agree(static_cast<int>(so.prompts.size()), "prompts");
+  return b;
+}
+
 nlohmann::json run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
-                       const mapper::HardwareSpec& hw, const mapper::Policy& policy,
-                       const SessionOptions& so, const RunInputs& inputs,
+                       const mapper::HardwareSpec& hw, const mapper::Policy& run_policy,
+                       const SessionOptions& run_options, const RunInputs& inputs,
                        const std::optional<RtlTileSource>& rtl, const std::string& attention_option) {
+  // the batch: its sequences' KV tiles placed, its sequences run
+  SessionOptions so = run_options;
+  mapper::Policy policy = run_policy;
+  so.sequences = policy.sequences = batch_size(run_options, run_policy);
   const mapper::Placement placement = place_for_run(ck, hw, policy, so.steps);
   const cmodel::cim::TileParams tile = hw.tile(ck.config.head_dim());
   TileFactory tiles = cmodel_tiles(tile);

@@ -55,6 +55,98 @@ bool on_cim(energy::Op op, const BackendChoice& choice) {
   return false;
 }
 
+namespace {
+
+// One sequence of the batch: the CIM run, its float shadow fed the same tokens (accuracy at
+// every step), the free-running reference (the reference text), their samplers and outputs.
+struct Sequence {
+  Sequence(const Config& c, const Weights& w, std::unique_ptr<SessionBackend> backend, std::vector<int> ids,
+           const SessionOptions& o, uint64_t seed)
+      : prompt(std::move(ids)), cim(std::move(backend)), shadow(c, w), free_ref(c, w), s_cim(c), s_shadow(c),
+        s_free(c), sample_cim(o.temperature, o.top_p, seed), sample_ref(o.temperature, o.top_p, seed),
+        token(prompt[0]), ref_token(prompt[0]), printed{token}, ref_printed{ref_token} {
+    out.seed = seed;
+    out.prompt_tokens = static_cast<int>(prompt.size());
+    out.tokens.push_back(token);
+    out.reference_tokens.push_back(ref_token);
+  }
+  std::vector<int> prompt;
+  std::unique_ptr<SessionBackend> cim;
+  ReferenceBackend shadow, free_ref;
+  RunState s_cim, s_shadow, s_free;
+  Sampler sample_cim, sample_ref;
+  int token, ref_token;
+  bool done = false, ref_done = false;
+  // While the free-running reference has been fed the CIM run's tokens it is the shadow, float
+  // for float, so it shares the shadow's pass; from the first token where they differ it runs on
+  // its own, its cache taken from the shadow's (the same tokens at every earlier position).
+  bool ref_shares_shadow = true;
+  std::vector<int> printed, ref_printed;
+  SequenceResult out;
+};
+
+// The float passes of a position: the shadow, and the reference (on its own once it has left
+// the CIM run's tokens). Returns the shadow's logits; `free` gets the reference's.
+const Vector& reference_passes(const Config& c, const Weights& w, Sequence& s, int pos, const Vector** free) {
+  if (s.ref_shares_shadow && !s.ref_done && s.ref_token != s.token) {
+    s.free_ref.cache().copy_from(s.shadow.cache());
+    s.ref_shares_shadow = false;
+  }
+  const Vector& shadow = forward(c, w, s.s_shadow, s.shadow, s.token, pos);
+  if (!s.ref_done) *free = s.ref_shares_shadow ? &shadow : &forward(c, w, s.s_free, s.free_ref, s.ref_token, pos);
+  return shadow;
+}
+
+// One position of one sequence: the CIM pass (the float passes need nothing from it, so with two
+// threads they run beside it; results do not depend on the thread count), the logits compared,
+// the next tokens of the CIM run and of the reference.
+void decode_position(const Config& c, const Weights& w, Sequence& s, int pos, int steps, int threads) {
+  const Vector* shadow = nullptr;
+  const Vector* free = nullptr;
+  std::future<void> refs;
+  if (threads > 1) refs = std::async(std::launch::async, [&] { shadow = &reference_passes(c, w, s, pos, &free); });
+  const Vector& logits = forward(c, w, s.s_cim, *s.cim, s.token, pos);
+  if (threads > 1) refs.get(); else shadow = &reference_passes(c, w, s, pos, &free);
+  s.out.steps.push_back(compare_logits(*shadow, logits, pos));
+
+  const bool in_prompt = pos + 1 < static_cast<int>(s.prompt.size());
+  const int next = in_prompt ? s.prompt[static_cast<size_t>(pos) + 1] : s.sample_cim.sample(logits);
+  if (!s.ref_done) {
+    const int ref_next = in_prompt ? s.prompt[static_cast<size_t>(pos) + 1] : s.sample_ref.sample(*free);
+    if (ref_next == kBos) {
+      s.ref_done = true;
+    } else {
+      s.ref_printed.push_back(ref_next);
+      s.ref_token = ref_next;
+      if (pos + 1 < steps) s.out.reference_tokens.push_back(ref_next);
+    }
+  }
+  if (next == kBos) {  // as run.c: BOS ends the story
+    s.done = true;
+    return;
+  }
+  s.printed.push_back(next);
+  s.token = next;
+  if (pos + 1 < steps) s.out.tokens.push_back(next);
+}
+
+// The step's events that are not simulated: operations on a reference backend cost what the
+// conventional engine pays for them; the chip-wide terms (other, chip) and the CIM operations'
+// periphery come from the CIM chip's own periphery. The conventional baseline does the same step.
+void charge_step(GenerationResult& r, const SessionHardware& hw, const BackendChoice& backends, int pos,
+                 int sequences) {
+  if (hw.conventional) {
+    const energy::Ledger conv = hw.conventional(pos, sequences);
+    r.conventional += conv;
+    add_ops(r.ledger, conv, [&](energy::Op op) { return !on_cim(op, backends) && !chip_wide(op); });
+  }
+  if (hw.periphery)
+    add_ops(r.ledger, hw.periphery(pos, sequences),
+            [&](energy::Op op) { return on_cim(op, backends) || chip_wide(op); });
+}
+
+}  // namespace
+
 GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, const SessionOptions& o,
                                 const SessionHardware& hw) {
   const Config& c = ck.config;
@@ -62,14 +154,29 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   if (tok.vocab_size() != c.vocab_size)
     fail(tok.path(), "vocabulary", std::to_string(tok.vocab_size()) + " entries",
          "the model has vocab_size " + std::to_string(c.vocab_size));
-  const std::vector<int> prompt = tok.encode(o.prompt, true, false);
-  check_options(c, o, static_cast<int>(prompt.size()));
+  if (o.sequences < 1) fail("--batch", "sequences", std::to_string(o.sequences), "expected at least 1");
+  if (o.prompts.empty()) fail("--prompt", "prompts", "none", "expected at least one prompt");
+  std::vector<std::vector<int>> prompts;
+  for (const std::string& p : o.prompts) {
+    prompts.push_back(tok.encode(p, true, false));
+    check_options(c, o, static_cast<int>(prompts.back().size()));
+  }
   const auto start = std::chrono::steady_clock::now();
 
   GenerationResult r;
   r.ledger = r.simulated = r.conventional = r.load_ledger = energy::Ledger(c.n_layers);
-  r.prompt_tokens = static_cast<int>(prompt.size());
-  SessionBackend cim(c, w, o.backends, hw.macro, hw.blocks, hw.tiles, hw.k_per_channel, hw.kv_window);
+  // the weights in their macros, once for the whole batch (made before the evaluation's)
+  std::vector<std::unique_ptr<Sequence>> batch;
+  auto backend = [&](const std::shared_ptr<CimWeights>& linears) {
+    return std::make_unique<SessionBackend>(c, w, o.backends, linears, hw.tiles, hw.k_per_channel, hw.kv_window);
+  };
+  const std::shared_ptr<CimWeights> linears =
+      o.backends.linear == BackendKind::cim ? std::make_shared<CimWeights>(c, w, hw.macro, hw.blocks) : nullptr;
+  for (int b = 0; b < o.sequences; ++b) {
+    const size_t p = static_cast<size_t>(b) % prompts.size();
+    batch.push_back(std::make_unique<Sequence>(c, w, backend(linears), prompts[p], o, o.seed + static_cast<uint64_t>(b)));
+    batch.back()->out.prompt = o.prompts[p];
+  }
 
   // The evaluation, on its own backends: the same hardware (a macro's noise comes from its seed),
   // fresh caches per sequence, its events kept out of the generation's ledger, and the
@@ -87,75 +194,34 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     r.eval_prompts = eo.prompts;
   }
 
-  // the CIM run, its shadow fed the same tokens, and a free-running reference
-  ReferenceBackend shadow(c, w), free_ref(c, w);
-  RunState s_cim(c), s_shadow(c), s_free(c);
-  Sampler sample_cim(o.temperature, o.top_p, o.seed), sample_ref(o.temperature, o.top_p, o.seed);
-  int token = prompt[0], ref_token = prompt[0];
-  bool ref_done = false;
-  // While the free-running reference has been fed the CIM run's tokens it is the shadow, float
-  // for float, so it shares the shadow's pass; from the first token where they differ it runs on
-  // its own, its cache taken from the shadow's (the same tokens at every earlier position).
-  bool ref_shares_shadow = true;
-  r.tokens.push_back(token);
-  r.reference_tokens.push_back(ref_token);
-  std::vector<int> printed{token}, ref_printed{ref_token};
+  // The batch, one position per step: every sequence still decoding makes its next token.
   for (int pos = 0; pos < o.steps; ++pos) {
-    const bool in_prompt = pos + 1 < static_cast<int>(prompt.size());
-    // the float passes (shadow and free-running reference) need nothing from the CIM pass, so
-    // with two threads they run beside it; the results do not depend on the thread count
-    const Vector* ls = nullptr;
-    const Vector* lf = nullptr;
-    auto reference_passes = [&] {
-      if (ref_shares_shadow && !ref_done && ref_token != token) {
-        free_ref.cache().copy_from(shadow.cache());
-        ref_shares_shadow = false;
+    int active = 0;
+    for (auto& s : batch)
+      if (!s->done) {
+        decode_position(c, w, *s, pos, o.steps, o.threads);
+        ++active;
       }
-      ls = &forward(c, w, s_shadow, shadow, token, pos);
-      if (!ref_done) lf = ref_shares_shadow ? ls : &forward(c, w, s_free, free_ref, ref_token, pos);
-    };
-    std::future<void> refs;
-    if (o.threads > 1) refs = std::async(std::launch::async, reference_passes);
-    const Vector& lc = forward(c, w, s_cim, cim, token, pos);
-    if (o.threads > 1) refs.get(); else reference_passes();
-    r.steps.push_back(compare_logits(*ls, lc, pos));
-    if (hw.conventional) {
-      const energy::Ledger conv = hw.conventional(pos);
-      r.conventional += conv;
-      // operations that ran on a reference backend cost what the conventional engine pays for
-      // them; the chip-wide terms (other, chip) come from the CIM chip's own periphery below
-      add_ops(r.ledger, conv, [&](energy::Op op) {
-        return !on_cim(op, o.backends) && !chip_wide(op);
-      });
-    }
-    if (hw.periphery)
-      add_ops(r.ledger, hw.periphery(pos), [&](energy::Op op) {
-        return on_cim(op, o.backends) || chip_wide(op);
-      });
-    ++r.forward_passes;
-    const int next = in_prompt ? prompt[pos + 1] : sample_cim.sample(lc);
-    if (!ref_done) {
-      const int ref_next = in_prompt ? prompt[pos + 1] : sample_ref.sample(*lf);
-      if (ref_next == kBos) {
-        ref_done = true;
-      } else {
-        ref_printed.push_back(ref_next);
-        ref_token = ref_next;
-        if (pos + 1 < o.steps) r.reference_tokens.push_back(ref_next);
-      }
-    }
+    if (active == 0) break;
+    r.active.push_back(active);
+    r.forward_passes += active;
+    charge_step(r, hw, o.backends, pos, active);
     if (o.progress) o.progress(pos + 1, o.steps);
-    if (next == kBos) break;  // as run.c: BOS ends the story
-    printed.push_back(next);
-    token = next;
-    if (pos + 1 < o.steps) r.tokens.push_back(next);
   }
-  r.text = tok.decode_all(printed);
-  r.reference_text = tok.decode_all(ref_printed);
-  r.accuracy = summarize(r.steps);
-  r.simulated = cim.ledger();
+
+  std::vector<StepAccuracy> all_steps;
+  for (auto& s : batch) {
+    s->out.text = tok.decode_all(s->printed);
+    s->out.reference_text = tok.decode_all(s->ref_printed);
+    s->out.accuracy = summarize(s->out.steps);
+    all_steps.insert(all_steps.end(), s->out.steps.begin(), s->out.steps.end());
+    r.simulated += s->cim->ledger();
+    r.sequences.push_back(std::move(s->out));
+  }
+  static_cast<SequenceResult&>(r) = r.sequences.front();
+  r.accuracy = summarize(all_steps);
   r.ledger += r.simulated;
-  r.load_ledger = cim.load_ledger();
+  if (linears) r.load_ledger = linears->load_ledger();
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return r;
 }

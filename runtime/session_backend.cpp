@@ -57,22 +57,39 @@ int ledger_layer(MatrixKind kind, int layer) {
 
 }  // namespace
 
+CimWeights::CimWeights(const Config& config, const Weights& weights, const cim::MacroSpec& macro,
+                       const BlockSource& blocks)
+    : load_ledger_(config.n_layers) {
+  for (int l = 0; l < config.n_layers; ++l)
+    for (MatrixKind k : kAllMatrixKinds) {
+      if (k == MatrixKind::classifier && l > 0) continue;
+      auto lin = std::make_unique<CimLinear>(weights.matrix(l, k), macro, blocks(l, k));
+      load_ledger_.add_macro(ledger_layer(k, l), op_of(k), lin->load_events());
+      linears_[{k == MatrixKind::classifier ? 0 : l, k}] = std::move(lin);
+    }
+}
+
+CimLinear& CimWeights::at(int layer, MatrixKind kind) {
+  return *linears_.at({kind == MatrixKind::classifier ? 0 : layer, kind});
+}
+
 SessionBackend::SessionBackend(const Config& config, const Weights& weights, BackendChoice choice,
                                const cim::MacroSpec& macro, const BlockSource& blocks,
                                TileFactory tiles, bool k_per_channel, KvWindow window)
-    : config_(config), choice_(choice), reference_(config, weights),
-      ledger_(config.n_layers), load_ledger_(config.n_layers) {
+    : SessionBackend(config, weights, choice,
+                     choice.linear == BackendKind::cim ? std::make_shared<CimWeights>(config, weights, macro, blocks)
+                                                       : nullptr,
+                     std::move(tiles), k_per_channel, window) {}
+
+SessionBackend::SessionBackend(const Config& config, const Weights& weights, BackendChoice choice,
+                               std::shared_ptr<CimWeights> linears, TileFactory tiles, bool k_per_channel,
+                               KvWindow window)
+    : config_(config), choice_(choice), reference_(config, weights), linears_(std::move(linears)),
+      ledger_(config.n_layers), no_load_(config.n_layers) {
   if (choice.linear == BackendKind::rtl)
     fail("--linear-backend", "backend", "rtl", "the RTL implements attention only: use reference or cim");
-  if (choice.linear == BackendKind::cim) {
-    for (int l = 0; l < config.n_layers; ++l)
-      for (MatrixKind k : kAllMatrixKinds) {
-        if (k == MatrixKind::classifier && l > 0) continue;
-        auto lin = std::make_unique<CimLinear>(weights.matrix(l, k), macro, blocks(l, k));
-        load_ledger_.add_macro(ledger_layer(k, l), op_of(k), lin->load_events());
-        linears_[{k == MatrixKind::classifier ? 0 : l, k}] = std::move(lin);
-      }
-  }
+  if (choice.linear == BackendKind::cim && !linears_)
+    fail("session", "linear backend", "cim", "needs the weights in their macros (CimWeights)");
   if (choice.attention != BackendKind::reference) {
     if (!tiles) fail("--attention-backend", "backend", name(choice.attention), "no attention tile is available");
     attention_ = std::make_unique<CimAttention>(config, std::move(tiles), k_per_channel, window);
@@ -82,10 +99,14 @@ SessionBackend::SessionBackend(const Config& config, const Weights& weights, Bac
   }
 }
 
+const energy::Ledger& SessionBackend::load_ledger() const {
+  return linears_ ? linears_->load_ledger() : no_load_;
+}
+
 void SessionBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
   if (choice_.linear == BackendKind::reference) return reference_.linear(layer, kind, x, y);
   LinearEvents e;
-  linears_.at({kind == MatrixKind::classifier ? 0 : layer, kind})->apply(x, y, e);
+  linears_->at(layer, kind).apply(x, y, e);
   energy::charge_cim_linear(ledger_, ledger_layer(kind, layer), op_of(kind), e.macro,
                             e.partial_sum_adds, e.dequant_muls, e.quant_ops);
 }

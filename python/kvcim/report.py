@@ -163,10 +163,25 @@ _TOP_P = round(_RUN["top_p"], 6)  # the float 0.9f as the 0.9 it was written as
 _DEFAULT_EVAL = object()          # eval_text_path not given: the shipped text, as `kvcim run`
 
 
+def _prompts(prompt):
+    if isinstance(prompt, str):
+        return [prompt]
+    if isinstance(prompt, (list, tuple)) and prompt and all(isinstance(p, str) for p in prompt):
+        return list(prompt)
+    raise _core.Error(f"run: prompt = {prompt!r}: expected text or a non-empty list of texts")
+
+
+def _batch(batch):
+    if isinstance(batch, bool) or not isinstance(batch, (int, np.integer)) or batch < 1:
+        raise _core.Error(f"run: batch = {batch!r}: expected a whole number of sequences, at least 1")
+    return int(batch)
+
+
 def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backends=None,
         policy=None, tokenizer=None, seed=_RUN["seed"], temperature=_RUN["temperature"],
         top_p=_TOP_P, eval_text=None, eval_text_path=_DEFAULT_EVAL,
-        eval_tokens=_RUN["eval_tokens"], threads=_RUN["threads"], progress=None, topp=None):
+        eval_tokens=_RUN["eval_tokens"], threads=_RUN["threads"], progress=None, topp=None,
+        batch=1):
     """Runs a whole generation on CIM beside the float reference (what `kvcim run` does, with its
     defaults).
 
@@ -179,7 +194,10 @@ def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backe
     eval_text_path="" (or None, or eval_text="") skips the evaluation, and then perplexity is
     None. top_p: the nucleus sampling threshold (topp= is the old spelling, deprecated).
     threads: 1 or 2 (the float shadows beside the CIM pass; the results do not depend on it).
-    progress: called as progress(done, total) after every forward pass of the generation."""
+    progress: called as progress(done, total) after every forward pass of the generation.
+    A batch (`kvcim run --batch`): prompt may be a list of texts, one sequence each, or batch=B
+    sequences cycle through the prompts; sequence b samples with seed + b. The report's tokens
+    and text are sequence 0's; report["batch"]["per_sequence"] has every sequence."""
     if topp is not None:
         print("kvcim.run: topp= is deprecated, use top_p=", file=sys.stderr)
         top_p = topp
@@ -187,7 +205,8 @@ def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backe
         eval_text_path = None if eval_text is not None else _core.default_eval_text_path()
     linear, attention = _backends(backends)
     text = _core._run(model, _hardware(spec), _policy(policy),
-                      None if tokenizer is None else os.fspath(tokenizer), prompt, int(steps),
+                      None if tokenizer is None else os.fspath(tokenizer), _prompts(prompt),
+                      _batch(batch), int(steps),
                       linear, attention, int(seed), float(temperature), float(top_p), eval_text,
                       None if eval_text_path is None else os.fspath(eval_text_path),
                       _eval_tokens(eval_tokens), int(threads), progress)

@@ -3,6 +3,7 @@
 // run_generation -> run_report), returning the report as JSON text that the Python Report class wraps. The GIL is
 // released for the run; Ctrl-C in Python stops it at the next forward pass.
 #include <optional>
+#include <vector>
 
 #include "bindings.hpp"
 #include "kvcim/cmodel/checkpoint.hpp"
@@ -27,13 +28,15 @@ void bind_runtime(py::module_& m) {
   m.def(
       "_run",
       [](const py::object& model, const mapper::HardwareSpec& hw, const mapper::Policy& policy,
-         const std::optional<std::string>& tokenizer_path, const std::string& prompt, int steps,
+         const std::optional<std::string>& tokenizer_path, const std::vector<std::string>& prompts,
+         int batch, int steps,
          const std::string& linear, const std::string& attention, uint64_t seed, float temperature,
          float top_p, const std::optional<std::string>& eval_text,
          const std::optional<std::string>& eval_text_path, int eval_tokens, int threads,
          const py::object& progress) {
         SessionOptions so;
-        so.prompt = prompt;
+        so.prompts = prompts;
+        so.sequences = batch;
         so.steps = steps;
         so.seed = seed;
         so.temperature = temperature;
@@ -91,8 +94,8 @@ void bind_runtime(py::module_& m) {
         }
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },
-      py::arg("model"), py::arg("hw"), py::arg("policy"), py::arg("tokenizer"), py::arg("prompt"),
-      py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),
+      py::arg("model"), py::arg("hw"), py::arg("policy"), py::arg("tokenizer"), py::arg("prompts"),
+      py::arg("batch"), py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),
       py::arg("temperature"), py::arg("top_p"), py::arg("eval_text"), py::arg("eval_text_path"),
       py::arg("eval_tokens"), py::arg("threads"), py::arg("progress"),
       "The report of `kvcim run` as JSON text; use kvcim.run(), which wraps it in a Report.");

@@ -129,8 +129,19 @@ double or_nan(const json& j) { return j.is_number() ? j.get<double>() : std::nan
 void print_report(const json& r) {
   std::printf("\n");
   print_side_by_side(r["text"]["reference"].get<std::string>(), r["text"]["cim"].get<std::string>());
+  const json& batch = r["batch"];
+  const int sequences = batch["sequences"].get<int>();
+  if (sequences > 1) {
+    std::printf("\nbatch of %d sequences decoding together (sequence 0 above; every text in --json)\n", sequences);
+    int b = 0;
+    for (const json& s : batch["per_sequence"])
+      std::printf("  %d: seed %llu, %zu tokens, top-1 %.4f, KL mean %.3g nats, prompt \"%s\"\n", b++,
+                  s["seed"].get<unsigned long long>(), s["tokens"].size(),
+                  s["accuracy"]["top1_agreement"].get<double>(), s["accuracy"]["kl_mean"].get<double>(),
+                  s["prompt"].get<std::string>().c_str());
+  }
   const json& a = r["accuracy"];
-  std::printf("\naccuracy of CIM against the float reference fed the same tokens (the generation's %d steps)\n",
+  std::printf("\naccuracy of CIM against the float reference fed the same tokens (%d forward passes of the generation)\n",
               a["steps"].get<int>());
   std::printf("  top-1 agreement %.4f   KL mean %.3g nats (max %.3g)   logit error max %.4f mean %.4f\n",
               a["top1_agreement"].get<double>(), a["kl_mean"].get<double>(), a["kl_max"].get<double>(),
@@ -151,10 +162,12 @@ void print_report(const json& r) {
               si(conv["per_token_pj"].get<double>()).c_str());
   const json& cond = e["conditions"];
   std::printf("  conventional / CIM = %.2fx   (both at %g nm; conventional SRAM in %s banks; every term above;\n"
-              "                                 averaged over positions 0..%d)\n",
+              "                                 averaged over positions 0..%d%s)\n",
               or_nan(e["conventional_over_cim"]), cond["node_nm"].get<double>(),
               bank_text(cond["baseline"]["sram_bank_bytes"].get<double>()).c_str(),
-              e["forward_passes"].get<int>() - 1);
+              cond["context"]["positions"].get<int>() - 1,
+              sequences > 1 ? (" of " + std::to_string(sequences) + " sequences, weights fetched once per step").c_str()
+                            : "");
   std::printf("  iso-area: %.2fx   (a conventional chip of the CIM chip's %.3g mm2, its SRAM %s)\n",
               or_nan(e["conventional_over_cim_iso_area"]), cond["area_mm2"]["cim"].get<double>(),
               bank_text(cond["baseline"]["iso_area_sram_bytes"].get<double>()).c_str());
@@ -170,6 +183,9 @@ void print_report(const json& r) {
               m["kv_macros_used"].get<long long>(), m["utilization"].get<double>(),
               m["max_context_tokens"].get<long long>(), m["kv_cell_writes_per_token"].get<long long>(),
               m["latency_bound_ns_per_token"].get<double>());
+  if (sequences > 1)
+    std::printf("  a step of %d sequences: %.0f tokens/s CIM, %.0f tokens/s conventional (latency bounds)\n",
+                sequences, or_nan(m["tokens_per_s_cim"]), or_nan(m["tokens_per_s_conventional"]));
 }
 
 }  // namespace
@@ -179,7 +195,9 @@ void add_run(CLI::App& app) {
     std::string model = default_model_path(), tokenizer;
     std::string hw = mapper::default_hardware_spec_path(), policy;
     // the defaults are kvcim.run()'s too (runtime/defaults.hpp)
-    std::string prompt = RunDefaults::prompt, eval_text, json_out, html_out;
+    std::vector<std::string> prompts{RunDefaults::prompt};
+    std::string eval_text, json_out, html_out;
+    int batch = 1;
     std::string eval_text_path = default_eval_text_path();
     int steps = RunDefaults::steps;
     int eval_tokens = RunDefaults::eval_tokens;
@@ -198,7 +216,14 @@ void add_run(CLI::App& app) {
   cmd->add_option("--tokenizer", o->tokenizer, "tokenizer: llama2.c .bin or tokenizer.json (default: the model folder's tokenizer.json, else the embedded tok512)");
   cmd->add_option("--hw", o->hw, "hardware spec (YAML)")->capture_default_str();
   cmd->add_option("--policy", o->policy, "mapping policy, e.g. page=32,kv_fraction=0.5");
-  cmd->add_option("--prompt", o->prompt, "prompt text")->capture_default_str();
+  cmd->add_option("--prompt", o->prompts, "prompt text; several (one per --prompt) decode as a batch")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->default_str(RunDefaults::prompt);
+  cmd->add_option("--batch", o->batch,
+                  "sequences decoding together (= --policy sequences=B); sequence b gets prompt b (cycling) "
+                  "and sampler seed --seed + b")
+      ->capture_default_str();
   cmd->add_option("--steps", o->steps, "forward passes, prompt included")->capture_default_str();
   cmd->add_option("--attention-backend", o->attention, "reference | cim | rtl")->capture_default_str();
   cmd->add_option("--linear-backend", o->linear, "reference | cim")->capture_default_str();
@@ -228,7 +253,8 @@ void add_run(CLI::App& app) {
     if (!o->json_out.empty()) check_writable(o->json_out);
     if (!o->html_out.empty()) check_writable(o->html_out);
     SessionOptions so;
-    so.prompt = o->prompt;
+    so.prompts = o->prompts;
+    so.sequences = o->batch;
     so.steps = o->steps;
     so.seed = o->seed;
     so.temperature = o->temperature;

@@ -42,10 +42,22 @@ cmodel::energy::Ledger shared_part(const cmodel::energy::Ledger& token, bool con
 // The conventional engine's step at `context` (the new token included).
 StepFigures conventional_step(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
                               int64_t sequences);
+// Its events: the shared part once, the rest `sequences` times, leakage over the step's time.
+// Costed and divided by `sequences`, conventional_step's energy per token; with one sequence,
+// conventional_ledger at context - 1. What `kvcim run` charges a step of a batch.
+cmodel::energy::Ledger conventional_step_ledger(const ModelShape& shape, const HardwareSpec& hw,
+                                                int64_t context, int64_t sequences);
 
 // The CIM chip's step from one token's ledgers (t.periphery holds its leakage over
 // `token.total_ns()`, as token_ledgers charges it) and the token's latency bound.
 StepFigures cim_step(const TokenLedgers& t, const LatencyBound& token, const HardwareSpec& hw,
                      const Policy& policy);
+// The CIM chip's periphery of a step of `sequences` sequences (at most policy.sequences, those
+// still decoding) from one token's: its shared part (weight blocks fetched from off-chip) once,
+// the rest per sequence, leakage over the step's time instead of the token's. With one sequence,
+// t.periphery itself. The macros' own events (t.cim) are per sequence: the runtime simulates them.
+cmodel::energy::Ledger cim_step_periphery(const TokenLedgers& t, const LatencyBound& token,
+                                          const HardwareSpec& hw, const Policy& policy,
+                                          int64_t sequences);
 
 }  // namespace kvcim::mapper

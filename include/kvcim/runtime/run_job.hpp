@@ -22,6 +22,10 @@ struct RtlTileSource {
   TileFactory make;
 };
 
+// The batch size: options.sequences, policy.sequences and the number of prompts, those other
+// than 1 agreeing (else kvcim::Error).
+int batch_size(const SessionOptions& options, const mapper::Policy& policy);
+
 // `options.backends.attention == rtl` needs `rtl` (empty in a build without the RTL; errors then
 // name `attention_option`) built at the spec's tile parameters.
 nlohmann::json run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,

@@ -32,12 +32,34 @@ struct BackendChoice {
 BackendChoice parse_backends(const std::string& linear_option, const std::string& linear,
                              const std::string& attention_option, const std::string& attention);
 
+// Every weight matrix in its macros (CimLinear per matrix as placed), written once. The weights
+// are stationary: the sequences of a batch stream their inputs through the same macros, one
+// after another, so they share one CimWeights (not across threads: a CimLinear has scratch).
+class CimWeights {
+ public:
+  CimWeights(const cmodel::Config& config, const cmodel::Weights& weights, const cmodel::cim::MacroSpec& macro,
+             const BlockSource& blocks);
+  CimLinear& at(int layer, cmodel::MatrixKind kind);
+  // Events of writing the weights into the macros, once, before the first token.
+  const cmodel::energy::Ledger& load_ledger() const { return load_ledger_; }
+
+ private:
+  std::map<std::pair<int, cmodel::MatrixKind>, std::unique_ptr<CimLinear>> linears_;
+  cmodel::energy::Ledger load_ledger_;
+};
+
 class SessionBackend : public cmodel::Backend {
  public:
-  // `tiles` builds attention tiles (C model or RTL) when attention is not reference.
+  // `tiles` builds attention tiles (C model or RTL) when attention is not reference. This
+  // backend writes its own CimWeights when the linear layers are on CIM.
   SessionBackend(const cmodel::Config& config, const cmodel::Weights& weights, BackendChoice choice,
                  const cmodel::cim::MacroSpec& macro, const BlockSource& blocks, TileFactory tiles,
                  bool k_per_channel = false, KvWindow window = {});
+  // One sequence of a batch: the batch's CimWeights (null when the linear layers are reference),
+  // its own attention tiles and caches.
+  SessionBackend(const cmodel::Config& config, const cmodel::Weights& weights, BackendChoice choice,
+                 std::shared_ptr<CimWeights> linears, TileFactory tiles, bool k_per_channel = false,
+                 KvWindow window = {});
 
   void linear(int layer, cmodel::MatrixKind kind, const float* x, float* y) override;
   void write_kv(int layer, int pos, const float* k, const float* v) override;
@@ -46,7 +68,8 @@ class SessionBackend : public cmodel::Backend {
   // Events of the operations that ran on CIM (reference operations are costed by the caller).
   cmodel::energy::Ledger& ledger() { return ledger_; }
   // Events of writing the weights into the macros, once, before the first token.
-  const cmodel::energy::Ledger& load_ledger() const { return load_ledger_; }
+  const cmodel::energy::Ledger& load_ledger() const;
+  const std::shared_ptr<CimWeights>& weights() const { return linears_; }
   const BackendChoice& choice() const { return choice_; }
   void reset();  // a new sequence: KV cache emptied (weights stay)
 
@@ -54,9 +77,9 @@ class SessionBackend : public cmodel::Backend {
   const cmodel::Config& config_;
   BackendChoice choice_;
   cmodel::ReferenceBackend reference_;
-  std::map<std::pair<int, cmodel::MatrixKind>, std::unique_ptr<CimLinear>> linears_;
+  std::shared_ptr<CimWeights> linears_;
   std::unique_ptr<CimAttention> attention_;
-  cmodel::energy::Ledger ledger_, load_ledger_;
+  cmodel::energy::Ledger ledger_, no_load_;
 };
 
 // The decoder operation a matrix serves.

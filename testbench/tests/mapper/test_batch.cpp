@@ -130,6 +130,56 @@ TEST(Batch, SharedWeightsAmortiseOnlyWhereTheyAreFetched) {
   EXPECT_LT(a16.energy_pj_conventional, a1.energy_pj_conventional / 4);
 }
 
+// The step ledgers `kvcim run --batch` charges: with one sequence exactly the single token's;
+// with B, the weight fetches once and every other event B times, and costed and divided by B the
+// mapper's per-token figures (one computation, not two that could disagree).
+TEST(Batch, StepLedgersAreTheStepFigures) {
+  const ModelShape shape = shape_preset("stories260k");
+  for (const char* spec : {"sram_digital", "attention_only"}) {
+    const HardwareSpec hw = shipped(spec);
+    const auto bc = hw.baseline_costs(), costs = hw.costs(), kvc = hw.kv_costs();
+    const int64_t context = 40;
+    EXPECT_EQ(conventional_step_ledger(shape, hw, context, 1), conventional_ledger(shape, hw, context - 1)) << spec;
+    for (int B : {1, 3, 8}) {
+      Policy pol;
+      pol.sequences = B;
+      const Placement p = place(shape, hw, pol, context);
+      const Figures f = figures(p);
+      // conventional: the ledger over B is the figure; SRAM/HBM weight bits once, MACs B times
+      const Ledger conv = conventional_step_ledger(shape, hw, context, B);
+      EXPECT_NEAR(static_cast<double>(conv.energy_aj(bc)) * 1e-6 / B, f.energy_pj_conventional,
+                  1e-9 * f.energy_pj_conventional) << spec << B;
+      const Ledger one = conventional_dynamic_ledger(shape, hw, context - 1, B);
+      for (EventKind k : {EventKind::int8_mac, EventKind::fp16_mac})
+        EXPECT_EQ(conv.count(k), B * one.count(k)) << spec << B;
+      const Ledger shared = shared_part(one, true);
+      EXPECT_EQ(conv.count(EventKind::sram_bit) + conv.count(EventKind::hbm_bit) + conv.count(EventKind::dram_bit),
+                shared.count(EventKind::sram_bit) + shared.count(EventKind::hbm_bit) + shared.count(EventKind::dram_bit) +
+                    B * (one.count(EventKind::sram_bit) + one.count(EventKind::hbm_bit) + one.count(EventKind::dram_bit) -
+                         shared.count(EventKind::sram_bit) - shared.count(EventKind::hbm_bit) -
+                         shared.count(EventKind::dram_bit))) << spec << B;
+      // CIM: the macros' events per sequence plus the step's periphery are the figure
+      const TokenLedgers t = token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, context, false, &f.latency);
+      const Ledger periphery = cim_step_periphery(t, f.latency, p.hw, pol, B);  // p.hw: the chip as sized
+      if (B == 1) {
+        EXPECT_EQ(periphery, t.periphery) << spec;
+      }
+      Ledger macros = t.cim;
+      macros *= B;
+      EXPECT_NEAR(static_cast<double>(macros.energy_aj(costs, &kvc) + periphery.energy_aj(costs, &kvc)) * 1e-6 / B,
+                  f.energy_pj_cim, 1e-9 * f.energy_pj_cim) << spec << B;
+      // the off-chip weight blocks once per step, the embedding rows per sequence
+      const Ledger shared_cim = shared_part(t.periphery, false);
+      EXPECT_EQ(periphery.count(hw.offchip_event()),
+                shared_cim.count(hw.offchip_event()) +
+                    B * (t.periphery.count(hw.offchip_event()) - shared_cim.count(hw.offchip_event()))) << spec << B;
+      if (std::string(spec) == "attention_only") {
+        EXPECT_GT(shared_cim.count(hw.offchip_event()), 0);
+      }
+    }
+  }
+}
+
 TEST(Batch, BadSequenceCountIsRefused) {
   const HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
   EXPECT_THROW(conventional_step(shape_preset("stories260k"), hw, 10, 0), kvcim::Error);

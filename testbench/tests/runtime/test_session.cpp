@@ -94,7 +94,7 @@ TEST(Session, FreeRunningReferenceIsThePlainFloatGeneration) {
   coarse.adc_bits = 4;
   coarse.read_noise_sigma = 2.0;
   SessionOptions o;
-  o.steps = 96;
+  o.steps = 256;
   o.temperature = 1.0f;
   o.seed = 5;
   o.backends = {BackendKind::cim, BackendKind::cim};
@@ -120,7 +120,7 @@ TEST(Session, FreeRunningReferenceIsThePlainFloatGeneration) {
     ReferenceBackend ref(c, f.ck.weights);
     RunState s(c);
     Sampler sampler(o.temperature, o.top_p, o.seed);
-    const std::vector<int> prompt = f.tok.encode(o.prompt, true, false);
+    const std::vector<int> prompt = f.tok.encode(o.prompts.front(), true, false);
     std::vector<int> plain{prompt[0]};
     int token = prompt[0];
     for (int pos = 0; pos + 1 < o.steps; ++pos) {
@@ -166,4 +166,73 @@ TEST(Session, SpilledTilesGiveTheFullRunsTokensAndLogits) {
   ASSERT_EQ(part.steps.size(), full.steps.size());
   for (size_t i = 0; i < full.steps.size(); ++i) EXPECT_EQ(part.steps[i].kl, full.steps[i].kl) << i;
   EXPECT_LT(part.ledger.count(energy::Op::attn_scores), full.ledger.count(energy::Op::attn_scores));
+}
+
+// A batch decodes its sequences together through the same macros (one CimWeights), each with its
+// own KV tiles, shadow and reference: on a noise-free spec every sequence makes exactly the
+// tokens, texts and per-step logit errors of a single run with its prompt and seed, and the
+// simulated CIM events are the sum of the single runs'. Sampled at temperature 1 so that the
+// per-sequence seeds matter, and long enough that sequences end (BOS) at different steps.
+TEST(Session, BatchMakesExactlyTheTokensOfSingleRuns) {
+  Fixture f;
+  const cim::MacroSpec m = digital_macro();
+  SessionHardware hw;
+  hw.macro = m;
+  hw.blocks = [&](int layer, MatrixKind kind) {
+    const Matrix& w = f.ck.weights.matrix(layer, kind);
+    return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
+  };
+  hw.tiles = [] { return std::make_unique<cim::CModelTile>(cim::TileParams{}); };
+  SessionOptions o;
+  o.steps = 300;
+  o.temperature = 1.0f;
+  o.seed = 7;  // sequence 0 meets BOS at position 265: the batch goes on without it
+  o.prompts = {"Once upon a time", "Tom had a big"};
+  o.sequences = 3;  // the third sequence starts from the first prompt with its own seed
+  for (int threads : {1, 2}) {
+    o.threads = threads;
+    const GenerationResult batch = run_generation(f.ck, f.tok, o, hw);
+    ASSERT_EQ(batch.sequences.size(), 3u);
+    energy::Ledger singles_simulated(f.ck.config.n_layers);
+    int singles_passes = 0;
+    std::vector<StepAccuracy> all_steps;
+    for (int b = 0; b < 3; ++b) {
+      SessionOptions one = o;
+      one.sequences = 1;
+      one.prompts = {o.prompts[static_cast<size_t>(b) % 2]};
+      one.seed = o.seed + static_cast<uint64_t>(b);
+      const GenerationResult single = run_generation(f.ck, f.tok, one, hw);
+      const SequenceResult& s = batch.sequences[static_cast<size_t>(b)];
+      EXPECT_EQ(s.prompt, one.prompts.front());
+      EXPECT_EQ(s.seed, one.seed);
+      EXPECT_EQ(s.tokens, single.tokens) << "sequence " << b << ", threads " << threads;
+      EXPECT_EQ(s.reference_tokens, single.reference_tokens) << "sequence " << b;
+      EXPECT_EQ(s.text, single.text);
+      ASSERT_EQ(s.steps.size(), single.steps.size()) << "sequence " << b;
+      for (size_t i = 0; i < s.steps.size(); ++i) {
+        EXPECT_EQ(s.steps[i].kl, single.steps[i].kl) << "sequence " << b << " position " << i;
+        EXPECT_EQ(s.steps[i].max_abs_error, single.steps[i].max_abs_error);
+        EXPECT_EQ(s.steps[i].top1_agree, single.steps[i].top1_agree);
+      }
+      singles_simulated += single.simulated;
+      singles_passes += single.forward_passes;
+      all_steps.insert(all_steps.end(), single.steps.begin(), single.steps.end());
+      EXPECT_EQ(single.load_ledger, batch.load_ledger) << "the weights are written once either way";
+    }
+    EXPECT_EQ(batch.simulated, singles_simulated);
+    EXPECT_EQ(batch.forward_passes, singles_passes);
+    EXPECT_EQ(batch.accuracy.kl_mean, summarize(all_steps).kl_mean);
+    EXPECT_EQ(batch.tokens, batch.sequences[0].tokens);  // the run's own fields are sequence 0's
+    // sequences drop out as they end, and the test means something only if one did
+    int passes = 0;
+    for (size_t i = 0; i < batch.active.size(); ++i) {
+      passes += batch.active[i];
+      if (i > 0) {
+        EXPECT_LE(batch.active[i], batch.active[i - 1]);
+      }
+    }
+    EXPECT_EQ(passes, batch.forward_passes);
+    EXPECT_LT(batch.active.back(), 3) << "no sequence ended early: choose another seed";
+    EXPECT_NE(batch.sequences[0].tokens, batch.sequences[2].tokens) << "same prompt, different seeds";
+  }
 }
