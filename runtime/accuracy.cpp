@@ -3,13 +3,14 @@
 #include <cmath>
 
 #include "kvcim/cmodel/sampler.hpp"
+#include "kvcim/cmodel/vector_max.hpp"
 
 namespace kvcim::runtime {
 
 namespace {
 // log-sum-exp of the logits, in double
 double log_partition(const cmodel::Vector& x) {
-  const double m = x.maxCoeff();
+  const double m = cmodel::max_of(x);
   double z = 0.0;
   for (int i = 0; i < x.size(); ++i) z += std::exp(double(x[i]) - m);
   return m + std::log(z);

@@ -8,6 +8,7 @@
 
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/cmodel/vector_max.hpp"
 
 namespace kvcim::runtime {
 
@@ -201,7 +202,7 @@ json explain(const Checkpoint& ck, const Tokenizer& tok, const ExplainOptions& o
     t0 = std::chrono::steady_clock::now();
     const Vector nocache = forward_without_cache(c, w, fed, macs_nocache);
     const double t_nocache = seconds_since(t0);
-    const double diff = (nocache - logits).cwiseAbs().maxCoeff();
+    const double diff = max_abs(nocache - logits);
     const bool in_prompt = pos + 1 < static_cast<int>(prompt.size());
     const int next = in_prompt ? prompt[pos + 1] : argmax(logits.data(), c.vocab_size);
     if (!in_prompt)

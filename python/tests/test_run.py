@@ -182,3 +182,34 @@ def test_energy_conditions_travel_with_the_report():
     # the same events, priced at 45 nm: both sides cost more
     assert at45.energy["cim"]["total_pj"] > 5 * e["cim"]["total_pj"]
     assert at45.energy["conventional"]["total_pj"] > 5 * e["conventional"]["total_pj"]
+
+
+def test_a_batch_is_its_single_runs_and_shares_the_weight_fetches():
+    # several prompts decode together: each sequence makes the tokens of its single run (prompt,
+    # seed + b); on an attention-only chip the weights come from off-chip once per step, so the
+    # energy per token of the batch is below a single run's
+    prompts = ["Once upon a time", "Tom had a big", "The sun"]
+    spec = str(SOURCE_DIR / "configs" / "hw" / "attention_only.yaml")
+    batch = kvcim.run(spec=spec, prompt=prompts, steps=16, temperature=1.0, seed=3, **NO_EVAL)
+    b = batch.to_dict()["batch"]
+    assert b["sequences"] == 3 and b["active_per_position"] == [3] * 16
+    for i, p in enumerate(prompts):
+        single = kvcim.run(spec=spec, prompt=p, steps=16, temperature=1.0, seed=3 + i, **NO_EVAL)
+        s = b["per_sequence"][i]
+        assert (s["prompt"], s["seed"]) == (p, 3 + i)
+        assert s["tokens"] == single.tokens and s["text"] == single.to_dict()["text"]
+    assert batch.tokens == b["per_sequence"][0]["tokens"]
+    one = kvcim.run(spec=spec, prompt=prompts[0], steps=16, **NO_EVAL).to_dict()["energy"]
+    many = batch.to_dict()["energy"]
+    assert many["forward_passes"] == 48 and many["conditions"]["context"]["sequences"] == 3
+    assert many["conventional"]["per_token_pj"] < one["conventional"]["per_token_pj"]
+    assert many["cim"]["per_token_pj"] < one["cim"]["per_token_pj"]
+    # batch=B cycles through the prompts; the batch, the policy and the prompts must agree
+    two = kvcim.run(prompt="Once", batch=2, steps=6, **NO_EVAL).to_dict()["batch"]["per_sequence"]
+    assert [s["prompt"] for s in two] == ["Once", "Once"] and [s["seed"] for s in two] == [42, 43]
+    with pytest.raises(kvcim.Error, match="batch"):
+        kvcim.run(prompt=prompts, batch=2, steps=6, **NO_EVAL)
+    with pytest.raises(kvcim.Error, match="batch"):
+        kvcim.run(batch=0, steps=6, **NO_EVAL)
+    with pytest.raises(kvcim.Error, match="prompt"):
+        kvcim.run(prompt=[], steps=6, **NO_EVAL)
