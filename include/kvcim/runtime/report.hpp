@@ -16,6 +16,10 @@
 //   (kv_tokens, kv_pages, kv_occupancy = pages / mapping.kv_page_slots). mapping.macro_map:
 //   {role, utilization, truncated} per macro (mapper::macro_map_json). A figure that was not
 //   computed is null, never 0. The same report as a page: html_report.hpp (docs/report.md).
+// batch: {sequences, active_per_position, per_sequence: [{prompt, seed, prompt_tokens, tokens,
+//   reference_tokens, text {cim, reference}, accuracy {top1_agreement, kl_mean, kl_max, steps},
+//   steps}]}; with a batch, tokens, text and steps are sequence 0's, accuracy is over every
+//   sequence's steps and energy per token over all of them (docs/mapper.md, "A batch in kvcim run").
 // Besides: the texts, per-step accuracy arrays, energy by operation and layer,
 // latency, the weight-load energy, the mapping figures, the spec, the seeds and the versions.
 #pragma once
