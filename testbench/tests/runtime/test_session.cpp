@@ -27,18 +27,24 @@ cim::MacroSpec digital_macro() {
   return m;
 }
 
+// Every matrix in plain tiles of macro `m`, attention on C-model tiles of `tp`.
+SessionHardware hardware(Fixture& f, const cim::MacroSpec& m, cim::TileParams tp = {}) {
+  SessionHardware hw;
+  hw.macro = m;
+  hw.blocks = [&f, m](int layer, MatrixKind kind) {
+    const Matrix& w = f.ck.weights.matrix(layer, kind);
+    return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
+  };
+  hw.tiles = [tp] { return std::make_unique<cim::CModelTile>(tp); };
+  return hw;
+}
+
 GenerationResult generate(Fixture& f, BackendChoice choice, const cim::MacroSpec& m, int steps,
                           cim::TileParams tp = {}, KvWindow window = {}) {
   SessionOptions o;
   o.steps = steps;
   o.backends = choice;
-  SessionHardware hw;
-  hw.macro = m;
-  hw.blocks = [&](int layer, MatrixKind kind) {
-    const Matrix& w = f.ck.weights.matrix(layer, kind);
-    return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
-  };
-  hw.tiles = [tp] { return std::make_unique<cim::CModelTile>(tp); };
+  SessionHardware hw = hardware(f, m, tp);
   hw.kv_window = window;
   return run_generation(f.ck, f.tok, o, hw);
 }
@@ -98,13 +104,7 @@ TEST(Session, FreeRunningReferenceIsThePlainFloatGeneration) {
   o.temperature = 1.0f;
   o.seed = 5;
   o.backends = {BackendKind::cim, BackendKind::cim};
-  SessionHardware hw;
-  hw.macro = coarse;
-  hw.blocks = [&](int layer, MatrixKind kind) {
-    const Matrix& w = f.ck.weights.matrix(layer, kind);
-    return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), coarse);
-  };
-  hw.tiles = [] { return std::make_unique<cim::CModelTile>(cim::TileParams{}); };
+  const SessionHardware hw = hardware(f, coarse);
   for (int threads : {1, 2}) {
     o.threads = threads;
     const GenerationResult r = run_generation(f.ck, f.tok, o, hw);
@@ -175,14 +175,7 @@ TEST(Session, SpilledTilesGiveTheFullRunsTokensAndLogits) {
 // per-sequence seeds matter, and long enough that sequences end (BOS) at different steps.
 TEST(Session, BatchMakesExactlyTheTokensOfSingleRuns) {
   Fixture f;
-  const cim::MacroSpec m = digital_macro();
-  SessionHardware hw;
-  hw.macro = m;
-  hw.blocks = [&](int layer, MatrixKind kind) {
-    const Matrix& w = f.ck.weights.matrix(layer, kind);
-    return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
-  };
-  hw.tiles = [] { return std::make_unique<cim::CModelTile>(cim::TileParams{}); };
+  const SessionHardware hw = hardware(f, digital_macro());
   SessionOptions o;
   o.steps = 300;
   o.temperature = 1.0f;
