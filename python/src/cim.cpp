@@ -5,7 +5,6 @@
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 
-#include <random>
 
 #include "bindings.hpp"
 #include "kvcim/runtime/defaults.hpp"
@@ -13,7 +12,7 @@
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/error.hpp"
 #ifdef KVCIM_HAVE_RTL
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/testbench/cosim_job.hpp"
 #endif
 
 namespace kvcim::python {
@@ -257,53 +256,33 @@ void bind_cim(py::module_& m) {
       "cosim",
       [](int trials, uint64_t seed, std::optional<int> tokens, double backpressure) -> py::dict {
 #ifdef KVCIM_HAVE_RTL
-        if (trials < 1) fail("cosim", "trials", std::to_string(trials), "expected at least 1");
-        const TileParams p;
-        if (tokens && (*tokens < 1 || *tokens > p.tokens))
-          fail("cosim", "tokens", std::to_string(*tokens),
-               "expected 1.." + std::to_string(p.tokens) + " (the tile's capacity)");
-        int mismatches = 0, event_mismatches = 0;
-        std::string first;
-        TileEvents c_events, r_events;
-        uint64_t sim_cycles = 0;
+        // tokens None: random (the command's --tokens 0, which Python does not accept)
+        if (tokens && *tokens < 1)
+          fail("cosim", "tokens", std::to_string(*tokens), "expected None (random) or at least 1");
+        testbench::CosimResult r;
         {
           py::gil_scoped_release release;
-          std::mt19937_64 rng(seed);
-          CModelTile cm(p);
-          testbench::RtlTileOptions options;
-          options.backpressure = backpressure;
-          options.seed = seed;
-          testbench::RtlTile rtl(options);
-          for (int trial = 0; trial < trials; ++trial) {
-            const int n = tokens ? *tokens : std::uniform_int_distribution<int>(1, p.tokens)(rng);
-            const auto problem = testbench::random_problem(rng, p, n);
-            cm.reset_events();
-            rtl.reset_events();
-            const TileResult a = testbench::run_problem(cm, problem);
-            const TileResult b = testbench::run_problem(rtl, problem);
-            const std::string dr = testbench::diff_results(a, b);
-            const std::string de = testbench::diff_events(cm.events(), rtl.events());
-            mismatches += !dr.empty();
-            event_mismatches += !de.empty();
-            if (first.empty() && !(dr.empty() && de.empty()))
-              first = "trial " + std::to_string(trial) + " (" + std::to_string(n) +
-                      " tokens): " + dr + (dr.empty() || de.empty() ? "" : "; ") + de;
-            c_events += cm.events();
-            r_events += rtl.events();
-          }
-          sim_cycles = rtl.sim_cycles();
+          r = testbench::cosim_job(
+              {.trials = trials, .seed = seed, .tokens = tokens.value_or(0), .backpressure = backpressure,
+               .trace_path = {}});
+        }
+        std::string first;
+        if (!r.first.empty()) {
+          const testbench::CosimMismatch& m = r.first.front();
+          first = "trial " + std::to_string(m.trial) + " (" + std::to_string(m.tokens) + " tokens): " + m.results +
+                  (m.results.empty() || m.events.empty() ? "" : "; ") + m.events;
         }
         py::dict d;
         d["trials"] = trials;
         d["seed"] = seed;
         d["tokens"] = tokens ? py::cast(*tokens) : py::none();
         d["backpressure"] = backpressure;
-        d["result_mismatches"] = mismatches;
-        d["event_mismatches"] = event_mismatches;
+        d["result_mismatches"] = r.result_mismatches;
+        d["event_mismatches"] = r.event_mismatches;
         d["first_mismatch"] = first;
-        d["cmodel_events"] = tile_events_dict(c_events);
-        d["rtl_events"] = tile_events_dict(r_events);
-        d["sim_cycles"] = sim_cycles;
+        d["cmodel_events"] = tile_events_dict(r.cmodel_events);
+        d["rtl_events"] = tile_events_dict(r.rtl_events);
+        d["sim_cycles"] = r.sim_cycles;
         return d;
 #else
         (void)trials, (void)seed, (void)tokens, (void)backpressure;

@@ -1,11 +1,15 @@
 """The CIM C models from Python: a digital macro computes the exact integer product and counts the
 analytic events; an analog macro with a coarse ADC does not; the attention tile approximates float
 softmax attention; co-simulation against the RTL (or a clear error in builds without it)."""
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
 import kvcim
 from kvcim import _core as core
+from test_run import kvcim_exe
 
 
 def macro_spec(kind, adc_bits=8, rows=64, cols=64):
@@ -112,6 +116,19 @@ def test_cosim_against_rtl_or_a_clear_error():
         assert report["rtl_events"]["queries"] == 20
         with pytest.raises(kvcim.Error, match="tokens"):
             kvcim.cosim(trials=1, tokens=10_000)
+        with pytest.raises(kvcim.Error, match="backpressure"):
+            kvcim.cosim(trials=1, backpressure=1.0)
+        # the command and kvcim.cosim are one job: the same seed draws the same problems and the
+        # same back-pressure (they once seeded it differently), so even the cycles agree
+        out = subprocess.run([str(kvcim_exe()), "cosim", "--trials", "12", "--seed", "5",
+                              "--backpressure", "0.3"], check=True, capture_output=True,
+                             text=True, timeout=300).stdout
+        cycles = int(re.search(r"simulated cycles: (\d+)", out).group(1))
+        report = kvcim.cosim(trials=12, seed=5, backpressure=0.3)
+        assert report["sim_cycles"] == cycles
+        assert report["result_mismatches"] == 0 and report["event_mismatches"] == 0
+        assert kvcim.cosim(trials=12, seed=5)["sim_cycles"] < cycles  # stalls cost cycles
     else:
         with pytest.raises(kvcim.Error, match="KVCIM_WITH_RTL"):
             kvcim.cosim(trials=1)
+

@@ -2,7 +2,6 @@
 // output integer and every event counter compared. Exit 0: no mismatch; 1: mismatches (the first
 // few printed with their seed and trial); 2: bad arguments.
 #ifdef KVCIM_HAVE_RTL
-#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -10,7 +9,7 @@
 #include "commands.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/runtime/defaults.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/testbench/cosim_job.hpp"
 
 namespace kvcim::cli {
 
@@ -32,49 +31,23 @@ void add_cosim(CLI::App& app) {
   cmd->add_option("--backpressure", o->backpressure,
                   "probability of withholding each handshake per cycle")->capture_default_str();
   cmd->callback([o] {
-    using namespace kvcim::cmodel::cim;
-    using namespace kvcim::testbench;
-    const TileParams p;
-    if (o->trials < 1) fail("--trials", "trials", std::to_string(o->trials), "expected >= 1");
-    if (o->tokens < 0 || o->tokens > p.tokens)
-      fail("--tokens", "tokens", std::to_string(o->tokens),
-           "expected 0 (random) or 1.." + std::to_string(p.tokens));
-    if (!(o->backpressure >= 0.0 && o->backpressure < 1.0))
-      fail("--backpressure", "backpressure", std::to_string(o->backpressure), "expected [0, 1)");
-
-    int64_t out_mismatch = 0, event_mismatch = 0;
-    uint64_t cycles = 0;
-    const auto start = std::chrono::steady_clock::now();
-    {
-      CModelTile c(p);
-      RtlTile rtl(RtlTileOptions{.backpressure = o->backpressure, .seed = o->seed + 1,
-                                 .trace_path = o->trace});
-      std::mt19937_64 rng(o->seed);
-      for (int trial = 0; trial < o->trials; ++trial) {
-        const int n = o->tokens ? o->tokens : std::uniform_int_distribution<int>(1, p.tokens)(rng);
-        const TileProblem pr = random_problem(rng, p, n);
-        c.reset_events();
-        rtl.reset_events();
-        const std::string dr = diff_results(run_problem(c, pr), run_problem(rtl, pr));
-        const std::string de = diff_events(c.events(), rtl.events());
-        if (!dr.empty() && ++out_mismatch <= 5)
-          std::cout << "output mismatch: seed " << o->seed << " trial " << trial << " tokens " << n
-                    << " (C model != RTL):" << dr << "\n";
-        if (!de.empty() && ++event_mismatch <= 5)
-          std::cout << "event mismatch: seed " << o->seed << " trial " << trial << " tokens " << n
-                    << " (C model != RTL):" << de << "\n";
-      }
-      cycles = rtl.sim_cycles();
+    const testbench::CosimResult r = testbench::cosim_job(
+        {.trials = o->trials, .seed = o->seed, .tokens = o->tokens, .backpressure = o->backpressure,
+         .trace_path = o->trace});
+    for (const testbench::CosimMismatch& m : r.first) {
+      const std::string where = "seed " + std::to_string(o->seed) + " trial " + std::to_string(m.trial) +
+                                " tokens " + std::to_string(m.tokens) + " (C model != RTL):";
+      if (!m.results.empty()) std::cout << "output mismatch: " << where << m.results << "\n";
+      if (!m.events.empty()) std::cout << "event mismatch: " << where << m.events << "\n";
     }
-    const double secs =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const int capacity = cmodel::cim::TileParams{}.tokens;
     std::cout << "trials: " << o->trials << " (seed " << o->seed << ", tokens "
-              << (o->tokens ? std::to_string(o->tokens) : "1.." + std::to_string(p.tokens)) << ")\n"
-              << "output mismatches: " << out_mismatch << "\n"
-              << "event-count mismatches: " << event_mismatch << "\n"
-              << "simulated cycles: " << cycles << " in " << secs << " s (RTL and C model)\n";
+              << (o->tokens ? std::to_string(o->tokens) : "1.." + std::to_string(capacity)) << ")\n"
+              << "output mismatches: " << r.result_mismatches << "\n"
+              << "event-count mismatches: " << r.event_mismatches << "\n"
+              << "simulated cycles: " << r.sim_cycles << " in " << r.seconds << " s (RTL and C model)\n";
     if (!o->trace.empty()) std::cout << "trace: " << o->trace << "\n";
-    if (out_mismatch || event_mismatch) {
+    if (r.result_mismatches || r.event_mismatches) {
       std::cout.flush();
       std::exit(1);
     }
