@@ -20,6 +20,7 @@
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/mapper/report.hpp"
 #include "kvcim/mapper/shape.hpp"
+#include "kvcim/mapper/map_job.hpp"
 #include "kvcim/mapper/sizing.hpp"
 #include "kvcim/cmodel/checkpoint.hpp"
 
@@ -385,26 +386,28 @@ void bind_mapper(py::module_& m) {
       "map",
       [](const py::object& model_or_shape, const py::object& spec, const py::object& policy,
          std::optional<int64_t> context, bool fit, std::optional<double> area_mm2) {
-        // the defaults and sizing rules of `kvcim map` (runtime/cli/cmd_map.cpp): the embedded
-        // model; an area budget spills what does not fit unless the policy names an overflow; a
-        // fixed spec too small for the model's weights, with no overflow named, is sized for it
-        const ModelShape shape = model_or_shape.is_none()
-                                     ? shape_from_checkpoint(cmodel::default_model_path())
-                                     : as_shape(model_or_shape);
-        HardwareSpec hw = as_hardware(spec);
-        request_sizing(hw, fit, area_mm2, "map: area_mm2");
+        // the rules of `kvcim map` (mapper/map_job.hpp); the embedded model by default
+        MapRequest req;
+        req.shape = model_or_shape.is_none() ? shape_from_checkpoint(cmodel::default_model_path())
+                                             : as_shape(model_or_shape);
+        req.hw = as_hardware(spec);
         // text (or nothing) may leave the overflow unnamed; a Policy or a dict always names it
-        const bool named = !policy.is_none() && !py::isinstance<py::str>(policy);
-        Policy base;
-        if (hw.organization.area_mm2 > 0) base.overflow = mapper::KvOverflow::spill;
-        const Policy pol = named ? as_policy(policy) : parse_policy(policy.is_none() ? "" : policy.cast<std::string>(), base);
-        const std::string text = named ? to_string(pol) : policy.is_none() ? std::string() : policy.cast<std::string>();
-        const std::string note = fit_if_too_small(hw, shape.config, text);
-        if (!note.empty() && PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0) throw py::error_already_set();
-        py::gil_scoped_release release;
-        const bool sized = hw.organization.macros_auto || hw.organization.area_mm2 > 0;
-        const int64_t ctx = context ? *context : default_context(shape, hw, pol, sized, "map: spec");
-        return std::make_shared<Placement>(place(shape, hw, pol, ctx));
+        if (!policy.is_none() && !py::isinstance<py::str>(policy)) req.policy = as_policy(policy);
+        else if (!policy.is_none()) req.policy_text = policy.cast<std::string>();
+        req.context = context;
+        req.fit = fit;
+        req.area_mm2 = area_mm2;
+        std::shared_ptr<Placement> placed;
+        std::string note;
+        {
+          py::gil_scoped_release release;
+          MapResult job = map_job(std::move(req));
+          note = std::move(job.note);
+          placed = std::make_shared<Placement>(std::move(job.placement));
+        }
+        if (!note.empty() && PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0)
+          throw py::error_already_set();
+        return placed;
       },
       py::arg("model_or_shape") = py::none(), py::arg("spec") = py::none(),
       py::arg("policy") = py::none(), py::arg("context") = py::none(), py::kw_only(),

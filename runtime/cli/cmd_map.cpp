@@ -10,7 +10,7 @@
 #include "kvcim/error.hpp"
 #include "kvcim/io.hpp"
 #include "kvcim/mapper/report.hpp"
-#include "kvcim/mapper/sizing.hpp"
+#include "kvcim/mapper/map_job.hpp"
 
 namespace kvcim::cli {
 
@@ -57,19 +57,13 @@ void add_map(CLI::App& app) {
     else shape = mapper::shape_from_checkpoint(o->model.empty() ? cmodel::default_model_path() : o->model);
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     if (o->node != 0) hw.compare_at(o->node, "--node");
-    mapper::request_sizing(hw, false, o->area_mm2, "--area-mm2");
-    int64_t context = o->context;
-    if (context < 0) fail("--context", "context", std::to_string(context), "expected a positive token count");
-    // A budget spills what does not fit unless the policy says otherwise.
-    mapper::Policy base;
-    if (hw.organization.area_mm2 > 0) base.overflow = mapper::KvOverflow::spill;
-    mapper::Policy policy = mapper::parse_policy(o->policy, base);
-    if (o->fit) hw.organization.macros_auto = true;
-    const std::string note = mapper::fit_if_too_small(hw, shape.config, o->policy);
-    const bool fit = hw.organization.macros_auto;
-    // the default context is kvcim.map()'s too (mapper::default_context)
-    if (context == 0) context = mapper::default_context(shape, hw, policy, fit, "--hw");
-    const mapper::Placement placement = mapper::place(shape, hw, policy, context);
+    // the rules of kvcim.map() too (mapper/map_job.hpp); --context 0 is the default context
+    const mapper::MapResult job = mapper::map_job(
+        {.shape = shape, .hw = hw, .policy_text = o->policy, .policy = std::nullopt,
+         .context = o->context != 0 ? std::optional<int64_t>(o->context) : std::nullopt, .fit = o->fit,
+         .area_mm2 = o->area_mm2});
+    const mapper::Placement& placement = job.placement;
+    const std::string& note = job.note;
     const mapper::MapReport report = mapper::analyse(placement);
     if (!o->json.empty()) write_file_atomic(o->json, mapper::to_json(placement, report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     std::cout << note << mapper::summary(placement, report);

@@ -1,0 +1,29 @@
+#include "kvcim/mapper/map_job.hpp"
+
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/sizing.hpp"
+
+namespace kvcim::mapper {
+
+MapResult map_job(MapRequest r) {
+  HardwareSpec& hw = r.hw;
+  request_sizing(hw, r.fit, r.area_mm2, "map");
+  if (r.context && *r.context < 1)
+    fail("map", "context", std::to_string(*r.context), "expected a positive token count");
+  Policy policy;
+  std::string text = r.policy_text;
+  if (r.policy) {
+    policy = *r.policy;
+    text = to_string(policy);
+  } else {
+    Policy base;  // a budget spills what does not fit unless the policy says otherwise
+    if (hw.organization.area_mm2 > 0) base.overflow = KvOverflow::spill;
+    policy = parse_policy(text, base);
+  }
+  std::string note = fit_if_too_small(hw, r.shape.config, text);
+  const bool sized = hw.organization.macros_auto || hw.organization.area_mm2 > 0;
+  const int64_t context = r.context ? *r.context : default_context(r.shape, hw, policy, sized, "map: spec");
+  return {place(r.shape, hw, policy, context), std::move(note)};
+}
+
+}  // namespace kvcim::mapper
