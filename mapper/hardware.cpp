@@ -52,6 +52,8 @@ cim::TileParams HardwareSpec::tile(int head_dim) const {
     p.read_noise_sigma = kv.read_noise_sigma;
     p.stuck_rate = kv.stuck_rate;
     p.seed = kv.seed;
+    p.retention_ns = kv.retention_ns;
+    p.refresh_ns = kv.refresh_ns;
   }
   return p;
 }
@@ -216,7 +218,8 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   if (auto kv = top.optional_child("kv")) {
     kv->check_keys({"tokens_per_tile", "prob_bits", "exp_frac", "technology", "kind", "k_bits",
                     "v_bits", "k_scale", "softmax", "cell_bits", "adc_bits", "adc_range", "adc_clip",
-                    "out_adc_clip", "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed"});
+                    "out_adc_clip", "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed",
+                    "retention_ns", "refresh_ns", "token_interval_ns"});
     hw.kv.tokens_per_tile = static_cast<int>(kv->get_int("tokens_per_tile", 1, 4096, hw.kv.tokens_per_tile));
     hw.kv.prob_bits = static_cast<int>(kv->get_int("prob_bits", 1, 16, hw.kv.prob_bits));
     hw.kv.exp_frac = static_cast<int>(kv->get_int("exp_frac", 0, 12, hw.kv.exp_frac));
@@ -229,7 +232,8 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     k.softmax = static_cast<cim::TileSoftmax>(kv->get_choice("softmax", kSoftmaxes, 0));
     if (k.kind == cim::TileKind::digital) {
       for (const char* f : {"cell_bits", "adc_bits", "adc_range", "adc_clip", "out_adc_clip",
-                            "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed"})
+                            "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed", "retention_ns",
+                            "refresh_ns", "token_interval_ns"})
         if (kv->has(f)) kv->error(f, "only meaningful for kv.kind: analog (the digital tile has no cells' noise or ADC)");
       if (k.softmax != cim::TileSoftmax::fixed)
         kv->error("softmax", "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
@@ -243,6 +247,9 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
       k.read_noise_sigma = kv->get_number("read_noise_sigma", 0.0, 1e6, 0.0);
       k.stuck_rate = kv->get_number("stuck_rate", 0.0, 1.0, 0.0);
       k.seed = static_cast<uint64_t>(kv->get_int("seed", 0, INT64_MAX, 1));
+      k.retention_ns = kv->get_number("retention_ns", 0.0, 1e30, 0.0);
+      k.refresh_ns = kv->get_number("refresh_ns", 0.0, 1e30, 0.0);
+      k.token_interval_ns = kv->get_number("token_interval_ns", 0.0, 1e30, 0.0);
     }
   } else {
     hw.kv.k_bits = hw.kv.v_bits = hw.precision.kv_bits;
@@ -339,6 +346,9 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     kv["read_noise_sigma"] = k.read_noise_sigma;
     kv["stuck_rate"] = k.stuck_rate;
     kv["seed"] = k.seed;
+    kv["retention_ns"] = k.retention_ns;
+    kv["refresh_ns"] = k.refresh_ns;
+    kv["token_interval_ns"] = k.token_interval_ns;
   }
   nlohmann::json j = {{"name", hw.name},
           {"description", hw.description},

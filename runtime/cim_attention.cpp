@@ -115,6 +115,9 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
       if (window_.heavy_hitters) drawn_[stream].push_back(0.0);
     }
     cim::AttentionTile& tile = *tiles.back();
+    const TileEvents at_time = tile.events();
+    tile.set_time_ns(now_ns_);
+    ev.write += delta(tile, at_time);  // refresh writes, if any
     const quant::Pow2Vector vq = quant::quantize_pow2(v + h * hd, hd, params_.vb());
     if (!k_per_channel_) {
       // per token and KV head, power-of-two scales
@@ -177,6 +180,7 @@ void CimAttention::attend(int layer, int head, const float* q, float* out, Atten
   for (size_t j = 0; j < tiles.size(); ++j) {
     auto& tile = tiles[j];
     const TileEvents before = tile->events();
+    tile->set_time_ns(now_ns_);  // refresh writes (if any) go with this query
     if (!k_per_channel_) {
       parts.push_back(tile->query(qq.q, scale));
     } else {
@@ -218,6 +222,7 @@ int CimAttention::victim(int stream) const {
 }
 
 void CimAttention::reset() {
+  now_ns_ = 0;
   for (ChannelState& c : channel_) c = ChannelState{};
   std::fill(written_.begin(), written_.end(), 0);
   for (auto& d : drawn_) d.clear();

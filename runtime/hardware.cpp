@@ -58,6 +58,11 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
     h.kv_window.cim_tiles = static_cast<int>(p.kv.pages_per_stream());
     h.kv_window.cim_extra_streams = static_cast<int>(p.kv.streams_with_extra_page());
   }
+  // the time between two tokens of a sequence, which the analog tiles' retention sees: the spec's,
+  // or the placement's latency bound per token (a step of the batch)
+  if (p.hw.kv.retention_ns > 0 || p.hw.kv.refresh_ns > 0)
+    h.token_interval_ns =
+        p.hw.kv.token_interval_ns > 0 ? p.hw.kv.token_interval_ns : mapper::figures(p).latency_ns_cim;
   const Config config = ck.config;
   h.blocks = [p, config](int layer, MatrixKind kind) {
     const energy::Op op = op_of(kind);

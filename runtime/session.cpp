@@ -168,7 +168,9 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   // the weights in their macros, once for the whole batch (made before the evaluation's)
   std::vector<std::unique_ptr<Sequence>> batch;
   auto backend = [&](const std::shared_ptr<CimWeights>& linears) {
-    return std::make_unique<SessionBackend>(c, w, o.backends, linears, hw.tiles, hw.k_per_channel, hw.kv_window);
+    auto b = std::make_unique<SessionBackend>(c, w, o.backends, linears, hw.tiles, hw.k_per_channel, hw.kv_window);
+    b->set_token_interval_ns(hw.token_interval_ns);
+    return b;
   };
   const std::shared_ptr<CimWeights> linears =
       o.backends.linear == BackendKind::cim ? std::make_shared<CimWeights>(c, w, hw.macro, hw.blocks) : nullptr;
@@ -187,8 +189,12 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     eo.seed = o.eval_seed;
     eo.text = o.eval_text;
     const EvalCorpus corpus = build_eval_corpus(ck, tok, eo);
-    auto make_cim = [&] { return std::make_unique<SessionBackend>(c, w, o.backends, hw.macro, hw.blocks, hw.tiles,
-                                                            hw.k_per_channel, hw.kv_window); };
+    auto make_cim = [&] {
+      auto b = std::make_unique<SessionBackend>(c, w, o.backends, hw.macro, hw.blocks, hw.tiles, hw.k_per_channel,
+                                                hw.kv_window);
+      b->set_token_interval_ns(hw.token_interval_ns);
+      return b;
+    };
     r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap);
     r.evaluation->text_tokens = corpus.text_tokens;
     r.eval_prompts = eo.prompts;

@@ -114,6 +114,7 @@ void SessionBackend::linear(int layer, MatrixKind kind, const float* x, float* y
 void SessionBackend::write_kv(int layer, int pos, const float* k, const float* v) {
   if (!attention_) return reference_.write_kv(layer, pos, k, v);
   AttentionEvents e;
+  attention_->set_time_ns(pos * token_ns_);
   attention_->append(layer, pos, k, v, e);
   energy::charge_tile_append(ledger_, layer, e.write, e.kv_quant_ops);
 }
@@ -121,9 +122,9 @@ void SessionBackend::write_kv(int layer, int pos, const float* k, const float* v
 void SessionBackend::attend(int layer, int head, int pos, const float* q, float* out) {
   if (!attention_) return reference_.attend(layer, head, pos, q, out);
   AttentionEvents e;
+  attention_->set_time_ns(pos * token_ns_);
   attention_->attend(layer, head, q, out, e);
   energy::charge_tile_query(ledger_, layer, e.query, e.q_quant_ops, e.combine_ops);
-  (void)pos;
 }
 
 void SessionBackend::reset() {

@@ -170,7 +170,8 @@ AnalogTile::AnalogTile(const TileParams& p)
       ek_(p.tokens),
       ev_(p.tokens),
       lut_(exp_lut(p.exp_frac)),
-      rng_(p.seed) {
+      rng_(p.seed),
+      written_ns_(p.tokens, 0.0) {
   for (int j = 0; j < sk_; ++j)
     k_shift_.push_back(adc_shift_for(range_of(p_, analog_k_full_scale(p_, j), p_.adc_clip), p_.adc_bits));
   for (int j = 0; j < sv_; ++j)
@@ -226,12 +227,34 @@ void AnalogTile::store(std::vector<float>& cells, int slices, int token, std::sp
     }
 }
 
+void AnalogTile::set_time_ns(double ns) {
+  if (!(ns >= now_ns_)) fail("analog attention tile", "time", std::to_string(ns) + " ns", "time runs forward");
+  now_ns_ = ns;
+  if (p_.refresh_ns <= 0) return;
+  // every refresh_ns since its last write a token is read and written back: its written level
+  // restored (decay starts again), every cell of its K column and V row written
+  for (int t = 0; t < n_; ++t) {
+    const double k = std::floor((now_ns_ - written_ns_[t]) / p_.refresh_ns);
+    if (k < 1) continue;
+    const auto times = static_cast<int64_t>(k);
+    written_ns_[t] += k * p_.refresh_ns;
+    refreshes_ += times;
+    ev_count_.k_macro.cell_writes += times * p_.head_dim * sk_;
+    ev_count_.v_macro.cell_writes += times * p_.head_dim * sv_;
+  }
+}
+
+double AnalogTile::decay(int t) const {
+  return p_.retention_ns > 0 ? std::exp(-(now_ns_ - written_ns_[t]) / p_.retention_ns) : 1.0;
+}
+
 void AnalogTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
   check_append(p_, n_, k, v, ek, ev, "analog attention tile append");
   store(kcell_, sk_, n_, k, p_.kb());
   store(vcell_, sv_, n_, v, p_.vb());
   ek_[n_] = ek;
   ev_[n_] = ev;
+  written_ns_[n_] = now_ns_;
   ++n_;
   ev_count_ += analog_append_events(p_);
 }
@@ -246,9 +269,11 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
   e.k_macro.row_activations += D;
   for (int t = 0; t < n_; ++t) {
     const float* c = kcell_.data() + static_cast<size_t>(t) * D * sk_;
+    const double d = decay(t);
     for (int j = 0; j < sk_; ++j) {
       double a = 0;
       for (int i = 0; i < D; ++i) a += static_cast<double>(q[i]) * c[i * sk_ + j];
+      a *= d;
       if (k_noise > 0) a += k_noise * gaussian();
       s[t] += adc_convert(a, k_shift_[j], p_.adc_bits) * (int64_t{1} << (j * p_.cell_bits));
       e.k_macro.column_reads += 1;
@@ -268,12 +293,14 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
   r.o.assign(D, 0);
   const double v_noise = p_.read_noise_sigma * (std::ldexp(1.0, p_.prob_bits) - 1.0);
   e.v_macro.row_activations += n_;
+  std::vector<double> pd(n_);  // p'_t times the decay of token t's V row
+  for (int t = 0; t < n_; ++t) pd[t] = static_cast<double>(sm.prob[t]) * decay(t);
   for (int i = 0; i < D; ++i) {
     int64_t o = 0;
     for (int j = 0; j < sv_; ++j) {
       double a = 0;
       for (int t = 0; t < n_; ++t)
-        a += static_cast<double>(sm.prob[t]) * vcell_[(static_cast<size_t>(t) * D + i) * sv_ + j];
+        a += pd[t] * vcell_[(static_cast<size_t>(t) * D + i) * sv_ + j];
       if (v_noise > 0) a += v_noise * gaussian();
       o += adc_convert(a, v_shift_[j], p_.adc_bits) * (int64_t{1} << (j * p_.cell_bits));
       e.v_macro.column_reads += 1;

@@ -44,6 +44,12 @@ void TileParams::validate(const std::string& where) const {
     fraction("cell_noise_sigma", cell_noise_sigma, 0.0, 1e6);
     fraction("read_noise_sigma", read_noise_sigma, 0.0, 1e6);
     fraction("stuck_rate", stuck_rate, 0.0, 1.0);
+    fraction("retention_ns", retention_ns, 0.0, 1e30);
+    fraction("refresh_ns", refresh_ns, 0.0, 1e30);
+  } else if (retention_ns != 0.0 || refresh_ns != 0.0) {
+    fail(where, retention_ns != 0.0 ? "retention_ns" : "refresh_ns",
+         std::to_string(retention_ns != 0.0 ? retention_ns : refresh_ns),
+         "only the analog tile's cells lose charge (kind: analog)");
   }
 }
 

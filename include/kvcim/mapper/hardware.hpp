@@ -79,6 +79,9 @@ struct KvSpec {
   double cell_noise_sigma = 0, read_noise_sigma = 0;
   double stuck_rate = 0;
   uint64_t seed = 1;
+  // gain-cell retention (TileParams' meanings) and the time between two tokens of a sequence
+  // (0: the placement's latency bound per token)
+  double retention_ns = 0, refresh_ns = 0, token_interval_ns = 0;
 };
 
 struct Precision {

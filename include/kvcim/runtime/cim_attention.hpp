@@ -56,6 +56,10 @@ class CimAttention {
   // Attention of query head `head` over every position `layer` holds (all of them, or the
   // window's): out [head_dim].
   void attend(int layer, int head, const float* q, float* out, AttentionEvents& ev);
+  // The time now (ns since the sequence began), passed to every tile this appends to or queries
+  // (cells that lose charge: the analog tile's retention; its refresh writes are counted with the
+  // append or query that brings them).
+  void set_time_ns(double ns) { now_ns_ = ns; }
   void reset();
   int tiles_in_use() const;
   // Attention each tile of the stream (layer, kv_head) has drawn so far, in tile order (only
@@ -70,6 +74,7 @@ class CimAttention {
   TileFactory factory_;
   cmodel::cim::TileParams params_;
   KvWindow window_;
+  double now_ns_ = 0;
   // [layer * n_kv_heads + kv_head] -> tiles in order of position (the window's, if any)
   std::vector<std::vector<std::unique_ptr<cmodel::cim::AttentionTile>>> tiles_;
   std::vector<int> written_;  // [layer * n_kv_heads + kv_head] -> positions appended so far

@@ -85,6 +85,7 @@ struct SessionHardware {
   TileFactory tiles;
   bool k_per_channel = false;  // kv.k_scale: channel (CimAttention)
   KvWindow kv_window;          // overflow=window: the tiles each stream keeps (CimAttention)
+  double token_interval_ns = 0;  // between two positions (the tiles' retention); 0: no time passes
   // The conventional baseline's events of a step at a position of `sequences` sequences (weights
   // fetched once for all of them).
   std::function<cmodel::energy::Ledger(int pos, int sequences)> conventional;

@@ -72,6 +72,9 @@ class SessionBackend : public cmodel::Backend {
   const std::shared_ptr<CimWeights>& weights() const { return linears_; }
   const BackendChoice& choice() const { return choice_; }
   void reset();  // a new sequence: KV cache emptied (weights stay)
+  // The time between two positions of a sequence (ns): position p is written and attended at
+  // p x interval, which the attention tiles' retention sees. 0 (the default): no time passes.
+  void set_token_interval_ns(double ns) { token_ns_ = ns; }
 
  private:
   const cmodel::Config& config_;
@@ -79,6 +82,7 @@ class SessionBackend : public cmodel::Backend {
   cmodel::ReferenceBackend reference_;
   std::shared_ptr<CimWeights> linears_;
   std::unique_ptr<CimAttention> attention_;
+  double token_ns_ = 0;
   cmodel::energy::Ledger ledger_, no_load_;
 };
 

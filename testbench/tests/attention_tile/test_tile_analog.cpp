@@ -4,6 +4,8 @@
 // tile with K and V of different widths.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "kvcim/cmodel/cim/attention_tile_analog.hpp"
 #include "kvcim/cmodel/energy/cim_charges.hpp"
 #include "kvcim/error.hpp"
@@ -141,6 +143,73 @@ TEST(AnalogTile, StuckAtFaultsLandAtTheRequestedRate) {
   EXPECT_EQ(clean.stuck_cells(), 0);
   none.stuck_rate = 1.5;
   EXPECT_THROW(AnalogTile{none}, kvcim::Error);
+}
+
+// Gain-cell retention: a level written at w reads as level x exp(-(t - w) / retention_ns). One
+// token (its probability is the whole sum whatever its score), read after ln 2 time constants:
+// every output is half the fresh one, to the ADC's rounding. Without retention time changes nothing.
+TEST(AnalogTile, RetentionDecaysTheStoredLevelsExponentially) {
+  std::mt19937_64 rng(5);
+  const Problem pr = random_problem(rng, TileParams{}, 1);
+  TileParams p = lossless(TileParams{}, 8);
+  AnalogTile fresh(p);
+  const TileResult r0 = run(fresh, pr);
+  for (double tau : {0.0, 1000.0}) {
+    p.retention_ns = tau;
+    AnalogTile t(p);
+    t.append(pr.k[0], pr.v[0], pr.ek[0], pr.ev[0]);
+    t.set_time_ns(1000.0 * std::log(2.0));
+    const TileResult r = t.query(pr.q, pr.scale);
+    for (size_t i = 0; i < r.o.size(); ++i) {
+      const double want = tau > 0 ? r0.o[i] / 2.0 : r0.o[i];
+      EXPECT_NEAR(r.o[i], want, 0.5 + 1e-9) << "tau " << tau << " output " << i;
+    }
+  }
+  EXPECT_THROW(AnalogTile(p).set_time_ns(-1.0), kvcim::Error);  // time runs forward
+}
+
+// Refresh: every refresh_ns since its last write a token is written back, its written level
+// restored. Tokens appended every 10 ns, read at 100 ns with a 25 ns refresh: the hand count of
+// refreshes (token t written at 10 t is rewritten floor((100 - 10 t) / 25) times), each writing
+// every cell of its K column and V row; the oldest token then reads as one refreshed at 75 ns.
+TEST(AnalogTile, RefreshWritesEqualTheHandCountOfTokensOlderThanTheInterval) {
+  std::mt19937_64 rng(9);
+  const Problem pr = random_problem(rng, TileParams{}, 8);
+  TileParams p = lossless(TileParams{}, 4);
+  p.retention_ns = 50.0;
+  p.refresh_ns = 25.0;
+  AnalogTile t(p);
+  for (int i = 0; i < 8; ++i) {
+    t.set_time_ns(10.0 * i);
+    t.append(pr.k[i], pr.v[i], pr.ek[i], pr.ev[i]);
+  }
+  t.set_time_ns(100.0);
+  int64_t hand = 0;
+  for (int i = 0; i < 8; ++i) hand += static_cast<int64_t>((100 - 10 * i) / 25);
+  EXPECT_EQ(hand, 4 + 3 + 3 + 2 + 2 + 2 + 1 + 1);
+  EXPECT_EQ(t.refreshes(), hand);
+  // the cell writes: the 8 appends' and the refreshes'
+  const TileEvents appends = analog_append_events(p);
+  EXPECT_EQ(t.events().k_macro.cell_writes, (8 + hand) * appends.k_macro.cell_writes);
+  EXPECT_EQ(t.events().v_macro.cell_writes, (8 + hand) * appends.v_macro.cell_writes);
+  t.set_time_ns(100.0);  // no time passed: nothing more
+  EXPECT_EQ(t.refreshes(), hand);
+  // token 1 (written at 10) was refreshed at 35, 60 and 85: alone in a tile, it reads at 100 as
+  // if written at 85
+  TileParams one = p;
+  one.refresh_ns = 0;
+  AnalogTile a(one), b(p);
+  a.set_time_ns(85.0);
+  a.append(pr.k[1], pr.v[1], pr.ek[1], pr.ev[1]);
+  a.set_time_ns(100.0);
+  b.set_time_ns(10.0);
+  b.append(pr.k[1], pr.v[1], pr.ek[1], pr.ev[1]);
+  b.set_time_ns(100.0);
+  EXPECT_EQ(a.query(pr.q, pr.scale).o, b.query(pr.q, pr.scale).o);
+  // the digital tile has no charge to lose
+  TileParams digital;
+  digital.retention_ns = 10.0;
+  EXPECT_THROW(digital.validate("tile"), kvcim::Error);
 }
 
 TEST(AnalogTile, HardSigmoidAndReluByHand) {

@@ -65,6 +65,12 @@ struct TileParams {
   double stuck_rate = 0.0;            // fraction of cell writes landing stuck (at level 0 or the
                                       // top level, equally likely), in [0, 1]
   uint64_t seed = 1;                  // the generator of the noises and the faults
+  // Retention of the cells' charge (gain cells): a level written at time w reads, at time t, as
+  // level x exp(-(t - w) / retention_ns); 0 = no decay. Refresh: a token whose level has aged
+  // refresh_ns since it was last written is read and written back (its written level restored),
+  // counted as cell writes; 0 = no refresh. Time reaches the tile through set_time_ns.
+  double retention_ns = 0.0;
+  double refresh_ns = 0.0;
   int kb() const { return k_bits > 0 ? k_bits : kv_bits; }
   int vb() const { return v_bits > 0 ? v_bits : kv_bits; }
   // Throws kvcim::Error naming `where`, the field and the value.
@@ -173,6 +179,9 @@ class AttentionTile {
   virtual int tokens() const = 0;
   virtual TileEvents events() const = 0;
   virtual void reset_events() = 0;
+  // The time now (ns since the sequence began): appends are written at it, queries read at it.
+  // Only cells that lose charge care (the analog tile's retention); SRAM and the RTL ignore it.
+  virtual void set_time_ns(double ns) { (void)ns; }
 };
 
 // Shared argument checks of every implementation (so both throw the same errors).

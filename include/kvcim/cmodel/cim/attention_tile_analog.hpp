@@ -53,7 +53,10 @@ class AnalogTile final : public AttentionTile {
  public:
   explicit AnalogTile(const TileParams& p);
   const TileParams& params() const override { return p_; }
-  void reset() override { n_ = 0; }
+  void reset() override {  // a new sequence: its clock starts again
+    n_ = 0;
+    now_ns_ = 0;
+  }
   void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
   using AttentionTile::query;
   TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) override;
@@ -62,6 +65,9 @@ class AnalogTile final : public AttentionTile {
   void reset_events() override { ev_count_ = TileEvents{}; }
   // Cell writes that landed stuck (stuck_rate) since construction.
   int64_t stuck_cells() const { return stuck_; }
+  // Refreshes counted (refresh_ns): one per token rewritten, cell writes in the events.
+  void set_time_ns(double ns) override;
+  int64_t refreshes() const { return refreshes_; }
 
  private:
   TileParams p_;
@@ -75,11 +81,15 @@ class AnalogTile final : public AttentionTile {
   double spare_ = 0;        // the second normal of the last Box-Muller pair
   bool has_spare_ = false;
   int64_t stuck_ = 0;
+  double now_ns_ = 0;
+  std::vector<double> written_ns_;  // [T] when each token was last written (or refreshed)
+  int64_t refreshes_ = 0;
   TileEvents ev_count_;
   double gaussian();
   uint64_t next_bits();
   double uniform();  // [0, 1)
   void store(std::vector<float>& cells, int slices, int token, std::span<const int8_t> x, int bits);
+  double decay(int token) const;  // exp(-age / retention_ns), 1 without retention
 };
 
 }  // namespace kvcim::cmodel::cim
