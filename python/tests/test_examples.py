@@ -79,3 +79,21 @@ def test_kv_window_study(tmp_path):
     # with two tiles H2O has no choice: the same run as the oldest rule
     assert points["window=128,evict=h2o"]["delta_nll"] == points["window=128"]["delta_nll"]
     assert (tmp_path / "kv_window_study.png").stat().st_size > 1000
+
+
+def test_kv_retention_study(tmp_path):
+    import json
+    out = run_example("kv_retention_study.py", tmp_path, "--steps", "96", "--eval-tokens", "300",
+                      "--taus", "300,10")
+    points = json.loads((tmp_path / "results.json").read_text())
+    assert len(points) == 5 and "no decay" in out
+    base = points[0]
+    fast = next(p for p in points if p["tau_tokens"] == 10 and not p["refresh"])
+    fast_refreshed = next(p for p in points if p["tau_tokens"] == 10 and p["refresh"])
+    # charge that leaks within 10 tokens costs accuracy beyond the interval; refreshing every
+    # tau/10 brings it back near the no-decay run at the price of the refresh's cell writes
+    assert fast["delta_nll"]["ci_low"] > base["delta_nll"]["ci_high"]
+    assert fast_refreshed["delta_nll"]["value"] < fast["delta_nll"]["ci_low"]
+    assert fast_refreshed["kv_cell_writes_per_token"] > 5 * base["kv_cell_writes_per_token"]
+    assert fast["kv_cell_writes_per_token"] == base["kv_cell_writes_per_token"]
+    assert (tmp_path / "kv_retention_study.png").stat().st_size > 1000

@@ -1,0 +1,103 @@
+"""KV retention study: gain-cell KV tiles lose charge, so a K or V level written at w reads at t
+as level x exp(-(t - w) / tau). How long must the cells hold their charge, and what does refresh
+cost? Measured on the embedded model (stories260K) by simulating the analog gain-cell tile of
+configs/hw/gain_cell_kv.yaml in `kvcim run`, one token every `--interval-ns` (an assumption: a
+decode step of 1 us), with the retention time constant tau a multiple of that interval, with no
+refresh and with every token written back each tau/10 (its decay then stays above exp(-0.1)).
+For each: the teacher-forced accuracy against the float reference (ΔNLL and KL with 95%
+bootstrap intervals), the KV attention energy per token and the refresh's cell writes.
+
+    PYTHONPATH=build/python /usr/bin/python3 python/examples/kv_retention_study.py [--out DIR]
+
+The full-size figures are in docs/attention_tile.md ("Retention and refresh"); --steps,
+--eval-tokens and --taus make a quick run (the test runs it small).
+"""
+import argparse
+import json
+import pathlib
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import kvcim  # noqa: E402
+
+KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
+SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
+
+
+def point(tau_tokens, refresh, interval_ns, steps, eval_tokens):
+    """One run: retention tau (in token intervals; 0: no decay), refresh each tau/10 or none."""
+    spec = kvcim.HardwareSpec.from_yaml(SPEC).to_dict()
+    tau_ns = tau_tokens * interval_ns
+    spec["kv"].update(retention_ns=tau_ns, refresh_ns=tau_ns / 10 if refresh and tau_ns else 0.0,
+                      token_interval_ns=interval_ns)
+    report = kvcim.run(spec=spec, steps=steps, eval_tokens=eval_tokens)
+    ev = report.accuracy["evaluation"]
+    energy = report.energy
+    passes = energy["forward_passes"]
+    kv_pj = sum(energy["cim"]["by_op"].get(op, 0.0) for op in KV_OPS) / passes
+    writes = energy["simulated_events"]["by_op"]
+    kv_writes = sum(writes.get(op, {}).get("cell_write", 0) for op in KV_OPS) / passes
+    return {"tau_tokens": tau_tokens, "refresh": bool(refresh and tau_ns),
+            "delta_nll": ev["delta_nll"], "kl_mean": ev["kl_mean"],
+            "tokens": len(ev["per_token"]["kl"]), "kv_pj_per_token": kv_pj,
+            "kv_cell_writes_per_token": kv_writes}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="kv_retention_study", help="output folder")
+    parser.add_argument("--steps", type=int, default=256, help="generated positions per run")
+    parser.add_argument("--eval-tokens", type=int, default=10000,
+                        help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
+    parser.add_argument("--taus", default="1000,300,100,30,10",
+                        help="retention time constants in token intervals")
+    parser.add_argument("--interval-ns", type=float, default=1000.0,
+                        help="time between two tokens of a sequence (assumption)")
+    args = parser.parse_args()
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    taus = [float(t) for t in args.taus.split(",")]
+
+    base = point(0, False, args.interval_ns, args.steps, args.eval_tokens)
+    points = [base] + [point(t, r, args.interval_ns, args.steps, args.eval_tokens)
+                       for r in (False, True) for t in taus]
+    (out / "results.json").write_text(json.dumps(points, indent=1) + "\n")
+
+    print(f"{'tau (tokens)':>12} {'refresh':>8} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} "
+          f"{'KV pJ/token':>12} {'KV cell writes/token':>21}")
+    for p in points:
+        d = p["delta_nll"]
+        tau = f"{p['tau_tokens']:g}" if p["tau_tokens"] else "no decay"
+        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {d['value']:>+10.4f} "
+              f"[{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] {p['kl_mean']['value']:>9.4f} "
+              f"{p['kv_pj_per_token']:>12.4g} {p['kv_cell_writes_per_token']:>21.4g}")
+
+    fig, (acc, energy) = plt.subplots(1, 2, figsize=(11, 4))
+    for refresh, label in ((False, "no refresh"), (True, "refresh every tau/10")):
+        pts = [p for p in points if p["tau_tokens"] and p["refresh"] == refresh]
+        x = [p["tau_tokens"] for p in pts]
+        y = [p["delta_nll"]["value"] for p in pts]
+        err = [[p["delta_nll"]["value"] - p["delta_nll"]["ci_low"] for p in pts],
+               [p["delta_nll"]["ci_high"] - p["delta_nll"]["value"] for p in pts]]
+        acc.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        energy.plot(x, [p["kv_pj_per_token"] for p in pts], marker="o", label=label)
+    for ax, value in ((acc, base["delta_nll"]["value"]), (energy, base["kv_pj_per_token"])):
+        ax.axhline(value, color="gray", linestyle="--", label="no decay")
+        ax.set_xscale("log")
+        ax.set_xlabel(f"retention time constant (token intervals of {args.interval_ns:g} ns)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    acc.set_ylabel("ΔNLL vs float (nats/token)")
+    acc.set_title(f"accuracy ({base['tokens']} evaluated tokens, 95% CI)")
+    energy.set_ylabel("KV attention energy per token (pJ)")
+    energy.set_title(f"stories260K, gain-cell KV tile, {args.steps} steps")
+    fig.tight_layout()
+    fig.savefig(out / "kv_retention_study.png", dpi=120)
+    print(f"\nwrote {out / 'kv_retention_study.png'}")
+
+
+if __name__ == "__main__":
+    main()
