@@ -97,3 +97,22 @@ def test_kv_retention_study(tmp_path):
     assert fast_refreshed["kv_cell_writes_per_token"] > 5 * base["kv_cell_writes_per_token"]
     assert fast["kv_cell_writes_per_token"] == base["kv_cell_writes_per_token"]
     assert (tmp_path / "kv_retention_study.png").stat().st_size > 1000
+
+
+def test_kv_pareto_study(tmp_path):
+    import json
+    run_example("kv_pareto_study.py", tmp_path, "--steps", "32", "--eval-tokens", "200", "--quick")
+    points = {p["label"]: p for p in json.loads((tmp_path / "results.json").read_text())}
+    assert len(points) == 6
+    front = [p for p in points.values() if p["pareto"]]
+    # every point off the front is beaten on both axes by a point on it
+    for p in points.values():
+        if not p["pareto"]:
+            assert any(f["kv_pj_per_token"] <= p["kv_pj_per_token"] and
+                       f["delta_nll"]["value"] <= p["delta_nll"]["value"] for f in front), p["label"]
+    # coarser score/output ADCs cost accuracy beyond the intervals; narrower V saves energy
+    six, ten = points["analog 4-bit cells, 6-bit ADC"], points["analog 4-bit cells, 10-bit ADC"]
+    assert six["delta_nll"]["ci_low"] > ten["delta_nll"]["ci_high"]
+    assert six["kv_pj_per_token"] < ten["kv_pj_per_token"]
+    assert points["digital K8/V6 token"]["kv_pj_per_token"] < points["digital K8/V8 token"]["kv_pj_per_token"]
+    assert (tmp_path / "kv_pareto.png").stat().st_size > 1000
