@@ -12,13 +12,15 @@ namespace kvcim::runtime {
 using namespace kvcim::cmodel;
 
 // The tile the parameters name (digital or analog). Each analog tile draws its noise from its own
-// stream: seed, seed + 1, ... in the order the tiles are made (reproducible for a given seed).
+// stream: seed, seed + 1, ... in the order the tiles are made. The count is each copy's own: every
+// backend (the generation's, each evaluation lane's) numbers its tiles from the seed, so no run
+// depends on how another's tiles, or threads, interleave (a shared count did: a data race, and
+// reports that changed with thread timing).
 TileFactory cmodel_tiles(const cim::TileParams& params) {
   params.validate("attention tile");
-  auto made = std::make_shared<uint64_t>(0);
-  return [params, made] {
+  return [params, made = uint64_t{0}]() mutable {
     cim::TileParams p = params;
-    p.seed = params.seed + (*made)++;
+    p.seed = params.seed + made++;
     return cim::make_tile(p);
   };
 }

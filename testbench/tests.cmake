@@ -36,4 +36,5 @@ endforeach()
 
 if(KVCIM_WITH_RTL)
   include(testbench/coverage/coverage.cmake)
+  include(testbench/tests/rtl_configs/rtl_configs.cmake)
 endif()

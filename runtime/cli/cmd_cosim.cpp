@@ -10,6 +10,7 @@
 #include "kvcim/error.hpp"
 #include "kvcim/runtime/defaults.hpp"
 #include "kvcim/testbench/cosim_job.hpp"
+#include "kvcim/testbench/rtl_tile.hpp"
 
 namespace kvcim::cli {
 
@@ -40,7 +41,7 @@ void add_cosim(CLI::App& app) {
       if (!m.results.empty()) std::cout << "output mismatch: " << where << m.results << "\n";
       if (!m.events.empty()) std::cout << "event mismatch: " << where << m.events << "\n";
     }
-    const int capacity = cmodel::cim::TileParams{}.tokens;
+    const int capacity = testbench::RtlTile::built_params().tokens;
     std::cout << "trials: " << o->trials << " (seed " << o->seed << ", tokens "
               << (o->tokens ? std::to_string(o->tokens) : "1.." + std::to_string(capacity)) << ")\n"
               << "output mismatches: " << r.result_mismatches << "\n"

@@ -18,6 +18,14 @@ RUN=(run --quiet --steps 24 --temperature 0.8 --top-p 0.9 --hw "$SRC/configs/hw/
 same "run --json: byte-identical run after run" "$T/a.json" "$T/b.json"
 same "run --json: byte-identical with 1 and 2 threads" "$T/a.json" "$T/c.json"
 cmp -s "$T/a.json" "$T/d.json"; check "run --json: another seed gives another report" 1 $?
+# the analog KV tiles' noise: each backend numbers its tiles' seeds itself (a shared count made
+# the evaluation lanes' tiles depend on thread timing)
+GCRUN=(run --quiet --steps 24 --hw "$SRC/configs/hw/gain_cell_kv.yaml" --eval-tokens 1500)
+"$KVCIM" "${GCRUN[@]}" --threads 2 --json "$T/g1.json" >/dev/null || check "gain-cell run 1" 0 $?
+"$KVCIM" "${GCRUN[@]}" --threads 2 --json "$T/g2.json" >/dev/null || check "gain-cell run 2" 0 $?
+"$KVCIM" "${GCRUN[@]}" --threads 1 --json "$T/g3.json" >/dev/null || check "gain-cell run 3" 0 $?
+same "run --json, analog KV tiles: byte-identical run after run" "$T/g1.json" "$T/g2.json"
+same "run --json, analog KV tiles: byte-identical with 1 and 2 threads" "$T/g1.json" "$T/g3.json"
 
 "$KVCIM" map --hw "$SRC/configs/hw/reram_analog.yaml" --json "$T/m1.json" >/dev/null
 "$KVCIM" map --hw "$SRC/configs/hw/reram_analog.yaml" --json "$T/m2.json" >/dev/null

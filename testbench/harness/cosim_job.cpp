@@ -11,7 +11,7 @@ namespace kvcim::testbench {
 using namespace kvcim::cmodel::cim;
 
 CosimResult cosim_job(const CosimOptions& o) {
-  const TileParams p;
+  const TileParams p = RtlTile::built_params();
   if (o.trials < 1) fail("cosim", "trials", std::to_string(o.trials), "expected at least 1");
   if (o.tokens < 0 || o.tokens > p.tokens)
     fail("cosim", "tokens", std::to_string(o.tokens),

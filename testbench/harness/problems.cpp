@@ -20,7 +20,8 @@ int8_t draw_value(std::mt19937_64& rng, Values style, int kv_bits, int8_t consta
   const int lo = -(1 << (kv_bits - 1)), hi = (1 << (kv_bits - 1)) - 1;
   switch (style) {
     case Values::uniform: return static_cast<int8_t>(std::uniform_int_distribution<int>(lo, hi)(rng));
-    case Values::small: return static_cast<int8_t>(std::uniform_int_distribution<int>(-4, 4)(rng));
+    case Values::small:  // within +-4 (the whole range below 4 bits)
+      return static_cast<int8_t>(std::uniform_int_distribution<int>(std::max(lo, -4), std::min(hi, 4))(rng));
     case Values::extremes: return static_cast<int8_t>(std::bernoulli_distribution(0.5)(rng) ? lo : hi);
     case Values::constant: return constant;
     default: return 0;

@@ -61,7 +61,9 @@ void put_vector(T& port, std::span<const int8_t> x, int bits) {
 
 struct RtlTile::Impl {
   RtlTileOptions opt;
-  TileParams params;
+  // KVCIM_RTL_TILE_CONFIG (head_dim, tokens, kv_bits, prob_bits): a build of the tile
+  // Verilated with the same -G overrides (testbench/tests/rtl_configs)
+  TileParams params = RtlTile::built_params();
   std::unique_ptr<VerilatedContext> ctx;
   std::unique_ptr<Vcim_attention_tile> top;
   std::unique_ptr<VerilatedVcdC> vcd;
@@ -238,6 +240,15 @@ RtlTile::RtlTile(const RtlTileOptions& options) : impl_(std::make_unique<Impl>(o
 RtlTile::~RtlTile() = default;
 
 const TileParams& RtlTile::params() const { return impl_->params; }
+
+TileParams RtlTile::built_params() {
+#ifdef KVCIM_RTL_TILE_CONFIG
+  const int c[] = {KVCIM_RTL_TILE_CONFIG};  // head_dim, tokens, kv_bits, prob_bits
+  return TileParams{c[0], c[1], c[2], cmodel::cim::kTileExpFrac, c[3]};
+#else
+  return TileParams{};
+#endif
+}
 
 void RtlTile::reset() {
   // clear_i is honoured when the tile is idle, which it always is between interface calls.

@@ -51,8 +51,10 @@ class RtlTile final : public cmodel::cim::AttentionTile {
   RtlTile(const RtlTile&) = delete;
   RtlTile& operator=(const RtlTile&) = delete;
 
-  // The RTL is built at the default TileParams (the generated package).
+  // The RTL is built at the default TileParams (the generated package), or, in the builds of the
+  // configuration table (testbench/tests/rtl_configs), at that configuration's.
   const cmodel::cim::TileParams& params() const override;
+  static cmodel::cim::TileParams built_params();
   void reset() override;  // clear_i: drops the tokens, keeps the counters
   void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
   using AttentionTile::query;

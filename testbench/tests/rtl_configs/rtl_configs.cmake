@@ -1,0 +1,46 @@
+# The tile at other parameters, as ggml's test-backend-ops checks every backend over a table of
+# parameter sets: each configuration below is Verilated once with -G overrides of the tile's top
+# parameters (assertions on), the harness compiled against it at the same TileParams
+# (KVCIM_RTL_TILE_CONFIG), and test_rtl_config co-simulates it against the C model bit for bit
+# (results and every event counter) over a table of token counts and back-pressures. One library
+# and one executable per configuration: the harness's symbols are the model's. Included from
+# testbench/tests.cmake when KVCIM_WITH_RTL=ON. EXP_FRAC stays the package's (its exponent table
+# is a package constant).
+#   name : head_dim : tokens : kv_bits : prob_bits
+set(KVCIM_RTL_CONFIGS
+    "hd16_t16_kv4_p10:16:16:4:10"
+    "hd32_t8_kv6_p16:32:8:6:16"
+    "hd8_t32_kv2_p8:8:32:2:8")
+set(cfgdir ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/rtl_configs/table)
+foreach(cfg ${KVCIM_RTL_CONFIGS})
+  string(REPLACE ":" ";" fields ${cfg})
+  list(GET fields 0 name)
+  list(GET fields 1 hd)
+  list(GET fields 2 tokens)
+  list(GET fields 3 kv)
+  list(GET fields 4 prob)
+  set(lib kvcim_rtl_${name})
+  add_library(${lib} STATIC ${KVCIM_HARNESS_SOURCES})
+  target_link_libraries(${lib} PUBLIC kvcim_cmodel Threads::Threads)
+  target_compile_definitions(${lib} PUBLIC KVCIM_HAVE_RTL=1
+                             "KVCIM_RTL_TILE_CONFIG=${hd},${tokens},${kv},${prob}")
+  verilate(${lib}
+    PREFIX Vcim_attention_tile
+    TOP_MODULE cim_attention_tile
+    TRACE
+    SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
+    VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast
+                   -GHEAD_DIM=${hd} -GTOKENS=${tokens} -GKV_BITS=${kv} -GPROB_BITS=${prob})
+  set_target_properties(${lib} PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
+  # -O1: each model runs a few hundred short problems; compile time matters more than its speed.
+  target_compile_options(${lib} PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable
+                         -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
+                         -Wno-maybe-uninitialized)
+  add_executable(test_rtl_${name} ${cfgdir}/test_rtl_config.cpp)
+  target_include_directories(test_rtl_${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests)
+  target_link_libraries(test_rtl_${name} PRIVATE ${lib} GTest::gtest_main)
+  target_compile_definitions(test_rtl_${name} PRIVATE
+                             "KVCIM_RTL_EXPECTED=${hd},${tokens},${kv},${prob}")
+  gtest_discover_tests(test_rtl_${name} TEST_PREFIX "rtl_config.${name}." DISCOVERY_TIMEOUT 60
+                       PROPERTIES TIMEOUT 600)
+endforeach()
