@@ -97,7 +97,7 @@ def main():
         ax.legend(fontsize=8)
     acc.set_ylabel("ΔNLL vs float (nats/token)")
     acc.set_title(f"accuracy ({base['tokens']} evaluated tokens, 95% CI)")
-    energy.set_ylabel("K/V cell-write energy per token (pJ; appends + refresh)")
+    energy.set_ylabel("K/V cell writes per token (pJ)")
     energy.set_title(f"stories260K, gain-cell KV tile, {args.steps} steps")
     fig.tight_layout()
     fig.savefig(out / "kv_retention_study.png", dpi=120)
