@@ -150,7 +150,8 @@ int64_t bytes(const Section& s, const std::string& key, int64_t fallback) {
 void read_macro(const Section& m, HardwareSpec& hw) {
   m.check_keys({"kind", "rows", "cols", "cell_bits", "input_bits_per_cycle", "rows_per_cycle",
                 "adc_bits", "adc_share", "adc_range", "adc_clip", "encoding", "cell_noise_sigma",
-                "read_noise_sigma", "seed"});
+                "read_noise_sigma", "seed", "drift_nu", "drift_nu_sigma", "drift_t0_s", "drift_time_s",
+                "drift_compensation"});
   cim::MacroSpec& s = hw.macro;
   s.kind = static_cast<cim::MacroKind>(m.get_choice("kind", kMacroKinds));
   s.rows = static_cast<int>(m.get_int("rows", 1, 65536));
@@ -168,10 +169,16 @@ void read_macro(const Section& m, HardwareSpec& hw) {
   s.cell_noise_sigma = m.get_number("cell_noise_sigma", 0.0, 1e6, 0.0);
   s.read_noise_sigma = m.get_number("read_noise_sigma", 0.0, 1e6, 0.0);
   s.seed = static_cast<uint64_t>(m.get_int("seed", 0, INT64_MAX, 1));
+  s.drift_nu = m.get_number("drift_nu", 0.0, 10.0, 0.0);
+  s.drift_nu_sigma = m.get_number("drift_nu_sigma", 0.0, 10.0, 0.0);
+  s.drift_t0_s = m.get_number("drift_t0_s", 1e-12, 1e12, 1.0);
+  s.drift_time_s = m.get_number("drift_time_s", 0.0, 1e12, 0.0);
+  s.drift_compensation = m.get_bool("drift_compensation", true);
   // A digital macro reads its columns exactly: converter settings there are a mistake.
   if (s.kind == cim::MacroKind::digital)
-    for (const char* k : {"adc_bits", "adc_share", "adc_range", "adc_clip"})
-      if (m.has(k)) m.error(k, "only meaningful for kind: analog (a digital macro has no ADC)");
+    for (const char* k : {"adc_bits", "adc_share", "adc_range", "adc_clip", "drift_nu", "drift_nu_sigma",
+                          "drift_t0_s", "drift_time_s", "drift_compensation"})
+      if (m.has(k)) m.error(k, "only meaningful for kind: analog (a digital macro has no ADC and no drift)");
 }
 
 }  // namespace
@@ -319,6 +326,11 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
                           {"read_noise_sigma", m.read_noise_sigma},
                           {"seed", m.seed}};
   if (m.kind == cim::MacroKind::analog) {  // the parser rejects ADC fields on a digital macro
+    macro["drift_nu"] = m.drift_nu;
+    macro["drift_nu_sigma"] = m.drift_nu_sigma;
+    macro["drift_t0_s"] = m.drift_t0_s;
+    macro["drift_time_s"] = m.drift_time_s;
+    macro["drift_compensation"] = m.drift_compensation;
     macro["adc_bits"] = m.adc_bits;
     macro["adc_share"] = m.adc_share;
     macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));

@@ -37,7 +37,7 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   // A digital macro keeps its weights (weights_) and derives a cell's level from them
   // (cell_level); an analog macro keeps the levels, which noise and the bit-planes build on.
   if (spec_.kind == MacroKind::analog) cells_.assign(n, 0);
-  if (spec_.kind == MacroKind::analog && spec_.cell_noise_sigma > 0.0) cell_noise_.assign(n, 0.f);
+  if (spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || spec_.drifts())) cell_noise_.assign(n, 0.f);
   row_words_ = (spec_.rows + 63) / 64;
   slices_ = detail::weight_slices(spec_);
   // Only the analog fast path reads the bit-planes; the digital one reads weights_.
@@ -46,11 +46,24 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
   // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
-  const double sigma = spec_.cell_noise_sigma;
+  const double sigma = spec_.cell_noise_sigma, drift_time = spec_.drift_time_s;
   spec_.cell_noise_sigma = 0.0;
+  spec_.drift_time_s = 0.0;  // nor drifted: drift starts when a weight is programmed
   const std::vector<int8_t> zero(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
   store_block(zero.data(), spec_.rows, spec_.weights_per_row());
   spec_.cell_noise_sigma = sigma;
+  spec_.drift_time_s = drift_time;
+}
+
+float Macro::drifted(size_t idx, uint32_t level, double noise) const {
+  if (!spec_.drifts()) return static_cast<float>(noise);
+  // nu of this cell: a second stream of the seed's generator, indexed by the cell
+  static constexpr uint64_t kDriftStream = 0xD81F7ull << 40;
+  const double nu = spec_.drift_nu +
+                    spec_.drift_nu_sigma * static_cast<double>(detail::normal_draw(noise_key_, kDriftStream + idx));
+  const double r = spec_.drift_time_s / spec_.drift_t0_s;
+  const double factor = std::pow(r, -nu) * (spec_.drift_compensation ? std::pow(r, spec_.drift_nu) : 1.0);
+  return static_cast<float>((static_cast<double>(level) + noise) * factor - static_cast<double>(level));
 }
 
 double Macro::gaussian() { return detail::normal_draw(noise_key_, noise_draws_++); }
@@ -76,8 +89,10 @@ void Macro::store(int row, int out, int32_t w) {
       word = ((level >> b) & 1u) ? (word | bit) : (word & ~bit);
     }
     // One programming-variation draw per cell written, slices in ascending order.
-    if (!cell_noise_.empty() && spec_.cell_noise_sigma > 0.0)
-      cell_noise_[idx] = static_cast<float>(spec_.cell_noise_sigma * gaussian());
+    if (!cell_noise_.empty()) {
+      const double noise = spec_.cell_noise_sigma > 0.0 ? spec_.cell_noise_sigma * gaussian() : 0.0;
+      cell_noise_[idx] = drifted(idx, level, noise);
+    }
   }
   weights_[static_cast<size_t>(row) * (spec_.cols / S) + out] = static_cast<int8_t>(w);
 }
@@ -120,14 +135,18 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
     }
   // One programming-variation draw per cell written, in store()'s order (row, output, slice):
   // the counter-based generator gives draw k the same value whichever call takes it.
-  if (!cell_noise_.empty() && spec_.cell_noise_sigma > 0.0) {
-    std::vector<float> draws(static_cast<size_t>(n_rows) * n_cols);
-    detail::normal_draws(noise_key_, noise_draws_, static_cast<int>(draws.size()), draws.data());
-    noise_draws_ += draws.size();
+  if (!cell_noise_.empty()) {
+    std::vector<float> draws(static_cast<size_t>(n_rows) * n_cols, 0.f);
+    if (spec_.cell_noise_sigma > 0.0) {
+      detail::normal_draws(noise_key_, noise_draws_, static_cast<int>(draws.size()), draws.data());
+      noise_draws_ += draws.size();
+    }
     for (int r = 0; r < n_rows; ++r)
-      for (int c = 0; c < n_cols; ++c)
-        cell_noise_[static_cast<size_t>(r) * cols + c] =
-            static_cast<float>(spec_.cell_noise_sigma * static_cast<double>(draws[static_cast<size_t>(r) * n_cols + c]));
+      for (int c = 0; c < n_cols; ++c) {
+        const size_t idx = static_cast<size_t>(r) * cols + c;
+        const double noise = spec_.cell_noise_sigma * static_cast<double>(draws[static_cast<size_t>(r) * n_cols + c]);
+        cell_noise_[idx] = spec_.drifts() ? drifted(idx, cells_[idx], noise) : static_cast<float>(noise);
+      }
   }
 }
 

@@ -62,6 +62,15 @@ void MacroSpec::validate(const std::string& where) const {
   if (kind == MacroKind::digital && read_noise_sigma != 0.0)
     fail(where, "read_noise_sigma", std::to_string(read_noise_sigma),
          "0 for a digital macro (noise is an analog effect)");
+  check_sigma(where, "drift_nu", drift_nu);
+  check_sigma(where, "drift_nu_sigma", drift_nu_sigma);
+  if (!(drift_t0_s > 0.0 && drift_t0_s < 1e30))
+    fail(where, "drift_t0_s", std::to_string(drift_t0_s), "a positive time in seconds");
+  check_sigma(where, "drift_time_s", drift_time_s);
+  if (kind == MacroKind::digital && (drift_nu != 0.0 || drift_nu_sigma != 0.0))
+    fail(where, drift_nu != 0.0 ? "drift_nu" : "drift_nu_sigma",
+         std::to_string(drift_nu != 0.0 ? drift_nu : drift_nu_sigma),
+         "0 for a digital macro (conductance drift is an analog effect)");
   if (cols < slices_per_weight())
     fail(where, "cols", std::to_string(cols),
          "at least slices_per_weight() = " + std::to_string(slices_per_weight()) +

@@ -116,3 +116,20 @@ def test_kv_pareto_study(tmp_path):
     assert six["kv_pj_per_token"] < ten["kv_pj_per_token"]
     assert points["digital K8/V6 token"]["kv_pj_per_token"] < points["digital K8/V8 token"]["kv_pj_per_token"]
     assert (tmp_path / "kv_pareto.png").stat().st_size > 1000
+
+
+def test_drift_study(tmp_path):
+    import json
+    run_example("drift_study.py", tmp_path, "--steps", "16", "--eval-tokens", "300",
+                "--times", "1 s,1 h")
+    points = json.loads((tmp_path / "results.json").read_text())
+    assert len(points) == 5
+    fresh = points[0]
+    by = {(p["label"], p["compensation"]): p for p in points[1:]}
+    # drift starts after t0 = 1 s: exactly the freshly programmed run
+    assert by[("1 s", False)]["delta_nll"] == fresh["delta_nll"]
+    # an hour of uncompensated drift (every conductance ~9% lower) costs far more than the
+    # spread left after global compensation
+    assert by[("1 h", False)]["delta_nll"]["ci_low"] > by[("1 h", True)]["delta_nll"]["ci_high"] + 1.0
+    assert by[("1 h", True)]["delta_nll"]["value"] < fresh["delta_nll"]["value"] + 0.2
+    assert (tmp_path / "drift_study.png").stat().st_size > 1000

@@ -158,3 +158,82 @@ TEST(MacroNoise, BlockWriteEqualsWritesOneByOne) {
       for (int o : {0, 7}) EXPECT_EQ(bulk.read(r, o), single.read(r, o));
   }
 }
+
+// Conductance drift: a cell programmed to level L reads L (t / t0)^-nu a time t after programming.
+// One 4-bit offset-encoded cell (level w + 8) under a 1-bit input: y = round((w + 8) f) - 8.
+TEST(MacroDrift, FollowsThePowerLawOnAHandExample) {
+  MacroSpec s;
+  s.kind = MacroKind::analog;
+  s.rows = 1, s.cols = 1, s.rows_per_cycle = 1;
+  s.cell_bits = 4, s.weight_bits = 4;
+  s.encoding = WeightEncoding::offset;
+  s.input_signed = false, s.input_bits = 1;
+  s.adc_bits = 8;
+  s.drift_nu = 0.1;
+  s.drift_compensation = false;
+  const int32_t one = 1;
+  for (double t : {0.5, 1.0, 10.0, 1000.0, 3.15e7}) {
+    s.drift_time_s = t;
+    for (int w : {7, 3, -8}) {
+      Macro m(s);
+      m.write(0, 0, w);
+      const double f = t > 1.0 ? std::pow(t, -0.1) : 1.0;
+      const int64_t want = static_cast<int64_t>(std::floor((w + 8) * f + 0.5)) - 8;
+      int64_t fast, ref;
+      m.compute(&one, 1, &fast, 1);
+      m.compute_reference(&one, 1, &ref, 1);
+      EXPECT_EQ(fast, want) << "t " << t << " w " << w;
+      EXPECT_EQ(ref, want) << "t " << t << " w " << w;
+    }
+  }
+  // compensated by the mean drift, with no spread: no drift at all
+  s.drift_compensation = true;
+  s.drift_time_s = 3.15e7;
+  Macro m(s);
+  m.write(0, 0, 7);
+  int64_t y;
+  m.compute(&one, 1, &y, 1);
+  EXPECT_EQ(y, 7);
+  // a digital macro has no drift
+  MacroSpec d;
+  d.drift_nu = 0.1;
+  EXPECT_THROW(d.validate("macro"), kvcim::Error);
+}
+
+// The spread of nu is what compensation leaves: over 64 cells of level 15 (weight 7) read by one
+// conversion, the sum's deviation has the standard deviation sqrt(64) x 15 x sigma_nu x ln(t / t0)
+// (to first order) and the lognormal's small bias as its mean; nu is a function of the cell, not
+// of the write order.
+TEST(MacroDrift, CompensatedSpreadHasTheDocumentedSize) {
+  MacroSpec s;
+  s.kind = MacroKind::analog;
+  s.rows = 64, s.cols = 1, s.rows_per_cycle = 64;
+  s.cell_bits = 4, s.weight_bits = 4;
+  s.encoding = WeightEncoding::offset;
+  s.input_signed = false, s.input_bits = 1;
+  s.adc_bits = 12;
+  s.drift_nu = 0.1, s.drift_nu_sigma = 0.01, s.drift_time_s = 1e4;
+  const std::vector<int32_t> ones(64, 1);
+  const std::vector<int8_t> sevens(64, 7);
+  double sum = 0, sum2 = 0;
+  const int seeds = 300;
+  for (int seed = 1; seed <= seeds; ++seed) {
+    s.seed = static_cast<uint64_t>(seed);
+    Macro block(s), single(s);
+    block.write_block(sevens.data(), 64, 1);
+    for (int r = 63; r >= 0; --r) single.write(r, 0, 7);  // the other order
+    int64_t a, b;
+    block.compute(ones.data(), 64, &a, 1);
+    single.compute(ones.data(), 64, &b, 1);
+    ASSERT_EQ(a, b) << "seed " << seed;
+    const double dev = static_cast<double>(a) - 64.0 * 7;
+    sum += dev, sum2 += dev * dev;
+  }
+  const double mean = sum / seeds, sd = std::sqrt(sum2 / seeds - mean * mean);
+  // the factor r^-(nu - mean nu) is lognormal with log-sd s = sigma_nu ln r: its mean is
+  // exp(s^2 / 2), a small bias the compensation by the mean nu leaves
+  const double s_log = 0.01 * std::log(1e4);
+  const double want = std::sqrt(64.0) * 15 * s_log;  // 11.05
+  EXPECT_NEAR(sd, want, 0.15 * want);
+  EXPECT_NEAR(mean, 64.0 * 15 * (std::exp(s_log * s_log / 2) - 1), 4 * want / std::sqrt(seeds) + 0.5);
+}

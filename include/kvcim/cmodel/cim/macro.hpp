@@ -48,6 +48,17 @@ struct MacroSpec {
   double cell_noise_sigma = 0.0; // Gaussian, in cell levels, drawn once per cell when written
   double read_noise_sigma = 0.0; // Gaussian, in cell levels, added to each column read
   uint64_t seed = 1;             // the counter-based generator of both noises (draw i = f(seed, i))
+  // Conductance drift of non-volatile cells (analog only): a cell programmed to G0 reads, a time
+  // t after programming, G0 (t / t0)^-nu, nu drawn per cell ~ N(drift_nu, drift_nu_sigma) (a pure
+  // function of (seed, cell): the cell's identity, not the write order). With drift_compensation
+  // the reads are rescaled by the mean drift (t / t0)^drift_nu, as aihwkit's global compensation:
+  // only the spread of nu is left. drift_time_s <= drift_t0_s: no drift.
+  double drift_nu = 0.0;
+  double drift_nu_sigma = 0.0;
+  double drift_t0_s = 1.0;
+  double drift_time_s = 0.0;
+  bool drift_compensation = true;
+  bool drifts() const { return drift_time_s > drift_t0_s && (drift_nu != 0.0 || drift_nu_sigma != 0.0); }
 
   // Throws kvcim::Error naming `where`, the field and the value.
   void validate(const std::string& where) const;
@@ -155,7 +166,7 @@ class Macro {
   MacroSpec spec_;
   MacroEvents events_;
   std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels (analog only)
-  std::vector<float> cell_noise_;   // [rows, cols] programmed deviation (analog, noisy only)
+  std::vector<float> cell_noise_;   // [rows, cols] programmed deviation and drift (analog, noisy only)
   detail::NoiseKey noise_key_;      // the seed's key
   uint64_t noise_draws_ = 0;        // draws taken so far: the generator's whole state
   std::vector<float> draws_;        // scratch of read_noise()
@@ -173,6 +184,9 @@ class Macro {
   // store() of rows [0, n_rows) x outputs [0, n_out) from w[r * n_out + o], the same cells,
   // mirrors and draws, a word of bit-plane at a time (weights load in bulk: CimLinear, the tiles)
   void store_block(const int8_t* w, int n_rows, int n_out);
+  // The deviation of cell idx at level `level` with programming deviation `noise`, drifted to
+  // spec_.drift_time_s: (level + noise) x factor - level.
+  float drifted(size_t idx, uint32_t level, double noise) const;
   double gaussian();                        // next N(0, 1) draw of the macro's generator
   // The next n draws times sigma (read noise of one step); both compute paths call this.
   void read_noise(double sigma, double* out, int n);
