@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
+from kvcim.plot import interval_errorbar  # noqa: E402
 
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "reram_analog.yaml"
 TIMES = {"1 s": 1.0, "1 h": 3600.0, "1 day": 86400.0, "1 year": 3.156e7}
@@ -73,10 +74,7 @@ def main():
     for comp, label in ((False, "no compensation"), (True, "global drift compensation")):
         pts = [p for p in points[1:] if p["compensation"] == comp]
         x = [p["time_s"] for p in pts]
-        y = [p["delta_nll"]["value"] for p in pts]
-        err = [[p["delta_nll"]["value"] - p["delta_nll"]["ci_low"] for p in pts],
-               [p["delta_nll"]["ci_high"] - p["delta_nll"]["value"] for p in pts]]
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        interval_errorbar(ax, x, [p["delta_nll"] for p in pts], marker="o", label=label)
     ax.axhline(fresh["delta_nll"]["value"], color="gray", linestyle="--", label="just programmed")
     ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)

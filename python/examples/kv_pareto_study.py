@@ -22,6 +22,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
+from kvcim.plot import interval_errorbar, pareto_front  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 HW = pathlib.Path(kvcim.default_hardware_spec_path()).parent
@@ -46,16 +47,6 @@ def point(label, spec_file, kv, steps, eval_tokens):
             "kv_pj_per_token": kv_pj, "kv_bits_per_channel": bits}
 
 
-def pareto(points):
-    """The points no other point beats on both energy and ΔNLL, by energy."""
-    front = [p for p in points
-             if not any(q["kv_pj_per_token"] <= p["kv_pj_per_token"] and
-                        q["delta_nll"]["value"] <= p["delta_nll"]["value"] and q is not p and
-                        (q["kv_pj_per_token"], q["delta_nll"]["value"]) != (p["kv_pj_per_token"], p["delta_nll"]["value"])
-                        for q in points)]
-    return sorted(front, key=lambda p: p["kv_pj_per_token"])
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="kv_pareto_study", help="output folder")
@@ -68,7 +59,8 @@ def main():
     out.mkdir(parents=True, exist_ok=True)
     configs = DIGITAL[:3] + ANALOG[:3] if args.quick else DIGITAL + ANALOG
     points = [point(*c, args.steps, args.eval_tokens) for c in configs]
-    front = pareto(points)
+    front = [points[i] for i in pareto_front(
+        [(p["kv_pj_per_token"], p["delta_nll"]["value"]) for p in points], minimise_y=True)]
     for p in points:
         p["pareto"] = any(p is f for f in front)
     (out / "results.json").write_text(json.dumps(points, indent=1) + "\n")
@@ -83,10 +75,8 @@ def main():
     fig, ax = plt.subplots(figsize=(8, 5))
     for tile, marker in (("digital", "o"), ("analog", "s")):
         pts = [p for p in points if p["tile"] == tile]
-        ax.errorbar([p["kv_pj_per_token"] for p in pts], [p["delta_nll"]["value"] for p in pts],
-                    yerr=[[p["delta_nll"]["value"] - p["delta_nll"]["ci_low"] for p in pts],
-                          [p["delta_nll"]["ci_high"] - p["delta_nll"]["value"] for p in pts]],
-                    fmt=marker, capsize=3, label=f"{tile} tile")
+        interval_errorbar(ax, [p["kv_pj_per_token"] for p in pts], [p["delta_nll"] for p in pts],
+                          fmt=marker, label=f"{tile} tile")
         for p in pts:
             ax.annotate(p["label"].replace("digital ", "").replace("analog ", ""),
                         (p["kv_pj_per_token"], p["delta_nll"]["value"]), fontsize=6,

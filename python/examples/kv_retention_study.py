@@ -24,6 +24,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
+from kvcim.plot import interval_errorbar  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -84,10 +85,7 @@ def main():
     for refresh, label in ((False, "no refresh"), (True, "refresh every tau/10")):
         pts = [p for p in points if p["tau_tokens"] and p["refresh"] == refresh]
         x = [p["tau_tokens"] for p in pts]
-        y = [p["delta_nll"]["value"] for p in pts]
-        err = [[p["delta_nll"]["value"] - p["delta_nll"]["ci_low"] for p in pts],
-               [p["delta_nll"]["ci_high"] - p["delta_nll"]["value"] for p in pts]]
-        acc.errorbar(x, y, yerr=err, marker="o", capsize=3, label=label)
+        interval_errorbar(acc, x, [p["delta_nll"] for p in pts], marker="o", label=label)
         energy.plot(x, [p["kv_write_pj_per_token"] for p in pts], marker="o", label=label)
     for ax, value in ((acc, base["delta_nll"]["value"]), (energy, base["kv_write_pj_per_token"])):
         ax.axhline(value, color="gray", linestyle="--", label="no decay")

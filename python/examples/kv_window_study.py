@@ -20,6 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
+from kvcim.plot import interval_errorbar  # noqa: E402
 
 # the operations of KV attention in the energy breakdown (report.energy["cim"]["by_op"], pJ)
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
@@ -74,10 +75,7 @@ def main():
         if not pts:
             continue
         x = [p["window"] for p in pts]
-        y = [p["delta_nll"]["value"] for p in pts]
-        err = [[p["delta_nll"]["value"] - p["delta_nll"]["ci_low"] for p in pts],
-               [p["delta_nll"]["ci_high"] - p["delta_nll"]["value"] for p in pts]]
-        acc.errorbar(x, y, yerr=err, marker="o", capsize=3, label=rule)
+        interval_errorbar(acc, x, [p["delta_nll"] for p in pts], marker="o", label=rule)
         energy.plot(x, [p["kv_pj_per_token"] for p in pts], marker="o", label=rule)
     for ax in (acc, energy):
         ax.axhline(full["delta_nll"]["value"] if ax is acc else full["kv_pj_per_token"],

@@ -74,6 +74,15 @@ def pareto_front(points, minimise_y=False):
     return front
 
 
+def interval_errorbar(ax, x, intervals, **kwargs):
+    """Points at x with their 95% intervals as error bars; intervals are the report's
+    {"value", "ci_low", "ci_high"} dicts (e.g. accuracy.evaluation.delta_nll)."""
+    y = [i["value"] for i in intervals]
+    err = [[i["value"] - i["ci_low"] for i in intervals], [i["ci_high"] - i["value"] for i in intervals]]
+    kwargs.setdefault("capsize", 3)
+    return ax.errorbar(x, y, yerr=err, **kwargs)
+
+
 def ok_records(records):
     return [r for r in records if r.get("status") == "ok" and isinstance(r.get("result"), dict)]
 

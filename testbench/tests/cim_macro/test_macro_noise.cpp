@@ -161,14 +161,22 @@ TEST(MacroNoise, BlockWriteEqualsWritesOneByOne) {
 
 // Conductance drift: a cell programmed to level L reads L (t / t0)^-nu a time t after programming.
 // One 4-bit offset-encoded cell (level w + 8) under a 1-bit input: y = round((w + 8) f) - 8.
-TEST(MacroDrift, FollowsThePowerLawOnAHandExample) {
+namespace {
+// `rows` rows of one 4-bit offset-encoded cell (level w + 8) read by 1-bit inputs, one conversion
+MacroSpec one_cell_per_row(int rows) {
   MacroSpec s;
   s.kind = MacroKind::analog;
-  s.rows = 1, s.cols = 1, s.rows_per_cycle = 1;
+  s.rows = rows, s.cols = 1, s.rows_per_cycle = rows;
   s.cell_bits = 4, s.weight_bits = 4;
   s.encoding = WeightEncoding::offset;
   s.input_signed = false, s.input_bits = 1;
-  s.adc_bits = 8;
+  s.adc_bits = 12;
+  return s;
+}
+}  // namespace
+
+TEST(MacroDrift, FollowsThePowerLawOnAHandExample) {
+  MacroSpec s = one_cell_per_row(1);
   s.drift_nu = 0.1;
   s.drift_compensation = false;
   const int32_t one = 1;
@@ -205,13 +213,7 @@ TEST(MacroDrift, FollowsThePowerLawOnAHandExample) {
 // (to first order) and the lognormal's small bias as its mean; nu is a function of the cell, not
 // of the write order.
 TEST(MacroDrift, CompensatedSpreadHasTheDocumentedSize) {
-  MacroSpec s;
-  s.kind = MacroKind::analog;
-  s.rows = 64, s.cols = 1, s.rows_per_cycle = 64;
-  s.cell_bits = 4, s.weight_bits = 4;
-  s.encoding = WeightEncoding::offset;
-  s.input_signed = false, s.input_bits = 1;
-  s.adc_bits = 12;
+  MacroSpec s = one_cell_per_row(64);
   s.drift_nu = 0.1, s.drift_nu_sigma = 0.01, s.drift_time_s = 1e4;
   const std::vector<int32_t> ones(64, 1);
   const std::vector<int8_t> sevens(64, 7);
