@@ -128,7 +128,7 @@ def test_drift_study(tmp_path):
     by = {(p["label"], p["compensation"]): p for p in points[1:]}
     # drift starts after t0 = 1 s: exactly the freshly programmed run
     assert by[("1 s", False)]["delta_nll"] == fresh["delta_nll"]
-    # an hour of uncompensated drift (every conductance ~9% lower) costs far more than the
+    # an hour of uncompensated drift (every conductance ~8% lower) costs far more than the
     # spread left after global compensation
     assert by[("1 h", False)]["delta_nll"]["ci_low"] > by[("1 h", True)]["delta_nll"]["ci_high"] + 1.0
     assert by[("1 h", True)]["delta_nll"]["value"] < fresh["delta_nll"]["value"] + 0.2
