@@ -151,7 +151,7 @@ void read_macro(const Section& m, HardwareSpec& hw) {
   m.check_keys({"kind", "rows", "cols", "cell_bits", "input_bits_per_cycle", "rows_per_cycle",
                 "adc_bits", "adc_share", "adc_range", "adc_clip", "encoding", "cell_noise_sigma",
                 "read_noise_sigma", "seed", "drift_nu", "drift_nu_sigma", "drift_t0_s", "drift_time_s",
-                "drift_compensation"});
+                "drift_compensation", "stuck_rate"});
   cim::MacroSpec& s = hw.macro;
   s.kind = static_cast<cim::MacroKind>(m.get_choice("kind", kMacroKinds));
   s.rows = static_cast<int>(m.get_int("rows", 1, 65536));
@@ -174,10 +174,11 @@ void read_macro(const Section& m, HardwareSpec& hw) {
   s.drift_t0_s = m.get_number("drift_t0_s", 1e-12, 1e12, 1.0);
   s.drift_time_s = m.get_number("drift_time_s", 0.0, 1e12, 0.0);
   s.drift_compensation = m.get_bool("drift_compensation", true);
+  s.stuck_rate = m.get_number("stuck_rate", 0.0, 1.0, 0.0);
   // A digital macro reads its columns exactly: converter settings there are a mistake.
   if (s.kind == cim::MacroKind::digital)
     for (const char* k : {"adc_bits", "adc_share", "adc_range", "adc_clip", "drift_nu", "drift_nu_sigma",
-                          "drift_t0_s", "drift_time_s", "drift_compensation"})
+                          "drift_t0_s", "drift_time_s", "drift_compensation", "stuck_rate"})
       if (m.has(k)) m.error(k, "only meaningful for kind: analog (a digital macro has no ADC and no drift)");
 }
 
@@ -331,6 +332,7 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     macro["drift_t0_s"] = m.drift_t0_s;
     macro["drift_time_s"] = m.drift_time_s;
     macro["drift_compensation"] = m.drift_compensation;
+    macro["stuck_rate"] = m.stuck_rate;
     macro["adc_bits"] = m.adc_bits;
     macro["adc_share"] = m.adc_share;
     macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));

@@ -37,7 +37,7 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   // A digital macro keeps its weights (weights_) and derives a cell's level from them
   // (cell_level); an analog macro keeps the levels, which noise and the bit-planes build on.
   if (spec_.kind == MacroKind::analog) cells_.assign(n, 0);
-  if (spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || spec_.drifts())) cell_noise_.assign(n, 0.f);
+  if (spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || deviates())) cell_noise_.assign(n, 0.f);
   row_words_ = (spec_.rows + 63) / 64;
   slices_ = detail::weight_slices(spec_);
   // Only the analog fast path reads the bit-planes; the digital one reads weights_.
@@ -46,16 +46,28 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
   // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
-  const double sigma = spec_.cell_noise_sigma, drift_time = spec_.drift_time_s;
+  const double sigma = spec_.cell_noise_sigma, drift_time = spec_.drift_time_s, stuck = spec_.stuck_rate;
   spec_.cell_noise_sigma = 0.0;
-  spec_.drift_time_s = 0.0;  // nor drifted: drift starts when a weight is programmed
+  spec_.drift_time_s = 0.0;  // nor drifted, nor stuck: they show when a weight is programmed
+  spec_.stuck_rate = 0.0;
   const std::vector<int8_t> zero(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
   store_block(zero.data(), spec_.rows, spec_.weights_per_row());
   spec_.cell_noise_sigma = sigma;
   spec_.drift_time_s = drift_time;
+  spec_.stuck_rate = stuck;
 }
 
-float Macro::drifted(size_t idx, uint32_t level, double noise) const {
+float Macro::deviation(size_t idx, uint32_t level, double noise) const {
+  if (spec_.stuck_rate > 0.0) {
+    // whether the cell is stuck, and at which rail: two more streams of the seed's generator,
+    // indexed by the cell (a defect of the array, whatever and however often it is written)
+    static constexpr uint64_t kStuckStream = 0x57C4ull << 40, kRailStream = 0x7A11ull << 40;
+    const double z = detail::normal_draw(noise_key_, kStuckStream + idx);
+    if (0.5 * std::erfc(-z / std::numbers::sqrt2) < spec_.stuck_rate) {
+      const double rail = detail::normal_draw(noise_key_, kRailStream + idx) < 0 ? 0.0 : std::ldexp(1.0, spec_.cell_bits) - 1.0;
+      return static_cast<float>(rail - static_cast<double>(level));
+    }
+  }
   if (!spec_.drifts()) return static_cast<float>(noise);
   // nu of this cell: a second stream of the seed's generator, indexed by the cell
   static constexpr uint64_t kDriftStream = 0xD81F7ull << 40;
@@ -91,7 +103,7 @@ void Macro::store(int row, int out, int32_t w) {
     // One programming-variation draw per cell written, slices in ascending order.
     if (!cell_noise_.empty()) {
       const double noise = spec_.cell_noise_sigma > 0.0 ? spec_.cell_noise_sigma * gaussian() : 0.0;
-      cell_noise_[idx] = drifted(idx, level, noise);
+      cell_noise_[idx] = deviation(idx, level, noise);
     }
   }
   weights_[static_cast<size_t>(row) * (spec_.cols / S) + out] = static_cast<int8_t>(w);
@@ -145,7 +157,7 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
       for (int c = 0; c < n_cols; ++c) {
         const size_t idx = static_cast<size_t>(r) * cols + c;
         const double noise = spec_.cell_noise_sigma * static_cast<double>(draws[static_cast<size_t>(r) * n_cols + c]);
-        cell_noise_[idx] = spec_.drifts() ? drifted(idx, cells_[idx], noise) : static_cast<float>(noise);
+        cell_noise_[idx] = deviates() ? deviation(idx, cells_[idx], noise) : static_cast<float>(noise);
       }
   }
 }

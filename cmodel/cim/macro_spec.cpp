@@ -67,6 +67,10 @@ void MacroSpec::validate(const std::string& where) const {
   if (!(drift_t0_s > 0.0 && drift_t0_s < 1e30))
     fail(where, "drift_t0_s", std::to_string(drift_t0_s), "a positive time in seconds");
   check_sigma(where, "drift_time_s", drift_time_s);
+  if (!(stuck_rate >= 0.0 && stuck_rate <= 1.0))
+    fail(where, "stuck_rate", std::to_string(stuck_rate), "a probability in [0, 1]");
+  if (kind == MacroKind::digital && stuck_rate != 0.0)
+    fail(where, "stuck_rate", std::to_string(stuck_rate), "0 for a digital macro (its cells are read exactly)");
   if (kind == MacroKind::digital && (drift_nu != 0.0 || drift_nu_sigma != 0.0))
     fail(where, drift_nu != 0.0 ? "drift_nu" : "drift_nu_sigma",
          std::to_string(drift_nu != 0.0 ? drift_nu : drift_nu_sigma),

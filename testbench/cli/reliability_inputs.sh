@@ -157,6 +157,8 @@ sed 's/^  read_noise_sigma: 0$/  read_noise_sigma: 0\n  drift_nu: -0.1/' "$SRC/c
 bad "map: negative macro.drift_nu" "drift_nu" -- map --hw "$T/hw/drift_neg.yaml" --json "$T/out.json"
 sed 's/^  read_noise_sigma: 0$/  read_noise_sigma: 0\n  drift_t0_s: 0/' "$SRC/configs/hw/reram_analog.yaml" > "$T/hw/drift_t0.yaml"
 bad "map: macro.drift_t0_s of 0" "drift_t0_s" -- map --hw "$T/hw/drift_t0.yaml" --json "$T/out.json"
+sed 's/^  read_noise_sigma: 0$/  read_noise_sigma: 0\n  stuck_rate: 1.5/' "$SRC/configs/hw/reram_analog.yaml" > "$T/hw/macro_stuck.yaml"
+bad "map: macro.stuck_rate above 1" "stuck_rate" -- map --hw "$T/hw/macro_stuck.yaml" --json "$T/out.json"
 sed 's/^  kind: digital$/  kind: digital\n  drift_nu: 0.01/' "$HW" > "$T/hw/drift_digital.yaml"
 bad "map: drift on a digital macro" "drift_nu" "kind: analog" -- map --hw "$T/hw/drift_digital.yaml" --json "$T/out.json"
 sed 's/^  seed: 1$/  retention_ns: -5\n  seed: 1/' "$GC" > "$T/hw/kv_retention.yaml"

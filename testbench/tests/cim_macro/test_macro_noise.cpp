@@ -239,3 +239,39 @@ TEST(MacroDrift, CompensatedSpreadHasTheDocumentedSize) {
   EXPECT_NEAR(sd, want, 0.15 * want);
   EXPECT_NEAR(mean, 64.0 * 15 * (std::exp(s_log * s_log / 2) - 1), 4 * want / std::sqrt(seeds) + 0.5);
 }
+
+// Stuck-at faults of weight cells: a cell is stuck, by its identity, at its lowest or highest
+// level whatever is written. One 4-bit offset cell holding 0 (level 8) reads 0, or -8 / 7 when
+// stuck at level 0 / 15: over 4,000 macros the stuck ones land at the requested rate (binomial,
+// 4.5 sigma), both rails alike, and rewriting a stuck cell does not free it.
+TEST(MacroStuckAt, CellsLandStuckAtTheRequestedRate) {
+  MacroSpec s = one_cell_per_row(1);
+  const int32_t one = 1;
+  for (double rate : {0.01, 0.2}) {
+    s.stuck_rate = rate;
+    int stuck = 0, low = 0;
+    const int n = 4000;
+    for (int seed = 1; seed <= n; ++seed) {
+      s.seed = static_cast<uint64_t>(seed);
+      Macro m(s);
+      m.write(0, 0, 0);
+      int64_t y;
+      m.compute(&one, 1, &y, 1);
+      ASSERT_TRUE(y == 0 || y == -8 || y == 7) << y;
+      stuck += y != 0;
+      low += y == -8;
+      if (y != 0) {  // stuck whatever is written
+        m.write(0, 0, 3);
+        int64_t again;
+        m.compute_reference(&one, 1, &again, 1);
+        EXPECT_EQ(again, y);
+      }
+    }
+    const double sigma = std::sqrt(n * rate * (1 - rate));
+    EXPECT_NEAR(stuck, n * rate, 4.5 * sigma) << "rate " << rate;
+    EXPECT_NEAR(low, stuck / 2.0, 4.5 * std::sqrt(stuck / 4.0) + 1) << "rate " << rate;
+  }
+  MacroSpec d;  // digital cells are read exactly
+  d.stuck_rate = 0.01;
+  EXPECT_THROW(d.validate("macro"), kvcim::Error);
+}

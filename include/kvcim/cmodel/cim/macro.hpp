@@ -58,6 +58,9 @@ struct MacroSpec {
   double drift_t0_s = 1.0;
   double drift_time_s = 0.0;
   bool drift_compensation = true;
+  // Stuck-at faults (analog only): each cell, by its identity (seed, cell), is stuck with this
+  // probability at its lowest or highest level (equally likely), whatever is written.
+  double stuck_rate = 0.0;
   bool drifts() const { return drift_time_s > drift_t0_s && (drift_nu != 0.0 || drift_nu_sigma != 0.0); }
 
   // Throws kvcim::Error naming `where`, the field and the value.
@@ -184,9 +187,10 @@ class Macro {
   // store() of rows [0, n_rows) x outputs [0, n_out) from w[r * n_out + o], the same cells,
   // mirrors and draws, a word of bit-plane at a time (weights load in bulk: CimLinear, the tiles)
   void store_block(const int8_t* w, int n_rows, int n_out);
-  // The deviation of cell idx at level `level` with programming deviation `noise`, drifted to
-  // spec_.drift_time_s: (level + noise) x factor - level.
-  float drifted(size_t idx, uint32_t level, double noise) const;
+  // The deviation of cell idx written at level `level` with programming deviation `noise`: a
+  // stuck cell's level minus `level`, else (level + noise) drifted to spec_.drift_time_s, minus level.
+  float deviation(size_t idx, uint32_t level, double noise) const;
+  bool deviates() const { return spec_.drifts() || spec_.stuck_rate > 0.0; }
   double gaussian();                        // next N(0, 1) draw of the macro's generator
   // The next n draws times sigma (read noise of one step); both compute paths call this.
   void read_noise(double sigma, double* out, int n);
