@@ -108,6 +108,11 @@ class MacroSpec:
     cell_bits: int
     cell_noise_sigma: float
     cols: int
+    drift_compensation: bool
+    drift_nu: float
+    drift_nu_sigma: float
+    drift_t0_s: float
+    drift_time_s: float
     encoding: WeightEncoding
     input_bits: int
     input_bits_per_cycle: int
@@ -122,6 +127,7 @@ class MacroSpec:
     rows_per_cycle: int
     seed: int
     def slices_per_weight(self: MacroSpec) -> int: ...
+    stuck_rate: float
     def validate(self: MacroSpec, where: str = ...) -> None: ...
     weight_bits: int
     def weight_max(self: MacroSpec) -> int: ...
