@@ -12,6 +12,19 @@ class AdcRange:
     name: Any
     value: Any
 
+class AnalogTile:
+    def __init__(self: AnalogTile, params: TileParams) -> None: ...
+    def append(self: AnalogTile, k: List[int], v: List[int], ek: int, ev: int) -> None: ...
+    events: Any
+    params: Any
+    def query(self: AnalogTile, q: List[int], qmul: int, qexp: int) -> TileResult: ...
+    refreshes: Any
+    def reset(self: AnalogTile) -> None: ...
+    def reset_events(self: AnalogTile) -> None: ...
+    def set_time_ns(self: AnalogTile, ns: float) -> None: ...
+    stuck_cells: Any
+    tokens: Any
+
 BOS: int
 
 class CModelTile:
@@ -184,14 +197,37 @@ class QueryScale:
     qexp: int
     qmul: int
 
+class TileKind:
+    digital: TileKind
+    analog: TileKind
+    def __eq__(self: object, other: object) -> bool: ...
+    def __init__(self: TileKind, value: int) -> None: ...
+    name: Any
+    value: Any
+
 class TileParams:
     def __eq__(self: TileParams, arg0: TileParams) -> bool: ...
     def __init__(self: TileParams) -> None: ...
+    adc_bits: int
+    adc_clip: float
+    adc_range: AdcRange
+    cell_bits: int
+    cell_noise_sigma: float
     exp_frac: int
     head_dim: int
+    k_bits: int
+    kind: TileKind
     kv_bits: int
+    out_adc_clip: float
     prob_bits: int
+    read_noise_sigma: float
+    refresh_ns: float
+    retention_ns: float
+    seed: int
+    softmax: TileSoftmax
+    stuck_rate: float
     tokens: int
+    v_bits: int
     def validate(self: TileParams, where: str = ...) -> None: ...
 
 class TileResult:
@@ -202,6 +238,15 @@ class TileResult:
     sum: int
     def to_dict(self: TileResult) -> dict: ...
     ymax: int
+
+class TileSoftmax:
+    fixed: TileSoftmax
+    hardsigmoid: TileSoftmax
+    relu: TileSoftmax
+    def __eq__(self: object, other: object) -> bool: ...
+    def __init__(self: TileSoftmax, value: int) -> None: ...
+    name: Any
+    value: Any
 
 class Tokenizer:
     def __init__(*args: Any, **kwargs: Any) -> Any: ...

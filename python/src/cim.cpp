@@ -9,6 +9,7 @@
 #include "bindings.hpp"
 #include "kvcim/runtime/defaults.hpp"
 #include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/cmodel/cim/attention_tile_analog.hpp"
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/error.hpp"
 #ifdef KVCIM_HAVE_RTL
@@ -93,6 +94,37 @@ std::vector<int32_t> int32_values(const std::vector<long long>& values, const st
 
 }  // namespace
 
+namespace {
+
+// The AttentionTile methods, bound alike on each tile class (`name` in their errors).
+template <class Tile>
+void bind_tile(py::class_<Tile>& c, const std::string& name) {
+  c.def_property_readonly("params", &Tile::params)
+      .def("reset", &Tile::reset)
+      .def(
+          "append",
+          [name](Tile& t, const std::vector<long long>& k, const std::vector<long long>& v, int ek, int ev) {
+            const auto kb = int8_values(k, name + ".append", "k");
+            const auto vb = int8_values(v, name + ".append", "v");
+            t.append(kb, vb, ek, ev);
+          },
+          py::arg("k"), py::arg("v"), py::arg("ek"), py::arg("ev"))
+      .def(
+          "query",
+          [name](Tile& t, const std::vector<long long>& q, int qmul, int qexp) {
+            if (qmul < 0 || qmul > 0xFFFF) fail(name + ".query", "qmul", std::to_string(qmul), "expected 0..65535");
+            const auto qb = int8_values(q, name + ".query", "q");
+            py::gil_scoped_release release;
+            return t.query(qb, static_cast<uint16_t>(qmul), qexp);
+          },
+          py::arg("q"), py::arg("qmul"), py::arg("qexp"))
+      .def_property_readonly("tokens", &Tile::tokens)
+      .def_property_readonly("events", [](const Tile& t) { return tile_events_dict(t.events()); })
+      .def("reset_events", &Tile::reset_events);
+}
+
+}  // namespace
+
 void bind_cim(py::module_& m) {
   py::enum_<MacroKind>(m, "MacroKind")
       .value("digital", MacroKind::digital)
@@ -104,6 +136,13 @@ void bind_cim(py::module_& m) {
   py::enum_<AdcRange>(m, "AdcRange")
       .value("full_scale", AdcRange::full_scale)
       .value("calibrated", AdcRange::calibrated);
+  py::enum_<TileKind>(m, "TileKind")
+      .value("digital", TileKind::digital)
+      .value("analog", TileKind::analog);
+  py::enum_<TileSoftmax>(m, "TileSoftmax")
+      .value("fixed", TileSoftmax::fixed)
+      .value("hardsigmoid", TileSoftmax::hardsigmoid)
+      .value("relu", TileSoftmax::relu);
 
   py::class_<MacroSpec>(m, "MacroSpec", "Geometry and circuit options of one CIM macro.")
       .def(py::init<>())
@@ -197,6 +236,21 @@ void bind_cim(py::module_& m) {
       .def_readwrite("kv_bits", &TileParams::kv_bits)
       .def_readwrite("exp_frac", &TileParams::exp_frac)
       .def_readwrite("prob_bits", &TileParams::prob_bits)
+      .def_readwrite("k_bits", &TileParams::k_bits)
+      .def_readwrite("v_bits", &TileParams::v_bits)
+      .def_readwrite("kind", &TileParams::kind)
+      .def_readwrite("softmax", &TileParams::softmax)
+      .def_readwrite("cell_bits", &TileParams::cell_bits)
+      .def_readwrite("adc_bits", &TileParams::adc_bits)
+      .def_readwrite("adc_range", &TileParams::adc_range)
+      .def_readwrite("adc_clip", &TileParams::adc_clip)
+      .def_readwrite("out_adc_clip", &TileParams::out_adc_clip)
+      .def_readwrite("cell_noise_sigma", &TileParams::cell_noise_sigma)
+      .def_readwrite("read_noise_sigma", &TileParams::read_noise_sigma)
+      .def_readwrite("stuck_rate", &TileParams::stuck_rate)
+      .def_readwrite("seed", &TileParams::seed)
+      .def_readwrite("retention_ns", &TileParams::retention_ns)
+      .def_readwrite("refresh_ns", &TileParams::refresh_ns)
       .def("validate", &TileParams::validate, py::arg("where") = "TileParams")
       .def("__eq__", [](const TileParams& a, const TileParams& b) { return a == b; });
 
@@ -230,33 +284,20 @@ void bind_cim(py::module_& m) {
       },
       py::arg("parts"), py::arg("params"));
 
-  py::class_<CModelTile>(m, "CModelTile",
-                         "Bit-accurate C model of the CIM attention tile (AttentionTile).")
-      .def(py::init<const TileParams&>(), py::arg("params") = TileParams{})
-      .def_property_readonly("params", &CModelTile::params)
-      .def("reset", &CModelTile::reset)
-      .def(
-          "append",
-          [](CModelTile& t, const std::vector<long long>& k, const std::vector<long long>& v,
-             int ek, int ev) {
-            const auto kb = int8_values(k, "CModelTile.append", "k");
-            const auto vb = int8_values(v, "CModelTile.append", "v");
-            t.append(kb, vb, ek, ev);
-          },
-          py::arg("k"), py::arg("v"), py::arg("ek"), py::arg("ev"))
-      .def(
-          "query",
-          [](CModelTile& t, const std::vector<long long>& q, int qmul, int qexp) {
-            if (qmul < 0 || qmul > 0xFFFF)
-              fail("CModelTile.query", "qmul", std::to_string(qmul), "expected 0..65535");
-            const auto qb = int8_values(q, "CModelTile.query", "q");
-            py::gil_scoped_release release;
-            return t.query(qb, static_cast<uint16_t>(qmul), qexp);
-          },
-          py::arg("q"), py::arg("qmul"), py::arg("qexp"))
-      .def_property_readonly("tokens", &CModelTile::tokens)
-      .def_property_readonly("events", [](const CModelTile& t) { return tile_events_dict(t.events()); })
-      .def("reset_events", &CModelTile::reset_events);
+  py::class_<CModelTile> cmodel_tile(m, "CModelTile",
+                                     "Bit-accurate C model of the CIM attention tile (AttentionTile).");
+  cmodel_tile.def(py::init<const TileParams&>(), py::arg("params") = TileParams{});
+  bind_tile(cmodel_tile, "CModelTile");
+  py::class_<AnalogTile> analog_tile(
+      m, "AnalogTile",
+      "The analog (gain-cell) attention tile: multi-level cells, an ADC per score and output, noise, "
+      "stuck-at faults, retention and refresh (docs/attention_tile.md, 'The analog tile').");
+  analog_tile.def(py::init<const TileParams&>(), py::arg("params"))
+      .def("set_time_ns", &AnalogTile::set_time_ns, py::arg("ns"),
+           "The time now (ns since the sequence began): appends are written at it, queries read at it.")
+      .def_property_readonly("refreshes", &AnalogTile::refreshes)
+      .def_property_readonly("stuck_cells", &AnalogTile::stuck_cells);
+  bind_tile(analog_tile, "AnalogTile");
 
   m.def(
       "cosim",

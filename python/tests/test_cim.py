@@ -106,6 +106,40 @@ def test_attention_tile_approximates_float_attention():
         full.append([0] * hd, [0] * hd, 0, 0)
 
 
+def test_analog_tile_mirrors_the_cpp_fields_lossless_equals_digital_and_decays():
+    # TileParams name for name; a lossless analog tile (one 8-bit cell per value, 24-bit ADCs,
+    # no noise) gives the digital tile's integers; retention halves a lone token's outputs after
+    # ln 2 time constants
+    rng = np.random.default_rng(8)
+    params = core.TileParams()
+    hd, n = params.head_dim, 20
+    k = rng.integers(-128, 128, size=(n, hd)).tolist()
+    v = rng.integers(-128, 128, size=(n, hd)).tolist()
+    q = rng.integers(-128, 128, size=hd).tolist()
+    ek, ev = rng.integers(-12, -4, size=n).tolist(), rng.integers(-12, -4, size=n).tolist()
+    analog = core.TileParams()
+    analog.kind, analog.cell_bits, analog.adc_bits = core.TileKind.analog, 8, 24
+    digital_tile, analog_tile = core.CModelTile(params), core.AnalogTile(analog)
+    for t in range(n):
+        digital_tile.append(k[t], v[t], ek[t], ev[t])
+        analog_tile.append(k[t], v[t], ek[t], ev[t])
+    scale = core.query_scale(0.01, hd)
+    assert analog_tile.query(q, scale.qmul, scale.qexp) == digital_tile.query(q, scale.qmul, scale.qexp)
+    assert analog_tile.params.kind == core.TileKind.analog and analog_tile.stuck_cells == 0
+    analog.retention_ns = 1000.0
+    lone = core.AnalogTile(analog)
+    lone.append(k[0], v[0], ek[0], ev[0])
+    fresh = lone.query(q, scale.qmul, scale.qexp).o
+    lone.set_time_ns(1000.0 * np.log(2.0))
+    aged = lone.query(q, scale.qmul, scale.qexp).o
+    assert np.abs(np.array(aged) - np.array(fresh) / 2).max() <= 0.5 + 1e-9
+    with pytest.raises(kvcim.Error, match="kind"):
+        core.CModelTile(analog)  # the digital tile is digital
+    analog.stuck_rate = 2.0
+    with pytest.raises(kvcim.Error, match="stuck_rate"):
+        core.AnalogTile(analog)
+
+
 def test_cosim_against_rtl_or_a_clear_error():
     if kvcim.HAVE_RTL:
         report = kvcim.cosim(trials=20, seed=7)
