@@ -97,31 +97,46 @@ energy::Ledger shared_part(const energy::Ledger& token, bool conventional) {
   return s;
 }
 
-energy::Ledger conventional_step_ledger(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
-                                        int64_t sequences) {
+namespace {
+
+// The conventional engine's step: its events (leakage over its time), the shared part, its time
+// and what bounds it.
+struct ConventionalStep {
+  energy::Ledger events, shared;
+  double ns = 0;
+  Bound bound = Bound::compute;
+};
+
+ConventionalStep conventional_step_of(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
+                                      int64_t sequences) {
   check_sequences(sequences);
   const energy::Ledger token = conventional_dynamic_ledger(shape, hw, context - 1, sequences);
-  const energy::Ledger shared = shared_part(token, true);
-  energy::Ledger step = step_events(token, shared, sequences);
-  charge_static_and_control(step, 0, baseline_kib(hw), hw.baseline.mac_units,
-                            conventional_step_ns(token, shared, hw, sequences, nullptr));
-  return step;
+  ConventionalStep s;
+  s.shared = shared_part(token, true);
+  s.ns = conventional_step_ns(token, s.shared, hw, sequences, &s.bound);
+  s.events = step_events(token, s.shared, sequences);
+  charge_static_and_control(s.events, 0, baseline_kib(hw), hw.baseline.mac_units, s.ns);
+  return s;
+}
+
+}  // namespace
+
+energy::Ledger conventional_step_ledger(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
+                                        int64_t sequences) {
+  return conventional_step_of(shape, hw, context, sequences).events;
 }
 
 StepFigures conventional_step(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
                               int64_t sequences) {
-  check_sequences(sequences);
+  const ConventionalStep c = conventional_step_of(shape, hw, context, sequences);
   const energy::Costs bc = hw.baseline_costs();
-  const energy::Ledger token = conventional_dynamic_ledger(shape, hw, context - 1, sequences);
-  const energy::Ledger shared = shared_part(token, true);
   StepFigures s;
   s.sequences = sequences;
-  s.step_ns = conventional_step_ns(token, shared, hw, sequences, &s.bound);
+  s.step_ns = c.ns;
+  s.bound = c.bound;
   s.tokens_per_s = s.step_ns > 0 ? static_cast<double>(sequences) / (s.step_ns * 1e-9) : 0;
-  s.shared_pj = shared.cost(bc).energy_pj();
-  energy::Ledger step = step_events(token, shared, sequences);
-  charge_static_and_control(step, 0, baseline_kib(hw), hw.baseline.mac_units, s.step_ns);
-  s.energy_pj_per_token = static_cast<double>(step.energy_aj(bc)) * 1e-6 / static_cast<double>(sequences);
+  s.shared_pj = c.shared.cost(bc).energy_pj();
+  s.energy_pj_per_token = static_cast<double>(c.events.energy_aj(bc)) * 1e-6 / static_cast<double>(sequences);
   return s;
 }
 

@@ -165,15 +165,19 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
 
   GenerationResult r;
   r.ledger = r.simulated = r.conventional = r.load_ledger = energy::Ledger(c.n_layers);
-  // the weights in their macros, once for the whole batch (made before the evaluation's)
-  std::vector<std::unique_ptr<Sequence>> batch;
+  // A backend on the weights in their macros (none when the linear layers are reference); the
+  // batch shares one CimWeights, written once (before the evaluation's), each evaluation lane
+  // writes its own (a CimLinear is not shared across threads).
+  auto cim_weights = [&]() -> std::shared_ptr<CimWeights> {
+    return o.backends.linear == BackendKind::cim ? std::make_shared<CimWeights>(c, w, hw.macro, hw.blocks) : nullptr;
+  };
   auto backend = [&](const std::shared_ptr<CimWeights>& linears) {
     auto b = std::make_unique<SessionBackend>(c, w, o.backends, linears, hw.tiles, hw.k_per_channel, hw.kv_window);
     b->set_token_interval_ns(hw.token_interval_ns);
     return b;
   };
-  const std::shared_ptr<CimWeights> linears =
-      o.backends.linear == BackendKind::cim ? std::make_shared<CimWeights>(c, w, hw.macro, hw.blocks) : nullptr;
+  std::vector<std::unique_ptr<Sequence>> batch;
+  const std::shared_ptr<CimWeights> linears = cim_weights();
   for (int b = 0; b < o.sequences; ++b) {
     const size_t p = static_cast<size_t>(b) % prompts.size();
     batch.push_back(std::make_unique<Sequence>(c, w, backend(linears), prompts[p], o, o.seed + static_cast<uint64_t>(b)));
@@ -189,12 +193,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     eo.seed = o.eval_seed;
     eo.text = o.eval_text;
     const EvalCorpus corpus = build_eval_corpus(ck, tok, eo);
-    auto make_cim = [&] {
-      auto b = std::make_unique<SessionBackend>(c, w, o.backends, hw.macro, hw.blocks, hw.tiles, hw.k_per_channel,
-                                                hw.kv_window);
-      b->set_token_interval_ns(hw.token_interval_ns);
-      return b;
-    };
+    auto make_cim = [&] { return backend(cim_weights()); };
     r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap);
     r.evaluation->text_tokens = corpus.text_tokens;
     r.eval_prompts = eo.prompts;

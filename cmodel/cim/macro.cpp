@@ -157,7 +157,7 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
       for (int c = 0; c < n_cols; ++c) {
         const size_t idx = static_cast<size_t>(r) * cols + c;
         const double noise = spec_.cell_noise_sigma * static_cast<double>(draws[static_cast<size_t>(r) * n_cols + c]);
-        cell_noise_[idx] = deviates() ? deviation(idx, cells_[idx], noise) : static_cast<float>(noise);
+        cell_noise_[idx] = deviation(idx, cells_[idx], noise);
       }
   }
 }

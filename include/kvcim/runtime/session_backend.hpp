@@ -69,7 +69,6 @@ class SessionBackend : public cmodel::Backend {
   cmodel::energy::Ledger& ledger() { return ledger_; }
   // Events of writing the weights into the macros, once, before the first token.
   const cmodel::energy::Ledger& load_ledger() const;
-  const std::shared_ptr<CimWeights>& weights() const { return linears_; }
   const BackendChoice& choice() const { return choice_; }
   void reset();  // a new sequence: KV cache emptied (weights stay)
   // The time between two positions of a sequence (ns): position p is written and attended at
