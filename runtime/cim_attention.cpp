@@ -115,15 +115,14 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
       if (window_.heavy_hitters) drawn_[stream].push_back(0.0);
     }
     cim::AttentionTile& tile = *tiles.back();
-    const TileEvents at_time = tile.events();
+    // the write's events: refresh writes the time brings (if any), then the append's
+    const TileEvents before = tile.events();
     tile.set_time_ns(now_ns_);
-    ev.write += delta(tile, at_time);  // refresh writes, if any
     const quant::Pow2Vector vq = quant::quantize_pow2(v + h * hd, hd, params_.vb());
     if (!k_per_channel_) {
       // per token and KV head, power-of-two scales
       const quant::Pow2Vector kq = quant::quantize_pow2(k + h * hd, hd, params_.kb());
       ev.kv_quant_ops += 2 * hd;
-      const TileEvents before = tile.events();
       tile.append(kq.q, vq.q, kq.exponent, vq.exponent);
       ev.write += delta(tile, before);
       continue;
@@ -151,8 +150,10 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
     cs.k.insert(cs.k.end(), k + h * hd, k + (h + 1) * hd);
     cs.v.insert(cs.v.end(), v + h * hd, v + (h + 1) * hd);
     const int held = tile.tokens();
-    const TileEvents before = tile.events();
-    if (grew && held > 0) tile.reset();
+    if (grew && held > 0) {
+      tile.reset();
+      tile.set_time_ns(now_ns_);  // the re-written tokens are written now (reset restarts the clock)
+    }
     const int first = (grew && held > 0) ? 0 : held;
     const int n_tok = static_cast<int>(cs.k.size()) / hd;
     for (int t = first; t < n_tok; ++t) {
