@@ -23,33 +23,6 @@ using energy::Ledger;
 
 namespace {
 
-cim::MacroEvents times(cim::MacroEvents e, int64_t n) {
-  e.row_activations *= n;
-  e.column_reads *= n;
-  e.adc_conversions *= n;
-  e.adder_ops *= n;
-  e.shift_add_ops *= n;
-  e.cell_writes *= n;
-  e.cycles *= n;
-  return e;
-}
-
-cim::TileEvents times(cim::TileEvents e, int64_t n) {
-  e.k_macro = times(e.k_macro, n);
-  e.v_macro = times(e.v_macro, n);
-  e.softmax.multiplies *= n;
-  e.softmax.shifts *= n;
-  e.softmax.adds *= n;
-  e.softmax.comparisons *= n;
-  e.softmax.exp_lookups *= n;
-  e.softmax.divisions *= n;
-  e.softmax.cycles *= n;
-  e.cycles *= n;
-  e.appends *= n;
-  e.queries *= n;
-  return e;
-}
-
 // Two classes of streams in lock-step: the first `streams_with_extra_page()` streams hold one
 // page more than the others. Per layer of sequence 0, how many streams are in the first class.
 int64_t extra_streams_in_layer(const KvLayout& kv, int layer) {
@@ -71,7 +44,7 @@ StreamClass stream_class(const KvLayout& kv, const Policy& p, int64_t stream, in
   if (s.resident_pages > 0) {
     c.query = energy::tile_query_events(kv.tile, static_cast<int>(s.last_page_tokens));
     if (s.resident_pages > 1)
-      c.query += times(energy::tile_query_events(kv.tile, kv.tokens_per_page), s.resident_pages - 1);
+      c.query += times_fields(energy::tile_query_events(kv.tile, kv.tokens_per_page), s.resident_pages - 1);
   }
   c.parts = s.resident_pages + (s.offchip_tokens > 0 ? 1 : 0);
   return c;
@@ -94,10 +67,10 @@ void charge_stream(TokenLedgers& t, const HardwareSpec& hw, const KvLayout& kv, 
     wire(Op::kv_write, static_cast<double>(token_bits));
     wire(Op::attn_scores, double(qh) * hd * hw.precision.activation_bits);
     wire(Op::attn_weighted_sum, double(qh) * hd * energy::kAccumulatorBits * double(s.resident_pages));
-    energy::charge_tile_query(t.cim, layer, times(c.query, qh * n_streams), qh * n_streams * hd,
+    energy::charge_tile_query(t.cim, layer, times_fields(c.query, qh * n_streams), qh * n_streams * hd,
                               qh * n_streams * energy::tile_combine_ops(c.parts, hd));
     // the new token is written into the newest page, which is on chip
-    energy::charge_tile_append(t.cim, layer, times(energy::tile_append_events(kv.tile), n_streams), 0);
+    energy::charge_tile_append(t.cim, layer, times_fields(energy::tile_append_events(kv.tile), n_streams), 0);
   } else {
     t.periphery.add(layer, Op::kv_write, off, n_streams * token_bits);
   }
@@ -129,16 +102,16 @@ cim::MacroEvents blocks_compute_events(const MatrixPlacement& m, const cim::Macr
   const int last_outs = static_cast<int>(m.n_out - int64_t{CT - 1} * W);
   auto row_tile = [&](int rows) {
     cim::MacroEvents e = cim::compute_events(spec, rows, last_outs);
-    if (CT > 1) e += times(cim::compute_events(spec, rows, W), CT - 1);
+    if (CT > 1) e += times_fields(cim::compute_events(spec, rows, W), CT - 1);
     return e;
   };
   const int64_t full_rows = k / CT, rem = k % CT;
   const int64_t full_height = std::min<int64_t>(full_rows, RT - 1);
-  if (full_height > 0) sum += times(row_tile(R), full_height);
+  if (full_height > 0) sum += times_fields(row_tile(R), full_height);
   if (full_rows == RT) sum += row_tile(last_rows);
   if (rem > 0) {  // a partial row tile: its first rem blocks, none of them the last column
     const int rows = full_rows == RT - 1 ? last_rows : R;
-    sum += times(cim::compute_events(spec, rows, W), rem);
+    sum += times_fields(cim::compute_events(spec, rows, W), rem);
   }
   return sum;
 }

@@ -200,9 +200,11 @@ nlohmann::json macro_to_json(const MacroFile& m, const MacroPrice& p) {
     const double e = static_cast<double>(p.breakdown.component_energy_aj[static_cast<int>(c)]);
     if (e != 0) by_component[std::string(energy::name(c))] = e * 1e-6;
   }
-  counts = {{"row_activation", p.events.row_activations}, {"column_read", p.events.column_reads},
-            {"adc_conversion", p.events.adc_conversions}, {"adder_op", p.events.adder_ops},
-            {"shift_add_op", p.events.shift_add_ops},     {"macro_cycle", p.events.cycles}};
+  // the compute's events by kind (its cells are written once, at load: not an event of the compute)
+  const auto by_event = energy::macro_event_counts(p.events);
+  for (int i = 0; i < energy::kMacroEventKinds; ++i)
+    if (static_cast<energy::EventKind>(i) != energy::EventKind::cell_write)
+      counts[std::string(energy::name(static_cast<energy::EventKind>(i)))] = by_event[i];
   nlohmann::json published = {{"id", pb.id},
                               {"source", pb.source},
                               {"tops_per_w", pb.tops_per_w},

@@ -214,26 +214,26 @@ module cim_attention_tile #(
 
   always_comb begin
     counters_o = '0;
-    counters_o[kvcim_tile_pkg::CNT_K_ROW_ACTIVATIONS*64 +: 64] = k_ev[0];
-    counters_o[kvcim_tile_pkg::CNT_K_COLUMN_READS*64 +: 64] = k_ev[1];
-    counters_o[kvcim_tile_pkg::CNT_K_ADDER_OPS*64 +: 64] = k_ev[2];
-    counters_o[kvcim_tile_pkg::CNT_K_SHIFT_ADD_OPS*64 +: 64] = k_ev[3];
-    counters_o[kvcim_tile_pkg::CNT_K_CELL_WRITES*64 +: 64] = k_ev[4];
-    counters_o[kvcim_tile_pkg::CNT_K_CYCLES*64 +: 64] = k_ev[5];
-    counters_o[kvcim_tile_pkg::CNT_V_ROW_ACTIVATIONS*64 +: 64] = v_ev[0];
-    counters_o[kvcim_tile_pkg::CNT_V_COLUMN_READS*64 +: 64] = v_ev[1];
-    counters_o[kvcim_tile_pkg::CNT_V_ADDER_OPS*64 +: 64] = v_ev[2];
-    counters_o[kvcim_tile_pkg::CNT_V_SHIFT_ADD_OPS*64 +: 64] = v_ev[3];
-    counters_o[kvcim_tile_pkg::CNT_V_CELL_WRITES*64 +: 64] = v_ev[4];
-    counters_o[kvcim_tile_pkg::CNT_V_CYCLES*64 +: 64] = v_ev[5];
-    counters_o[kvcim_tile_pkg::CNT_SM_MULTIPLIES*64 +: 64] = sm_ev[0];
-    counters_o[kvcim_tile_pkg::CNT_SM_SHIFTS*64 +: 64] = sm_ev[1];
-    counters_o[kvcim_tile_pkg::CNT_SM_ADDS*64 +: 64] = sm_ev[2];
-    counters_o[kvcim_tile_pkg::CNT_SM_COMPARISONS*64 +: 64] = sm_ev[3];
-    counters_o[kvcim_tile_pkg::CNT_SM_EXP_LOOKUPS*64 +: 64] = sm_ev[4];
-    counters_o[kvcim_tile_pkg::CNT_SM_DIVISIONS*64 +: 64] = sm_ev[5];
-    counters_o[kvcim_tile_pkg::CNT_SM_CYCLES*64 +: 64] = sm_ev[6];
-    counters_o[kvcim_tile_pkg::CNT_TILE_CYCLES*64 +: 64] = tile_cycles;
+    counters_o[kvcim_tile_pkg::CNT_K_MACRO_ROW_ACTIVATIONS*64 +: 64] = k_ev[0];
+    counters_o[kvcim_tile_pkg::CNT_K_MACRO_COLUMN_READS*64 +: 64] = k_ev[1];
+    counters_o[kvcim_tile_pkg::CNT_K_MACRO_ADDER_OPS*64 +: 64] = k_ev[2];
+    counters_o[kvcim_tile_pkg::CNT_K_MACRO_SHIFT_ADD_OPS*64 +: 64] = k_ev[3];
+    counters_o[kvcim_tile_pkg::CNT_K_MACRO_CELL_WRITES*64 +: 64] = k_ev[4];
+    counters_o[kvcim_tile_pkg::CNT_K_MACRO_CYCLES*64 +: 64] = k_ev[5];
+    counters_o[kvcim_tile_pkg::CNT_V_MACRO_ROW_ACTIVATIONS*64 +: 64] = v_ev[0];
+    counters_o[kvcim_tile_pkg::CNT_V_MACRO_COLUMN_READS*64 +: 64] = v_ev[1];
+    counters_o[kvcim_tile_pkg::CNT_V_MACRO_ADDER_OPS*64 +: 64] = v_ev[2];
+    counters_o[kvcim_tile_pkg::CNT_V_MACRO_SHIFT_ADD_OPS*64 +: 64] = v_ev[3];
+    counters_o[kvcim_tile_pkg::CNT_V_MACRO_CELL_WRITES*64 +: 64] = v_ev[4];
+    counters_o[kvcim_tile_pkg::CNT_V_MACRO_CYCLES*64 +: 64] = v_ev[5];
+    counters_o[kvcim_tile_pkg::CNT_SOFTMAX_MULTIPLIES*64 +: 64] = sm_ev[0];
+    counters_o[kvcim_tile_pkg::CNT_SOFTMAX_SHIFTS*64 +: 64] = sm_ev[1];
+    counters_o[kvcim_tile_pkg::CNT_SOFTMAX_ADDS*64 +: 64] = sm_ev[2];
+    counters_o[kvcim_tile_pkg::CNT_SOFTMAX_COMPARISONS*64 +: 64] = sm_ev[3];
+    counters_o[kvcim_tile_pkg::CNT_SOFTMAX_EXP_LOOKUPS*64 +: 64] = sm_ev[4];
+    counters_o[kvcim_tile_pkg::CNT_SOFTMAX_DIVISIONS*64 +: 64] = sm_ev[5];
+    counters_o[kvcim_tile_pkg::CNT_SOFTMAX_CYCLES*64 +: 64] = sm_ev[6];
+    counters_o[kvcim_tile_pkg::CNT_CYCLES*64 +: 64] = tile_cycles;
     counters_o[kvcim_tile_pkg::CNT_APPENDS*64 +: 64] = appends;
     counters_o[kvcim_tile_pkg::CNT_QUERIES*64 +: 64] = queries;
   end

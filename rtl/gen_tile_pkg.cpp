@@ -1,6 +1,6 @@
 // Writes the SystemVerilog package kvcim_tile_pkg to stdout from the C++ single source of the tile's
 // parameters (include/kvcim/cmodel/cim/attention_tile.hpp), its exponent table (exp_lut) and the
-// counter order (include/kvcim/testbench/rtl_tile.hpp). testbench/rtl.cmake compiles and runs this
+// counters (TileEvents' field table, through include/kvcim/testbench/rtl_tile.hpp). testbench/rtl.cmake compiles and runs this
 // at configure time (try_run) so that the package exists before Verilator first runs.
 #include <cstdio>
 
@@ -40,9 +40,10 @@ int main() {
   }
   std::printf("\n  };\n");
   std::printf("  // Event counter indices of cim_attention_tile.counters_o\n");
-  for (int c = 0; c < kvcim::testbench::kRtlCounters; ++c)
-    std::printf("  localparam int CNT_%s = %d;\n", kvcim::testbench::kRtlCounterNames[c], c);
-  std::printf("  localparam int NUM_COUNTERS = %d;\n", kvcim::testbench::kRtlCounters);
+  const std::vector<std::string> counters = kvcim::testbench::rtl_counter_names();
+  for (size_t c = 0; c < counters.size(); ++c)
+    std::printf("  localparam int CNT_%s = %zu;\n", counters[c].c_str(), c);
+  std::printf("  localparam int NUM_COUNTERS = %zu;\n", counters.size());
   std::printf("  /* verilator lint_on UNUSEDPARAM */\n");
   std::printf("endpackage\n");
   return 0;

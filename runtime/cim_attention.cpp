@@ -12,43 +12,10 @@ namespace kvcim::runtime {
 using namespace kvcim::cmodel;
 using cim::TileEvents;
 
-AttentionEvents& AttentionEvents::operator+=(const AttentionEvents& o) {
-  write += o.write;
-  query += o.query;
-  offchip_query += o.offchip_query;
-  q_quant_ops += o.q_quant_ops;
-  kv_quant_ops += o.kv_quant_ops;
-  combine_ops += o.combine_ops;
-  return *this;
-}
-
 namespace {
-// Events of `tile` since `before`, as a TileEvents difference.
+// Events of `tile` since `before`.
 TileEvents delta(const cim::AttentionTile& tile, const TileEvents& before) {
-  TileEvents now = tile.events(), d;
-  auto sub_macro = [](cim::MacroEvents a, const cim::MacroEvents& b) {
-    a.row_activations -= b.row_activations;
-    a.column_reads -= b.column_reads;
-    a.adc_conversions -= b.adc_conversions;
-    a.adder_ops -= b.adder_ops;
-    a.shift_add_ops -= b.shift_add_ops;
-    a.cell_writes -= b.cell_writes;
-    a.cycles -= b.cycles;
-    return a;
-  };
-  d.k_macro = sub_macro(now.k_macro, before.k_macro);
-  d.v_macro = sub_macro(now.v_macro, before.v_macro);
-  d.softmax.multiplies = now.softmax.multiplies - before.softmax.multiplies;
-  d.softmax.shifts = now.softmax.shifts - before.softmax.shifts;
-  d.softmax.adds = now.softmax.adds - before.softmax.adds;
-  d.softmax.comparisons = now.softmax.comparisons - before.softmax.comparisons;
-  d.softmax.exp_lookups = now.softmax.exp_lookups - before.softmax.exp_lookups;
-  d.softmax.divisions = now.softmax.divisions - before.softmax.divisions;
-  d.softmax.cycles = now.softmax.cycles - before.softmax.cycles;
-  d.cycles = now.cycles - before.cycles;
-  d.appends = now.appends - before.appends;
-  d.queries = now.queries - before.queries;
-  return d;
+  return minus_fields(tile.events(), before);
 }
 constexpr int kNoExponent = std::numeric_limits<int>::min();  // a channel that was always 0
 

@@ -10,16 +10,6 @@ namespace kvcim::runtime {
 using cmodel::cim::Macro;
 using cmodel::cim::MacroSpec;
 
-LinearEvents& LinearEvents::operator+=(const LinearEvents& o) {
-  macro += o.macro;
-  partial_sum_adds += o.partial_sum_adds;
-  dequant_muls += o.dequant_muls;
-  quant_ops += o.quant_ops;
-  offchip_macs += o.offchip_macs;
-  offchip_weight_bits += o.offchip_weight_bits;
-  return *this;
-}
-
 std::vector<Block> tile_blocks(int inputs, int outputs, const MacroSpec& spec) {
   std::vector<Block> blocks;
   const int per_row = spec.weights_per_row();

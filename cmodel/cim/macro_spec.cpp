@@ -144,17 +144,6 @@ std::vector<Piece> input_pieces(const MacroSpec& spec) {
 
 }  // namespace detail
 
-MacroEvents& MacroEvents::operator+=(const MacroEvents& o) {
-  row_activations += o.row_activations;
-  column_reads += o.column_reads;
-  adc_conversions += o.adc_conversions;
-  adder_ops += o.adder_ops;
-  shift_add_ops += o.shift_add_ops;
-  cell_writes += o.cell_writes;
-  cycles += o.cycles;
-  return *this;
-}
-
 namespace {
 void check_shape(const MacroSpec& spec, const char* where, int n_rows, int n_out) {
   spec.validate(where);

@@ -12,27 +12,6 @@
 
 namespace kvcim::cmodel::cim {
 
-SoftmaxEvents& SoftmaxEvents::operator+=(const SoftmaxEvents& o) {
-  multiplies += o.multiplies;
-  shifts += o.shifts;
-  adds += o.adds;
-  comparisons += o.comparisons;
-  exp_lookups += o.exp_lookups;
-  divisions += o.divisions;
-  cycles += o.cycles;
-  return *this;
-}
-
-TileEvents& TileEvents::operator+=(const TileEvents& o) {
-  k_macro += o.k_macro;
-  v_macro += o.v_macro;
-  softmax += o.softmax;
-  cycles += o.cycles;
-  appends += o.appends;
-  queries += o.queries;
-  return *this;
-}
-
 // The K column group is written one wordline (row) per cycle, as the macro's write_events count.
 int64_t append_cycles(const TileParams& p) { return p.head_dim; }
 

@@ -105,9 +105,11 @@ Op parse_op(const std::string& where, const std::string& text) {
   return parse_name<Op>(where, "op", text, kOpNames);
 }
 
-std::array<int64_t, 7> macro_event_counts(const cim::MacroEvents& e) {
-  return {e.row_activations, e.column_reads, e.adc_conversions, e.adder_ops,
-          e.shift_add_ops,   e.cell_writes,  e.cycles};
+std::array<int64_t, kMacroEventKinds> macro_event_counts(const cim::MacroEvents& e) {
+  std::array<int64_t, kMacroEventKinds> counts{};
+  size_t i = 0;
+  for_each_counter(e, [&](const std::string&, int64_t n) { counts[i++] = n; });
+  return counts;
 }
 
 }  // namespace kvcim::cmodel::energy

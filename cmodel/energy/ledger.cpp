@@ -73,7 +73,7 @@ void Ledger::add(int layer, Op op, EventKind kind, int64_t count) {
 
 void Ledger::add_macro(int layer, Op op, const cim::MacroEvents& e) {
   const auto counts = macro_event_counts(e);
-  for (size_t i = 0; i < counts.size(); ++i) add(layer, op, kMacroEventKinds[i], counts[i]);
+  for (size_t i = 0; i < counts.size(); ++i) add(layer, op, static_cast<EventKind>(i), counts[i]);
 }
 
 Ledger& Ledger::operator+=(const Ledger& o) {

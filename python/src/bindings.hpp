@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kvcim/cmodel/transformer.hpp"
+#include "kvcim/fields.hpp"
 
 namespace kvcim::python {
 
@@ -36,6 +37,21 @@ py::object to_python(const nlohmann::json& value);
 // JSON of a Python value made of dicts, lists, numbers, strings and bools (via json.dumps).
 // Throws kvcim::Error naming `where` when the value does not serialise.
 nlohmann::json to_json(py::handle value, const std::string& where);
+
+// A struct described by a field table (kvcim/fields.hpp) as a dict keyed by its C++ field names,
+// nested structs as nested dicts.
+template <Described S>
+py::dict fields_dict(const S& s) {
+  py::dict d;
+  for_each_field<S>([&](const auto& field) {
+    const auto& value = s.*field.member;
+    if constexpr (Described<std::remove_cvref_t<decltype(value)>>)
+      d[field.name] = fields_dict(value);
+    else
+      d[field.name] = value;
+  });
+  return d;
+}
 
 // A float32 numpy array [rows, cols] holding a copy of row-major data.
 py::array_t<float> numpy_matrix(const float* data, long rows, long cols);

@@ -22,41 +22,6 @@ using namespace kvcim::cmodel::cim;
 
 namespace {
 
-py::dict macro_events_dict(const MacroEvents& e) {
-  py::dict d;
-  d["row_activations"] = e.row_activations;
-  d["column_reads"] = e.column_reads;
-  d["adc_conversions"] = e.adc_conversions;
-  d["adder_ops"] = e.adder_ops;
-  d["shift_add_ops"] = e.shift_add_ops;
-  d["cell_writes"] = e.cell_writes;
-  d["cycles"] = e.cycles;
-  return d;
-}
-
-py::dict softmax_events_dict(const SoftmaxEvents& e) {
-  py::dict d;
-  d["multiplies"] = e.multiplies;
-  d["shifts"] = e.shifts;
-  d["adds"] = e.adds;
-  d["comparisons"] = e.comparisons;
-  d["exp_lookups"] = e.exp_lookups;
-  d["divisions"] = e.divisions;
-  d["cycles"] = e.cycles;
-  return d;
-}
-
-py::dict tile_events_dict(const TileEvents& e) {
-  py::dict d;
-  d["k_macro"] = macro_events_dict(e.k_macro);
-  d["v_macro"] = macro_events_dict(e.v_macro);
-  d["softmax"] = softmax_events_dict(e.softmax);
-  d["cycles"] = e.cycles;
-  d["appends"] = e.appends;
-  d["queries"] = e.queries;
-  return d;
-}
-
 py::dict tile_result_dict(const TileResult& r) {
   py::dict d;
   d["o"] = r.o;
@@ -119,7 +84,7 @@ void bind_tile(py::class_<Tile>& c, const std::string& name) {
           },
           py::arg("q"), py::arg("qmul"), py::arg("qexp"))
       .def_property_readonly("tokens", &Tile::tokens)
-      .def_property_readonly("events", [](const Tile& t) { return tile_events_dict(t.events()); })
+      .def_property_readonly("events", [](const Tile& t) { return fields_dict(t.events()); })
       .def("reset_events", &Tile::reset_events);
 }
 
@@ -181,13 +146,13 @@ void bind_cim(py::module_& m) {
 
   m.def("compute_events",
         [](const MacroSpec& s, int n_rows, int n_out) {
-          return macro_events_dict(compute_events(s, n_rows, n_out));
+          return fields_dict(compute_events(s, n_rows, n_out));
         },
         py::arg("spec"), py::arg("n_rows"), py::arg("n_out"),
         "Events of one Macro.compute() on n_rows x n_out, derived analytically.");
   m.def("write_events",
         [](const MacroSpec& s, int n_rows, int n_out) {
-          return macro_events_dict(write_events(s, n_rows, n_out));
+          return fields_dict(write_events(s, n_rows, n_out));
         },
         py::arg("spec"), py::arg("n_rows"), py::arg("n_out"));
 
@@ -226,7 +191,7 @@ void bind_cim(py::module_& m) {
           py::arg("x"), py::arg("n_out"),
           "y[o] = sum_r x[r] W[r][o] for o < n_out, as the circuit computes it.")
       .def("read", &Macro::read, py::arg("row"), py::arg("out"))
-      .def_property_readonly("events", [](const Macro& mc) { return macro_events_dict(mc.events()); })
+      .def_property_readonly("events", [](const Macro& mc) { return fields_dict(mc.events()); })
       .def("reset_events", &Macro::reset_events);
 
   py::class_<TileParams>(m, "TileParams", "Parameters of the CIM attention tile.")
@@ -327,8 +292,8 @@ void bind_cim(py::module_& m) {
         d["result_mismatches"] = r.result_mismatches;
         d["event_mismatches"] = r.event_mismatches;
         d["first_mismatch"] = first;
-        d["cmodel_events"] = tile_events_dict(r.cmodel_events);
-        d["rtl_events"] = tile_events_dict(r.rtl_events);
+        d["cmodel_events"] = fields_dict(r.cmodel_events);
+        d["rtl_events"] = fields_dict(r.rtl_events);
         d["sim_cycles"] = r.sim_cycles;
         return d;
 #else

@@ -96,32 +96,14 @@ namespace {
 void field(std::ostringstream& os, const char* name, int64_t expected, int64_t got) {
   if (expected != got) os << " " << name << " " << expected << "!=" << got;
 }
-void macro_fields(std::ostringstream& os, const std::string& m, const cmodel::cim::MacroEvents& e,
-                  const cmodel::cim::MacroEvents& g) {
-  field(os, (m + ".row_activations").c_str(), e.row_activations, g.row_activations);
-  field(os, (m + ".column_reads").c_str(), e.column_reads, g.column_reads);
-  field(os, (m + ".adc_conversions").c_str(), e.adc_conversions, g.adc_conversions);
-  field(os, (m + ".adder_ops").c_str(), e.adder_ops, g.adder_ops);
-  field(os, (m + ".shift_add_ops").c_str(), e.shift_add_ops, g.shift_add_ops);
-  field(os, (m + ".cell_writes").c_str(), e.cell_writes, g.cell_writes);
-  field(os, (m + ".cycles").c_str(), e.cycles, g.cycles);
-}
 }  // namespace
 
 std::string diff_events(const TileEvents& e, const TileEvents& g) {
   std::ostringstream os;
-  macro_fields(os, "k_macro", e.k_macro, g.k_macro);
-  macro_fields(os, "v_macro", e.v_macro, g.v_macro);
-  field(os, "softmax.multiplies", e.softmax.multiplies, g.softmax.multiplies);
-  field(os, "softmax.shifts", e.softmax.shifts, g.softmax.shifts);
-  field(os, "softmax.adds", e.softmax.adds, g.softmax.adds);
-  field(os, "softmax.comparisons", e.softmax.comparisons, g.softmax.comparisons);
-  field(os, "softmax.exp_lookups", e.softmax.exp_lookups, g.softmax.exp_lookups);
-  field(os, "softmax.divisions", e.softmax.divisions, g.softmax.divisions);
-  field(os, "softmax.cycles", e.softmax.cycles, g.softmax.cycles);
-  field(os, "cycles", e.cycles, g.cycles);
-  field(os, "appends", e.appends, g.appends);
-  field(os, "queries", e.queries, g.queries);
+  std::vector<int64_t> got;
+  for_each_counter(g, [&](const std::string&, int64_t v) { got.push_back(v); });
+  size_t i = 0;
+  for_each_counter(e, [&](const std::string& path, int64_t v) { field(os, path.c_str(), v, got[i++]); });
   return os.str();
 }
 

@@ -230,8 +230,9 @@ struct RtlTile::Impl {
   }
 
   std::vector<uint64_t> counters() const {
-    std::vector<uint64_t> c(kRtlCounters);
-    for (int i = 0; i < kRtlCounters; ++i) c[i] = get_bits(top->counters_o, 64 * i, 64);
+    static const int n = static_cast<int>(rtl_counter_names().size());
+    std::vector<uint64_t> c(n);
+    for (int i = 0; i < n; ++i) c[i] = get_bits(top->counters_o, 64 * i, 64);
     return c;
   }
 };
@@ -270,32 +271,11 @@ int RtlTile::tokens() const { return static_cast<int>(impl_->top->count_o); }
 
 TileEvents RtlTile::events() const {
   const std::vector<uint64_t> c = impl_->counters();
-  auto at = [&](RtlCounter k) { return static_cast<int64_t>(c[static_cast<int>(k)]); };
-  TileEvents e;
-  e.k_macro.row_activations = at(RtlCounter::k_row_activations);
-  e.k_macro.column_reads = at(RtlCounter::k_column_reads);
-  e.k_macro.adc_conversions = 0;  // digital macro: no ADC
-  e.k_macro.adder_ops = at(RtlCounter::k_adder_ops);
-  e.k_macro.shift_add_ops = at(RtlCounter::k_shift_add_ops);
-  e.k_macro.cell_writes = at(RtlCounter::k_cell_writes);
-  e.k_macro.cycles = at(RtlCounter::k_cycles);
-  e.v_macro.row_activations = at(RtlCounter::v_row_activations);
-  e.v_macro.column_reads = at(RtlCounter::v_column_reads);
-  e.v_macro.adc_conversions = 0;
-  e.v_macro.adder_ops = at(RtlCounter::v_adder_ops);
-  e.v_macro.shift_add_ops = at(RtlCounter::v_shift_add_ops);
-  e.v_macro.cell_writes = at(RtlCounter::v_cell_writes);
-  e.v_macro.cycles = at(RtlCounter::v_cycles);
-  e.softmax.multiplies = at(RtlCounter::sm_multiplies);
-  e.softmax.shifts = at(RtlCounter::sm_shifts);
-  e.softmax.adds = at(RtlCounter::sm_adds);
-  e.softmax.comparisons = at(RtlCounter::sm_comparisons);
-  e.softmax.exp_lookups = at(RtlCounter::sm_exp_lookups);
-  e.softmax.divisions = at(RtlCounter::sm_divisions);
-  e.softmax.cycles = at(RtlCounter::sm_cycles);
-  e.cycles = at(RtlCounter::tile_cycles);
-  e.appends = at(RtlCounter::appends);
-  e.queries = at(RtlCounter::queries);
+  TileEvents e;  // the ADC conversions stay 0: digital macros
+  size_t i = 0;
+  for_each_counter(e, [&](const std::string& path, int64_t& n) {
+    if (rtl_counts(path)) n = static_cast<int64_t>(c[i++]);
+  });
   return e;
 }
 

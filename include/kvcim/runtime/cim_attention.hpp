@@ -36,14 +36,15 @@ struct KvWindow {
 };
 
 // Events of one attention step, split by operation.
+#define KVCIM_ATTENTION_EVENTS(X)                                                               \
+  X(cmodel::cim::TileEvents, write, "appends (K column group + V row cell writes)")               \
+  X(cmodel::cim::TileEvents, query, "queries (scores in the K macro, softmax, V macro)")          \
+  X(cmodel::cim::TileEvents, offchip_query, "queries over spilled tiles (digital engine, not CIM)") \
+  X(int64_t, q_quant_ops, "query quantisation, one per element")                                  \
+  X(int64_t, kv_quant_ops, "K/V quantisation, one per element written")                           \
+  X(int64_t, combine_ops, "float multiply-adds joining tiles (0 for one tile)")
 struct AttentionEvents {
-  cmodel::cim::TileEvents write;   // appends (K column group + V row cell writes)
-  cmodel::cim::TileEvents query;   // queries (scores in the K macro, softmax, V macro)
-  cmodel::cim::TileEvents offchip_query;  // queries over spilled tiles (digital engine, not CIM)
-  int64_t q_quant_ops = 0;         // query quantisation, one per element
-  int64_t kv_quant_ops = 0;        // K/V quantisation, one per element written
-  int64_t combine_ops = 0;         // float multiply-adds joining tiles (0 for one tile)
-  AttentionEvents& operator+=(const AttentionEvents& o);
+  KVCIM_FIELDS(AttentionEvents, KVCIM_ATTENTION_EVENTS)
 };
 
 class CimAttention {

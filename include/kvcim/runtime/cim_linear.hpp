@@ -20,14 +20,15 @@ struct Block {
 };
 
 // What one matrix-vector product cost besides the macros' own events.
+#define KVCIM_LINEAR_EVENTS(X)                                                                  \
+  X(cmodel::cim::MacroEvents, macro, "the macros' own events")                                    \
+  X(int64_t, partial_sum_adds, "int32 adds joining the blocks of one output column")              \
+  X(int64_t, dequant_muls, "fp32 multiplies: y = acc * x_scale * w_scale[out]")                   \
+  X(int64_t, quant_ops, "activation quantisation: one divide-round per input")                    \
+  X(int64_t, offchip_macs, "int8 MACs of off-chip blocks on the digital engine")                  \
+  X(int64_t, offchip_weight_bits, "their weights fetched from off-chip memory")
 struct LinearEvents {
-  cmodel::cim::MacroEvents macro;
-  int64_t partial_sum_adds = 0;   // int32 adds joining the blocks of one output column
-  int64_t dequant_muls = 0;       // fp32 multiplies: y = acc * x_scale * w_scale[out]
-  int64_t quant_ops = 0;          // activation quantisation: one divide-round per input
-  int64_t offchip_macs = 0;       // int8 MACs of off-chip blocks on the digital engine
-  int64_t offchip_weight_bits = 0;  // their weights fetched from off-chip memory
-  LinearEvents& operator+=(const LinearEvents& o);
+  KVCIM_FIELDS(LinearEvents, KVCIM_LINEAR_EVENTS)
 };
 
 class CimLinear {

@@ -17,21 +17,24 @@
 
 namespace kvcim::testbench {
 
-// The tile's event counters, in the order of its counters_o port (the SV package's CNT_* indices
-// are generated from this list by rtl/gen_tile_pkg.cpp).
-enum class RtlCounter : int {
-  k_row_activations, k_column_reads, k_adder_ops, k_shift_add_ops, k_cell_writes, k_cycles,
-  v_row_activations, v_column_reads, v_adder_ops, v_shift_add_ops, v_cell_writes, v_cycles,
-  sm_multiplies, sm_shifts, sm_adds, sm_comparisons, sm_exp_lookups, sm_divisions, sm_cycles,
-  tile_cycles, appends, queries,
-  count
-};
-inline constexpr int kRtlCounters = static_cast<int>(RtlCounter::count);
-inline constexpr const char* kRtlCounterNames[kRtlCounters] = {
-    "K_ROW_ACTIVATIONS", "K_COLUMN_READS", "K_ADDER_OPS", "K_SHIFT_ADD_OPS", "K_CELL_WRITES",
-    "K_CYCLES", "V_ROW_ACTIVATIONS", "V_COLUMN_READS", "V_ADDER_OPS", "V_SHIFT_ADD_OPS",
-    "V_CELL_WRITES", "V_CYCLES", "SM_MULTIPLIES", "SM_SHIFTS", "SM_ADDS", "SM_COMPARISONS",
-    "SM_EXP_LOOKUPS", "SM_DIVISIONS", "SM_CYCLES", "TILE_CYCLES", "APPENDS", "QUERIES"};
+// The tile's event counters, in the order of its counters_o port: every counter of TileEvents in
+// its field table's order, except the ADC conversions (the RTL's macros are digital: no ADC). The
+// SV package's CNT_* indices are generated from this list by rtl/gen_tile_pkg.cpp, each named by
+// its counter's path ("k_macro.row_activations" -> CNT_K_MACRO_ROW_ACTIVATIONS), so a counter
+// added to the table is a port index of the RTL without another list to edit.
+inline bool rtl_counts(const std::string& path) { return !path.ends_with("adc_conversions"); }
+// The SV names (without CNT_), in port order.
+inline std::vector<std::string> rtl_counter_names() {
+  std::vector<std::string> names;
+  const cmodel::cim::TileEvents none;
+  for_each_counter(none, [&](const std::string& path, int64_t) {
+    if (!rtl_counts(path)) return;
+    std::string sv;
+    for (const char c : path) sv += c == '.' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    names.push_back(sv);
+  });
+  return names;
+}
 
 struct RtlTileOptions {
   // Probability, per cycle and handshake, that the harness withholds its valid (append, query) or
@@ -88,7 +91,7 @@ class RtlTile final : public cmodel::cim::AttentionTile {
   // naming "assertion"; a failing assertion anywhere else throws the same.
   enum class ProtocolBreak { drop_valid, change_payload };
   void break_protocol(ProtocolBreak how, std::span<const int8_t> k, std::span<const int8_t> v);
-  // The raw counters_o words, indexed by RtlCounter.
+  // The raw counters_o words, in rtl_counter_names() order.
   std::vector<uint64_t> counters() const;
   // Every clock cycle simulated so far (stalls and idle cycles included).
   uint64_t sim_cycles() const;

@@ -93,27 +93,27 @@ QueryScale query_scale(double q_scale, int head_dim);
 
 // ---- events -------------------------------------------------------------------------------------
 // What the softmax unit did; one unit operation per valid token and pass (see docs).
+#define KVCIM_SOFTMAX_EVENTS(X)                                                                 \
+  X(int64_t, multiplies, "s_t x qmul")                                                            \
+  X(int64_t, shifts, "barrel shifts: logit rescale, exponent octave, V-exponent fold")            \
+  X(int64_t, adds, "rescale rounding, max subtraction, sum accumulation, fold rounding")          \
+  X(int64_t, comparisons, "running maxima of Y_t and of ev_t")                                    \
+  X(int64_t, exp_lookups, "exponent table reads")                                                 \
+  X(int64_t, divisions, "normalisations e_t (2^P - 1) / sum")                                     \
+  X(int64_t, cycles, "softmax unit busy cycles")
 struct SoftmaxEvents {
-  int64_t multiplies = 0;   // s_t x qmul
-  int64_t shifts = 0;       // barrel shifts: logit rescale, exponent octave, V-exponent fold
-  int64_t adds = 0;         // rescale rounding, max subtraction, sum accumulation, fold rounding
-  int64_t comparisons = 0;  // running maxima of Y_t and of ev_t
-  int64_t exp_lookups = 0;  // exponent table reads
-  int64_t divisions = 0;    // normalisations e_t (2^P - 1) / sum
-  int64_t cycles = 0;       // softmax unit busy cycles
-  SoftmaxEvents& operator+=(const SoftmaxEvents& o);
-  bool operator==(const SoftmaxEvents&) const = default;
+  KVCIM_FIELDS(SoftmaxEvents, KVCIM_SOFTMAX_EVENTS)
 };
 
+#define KVCIM_TILE_EVENTS(X)                                                                    \
+  X(MacroEvents, k_macro, "score macro: compute per query, one column group written per append") \
+  X(MacroEvents, v_macro, "value macro: compute per query, one row written per append")          \
+  X(SoftmaxEvents, softmax, "the softmax unit")                                                  \
+  X(int64_t, cycles, "tile clock cycles doing work (cycles stalled on a handshake excluded)")     \
+  X(int64_t, appends, "tokens appended")                                                         \
+  X(int64_t, queries, "queries answered")
 struct TileEvents {
-  MacroEvents k_macro;      // score macro: compute per query, one column group written per append
-  MacroEvents v_macro;      // value macro: compute per query, one row written per append
-  SoftmaxEvents softmax;
-  int64_t cycles = 0;       // tile clock cycles doing work (cycles stalled on a handshake excluded)
-  int64_t appends = 0;
-  int64_t queries = 0;
-  TileEvents& operator+=(const TileEvents& o);
-  bool operator==(const TileEvents&) const = default;
+  KVCIM_FIELDS(TileEvents, KVCIM_TILE_EVENTS)
 };
 
 // The RTL's documented schedule, in tile clock cycles (cim_attention_tile.sv), when nothing

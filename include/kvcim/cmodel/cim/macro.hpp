@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "kvcim/fields.hpp"
+
 namespace kvcim::cmodel::cim {
 
 enum class MacroKind { digital, analog };
@@ -116,16 +118,16 @@ void normal_draws(const NoiseKey& key, uint64_t first, int n, float* out);
 }  // namespace detail
 
 // What one macro did. Energy and latency come from these counts times a technology table.
+#define KVCIM_MACRO_EVENTS(X)                                                                   \
+  X(int64_t, row_activations, "wordline/DAC drives: (row, input cycle) pairs driven")             \
+  X(int64_t, column_reads, "bitline reads: (column, input cycle, row group) triples")             \
+  X(int64_t, adc_conversions, "analog: one per column read")                                      \
+  X(int64_t, adder_ops, "digital: adder-tree additions; both: partial-sum accumulation adds")     \
+  X(int64_t, shift_add_ops, "shift-and-add steps recombining slices and input bits")              \
+  X(int64_t, cell_writes, "bits written into cells")                                              \
+  X(int64_t, cycles, "macro clock cycles (ADC time-multiplexing included)")
 struct MacroEvents {
-  int64_t row_activations = 0;  // wordline/DAC drives: (row, input cycle) pairs driven
-  int64_t column_reads = 0;     // bitline reads: (column, input cycle, row group) triples
-  int64_t adc_conversions = 0;  // analog: one per column read
-  int64_t adder_ops = 0;        // digital: adder-tree additions; both: partial-sum accumulation adds
-  int64_t shift_add_ops = 0;    // shift-and-add steps recombining slices and input bits
-  int64_t cell_writes = 0;      // bits written into cells
-  int64_t cycles = 0;           // macro clock cycles (ADC time-multiplexing included)
-  MacroEvents& operator+=(const MacroEvents& o);
-  bool operator==(const MacroEvents& o) const = default;
+  KVCIM_FIELDS(MacroEvents, KVCIM_MACRO_EVENTS)
 };
 
 // The events of one compute() call on n_rows x n_out, and of writing n_rows x n_out weights,

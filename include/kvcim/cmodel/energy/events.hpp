@@ -78,11 +78,12 @@ const std::array<Op, kOps>& all_ops();
 EventKind parse_event_kind(const std::string& where, const std::string& text);
 Op parse_op(const std::string& where, const std::string& text);
 
-// The (kind, count) pairs of one macro's events, in EventKind order.
-std::array<int64_t, 7> macro_event_counts(const cim::MacroEvents& e);
-inline constexpr std::array<EventKind, 7> kMacroEventKinds = {
-    EventKind::row_activation, EventKind::column_read, EventKind::adc_conversion,
-    EventKind::adder_op,       EventKind::shift_add_op, EventKind::cell_write,
-    EventKind::macro_cycle};
+// The event kind of each field of cim::MacroEvents, in its table's order (one to one: the enum's
+// first seven kinds are the macro's events, in the same order; tested by name).
+inline constexpr int kMacroEventKinds = field_count<cim::MacroEvents>();
+static_assert(static_cast<int>(EventKind::macro_cycle) + 1 == kMacroEventKinds,
+              "the macro's event kinds lead EventKind, one per field of MacroEvents");
+// The macro's counts in that order: count i is of EventKind i.
+std::array<int64_t, kMacroEventKinds> macro_event_counts(const cim::MacroEvents& e);
 
 }  // namespace kvcim::cmodel::energy
