@@ -9,6 +9,7 @@
 
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/error.hpp"
 
 namespace kvcim::mapper {
 
@@ -142,16 +143,12 @@ HardwareSpec iso_area_baseline(const HardwareSpec& hw) {
 
 namespace {
 
-nlohmann::json table_json(const char* role, const energy::TechTable& t, const energy::NodePoint& to) {
-  nlohmann::json sources = nlohmann::json::array();
+TableConditions table_conditions(const char* role, const energy::TechTable& t, const energy::NodePoint& to) {
+  TableConditions c{role, t.name, {}};
   for (const auto& [file, node] : t.sources())
-    sources.push_back({{"file", file},
-                       {"node_nm", node.node_nm},
-                       {"voltage_v", node.voltage_v},
-                       {"energy_factor", energy::energy_factor(node, to)},
-                       {"delay_factor", energy::delay_factor(node, to)},
-                       {"area_factor", energy::area_factor(node.node_nm, to.node_nm)}});
-  return {{"role", role}, {"name", t.name}, {"sources", sources}};
+    c.sources.push_back({file, node, energy::energy_factor(node, to), energy::delay_factor(node, to),
+                         energy::area_factor(node.node_nm, to.node_nm)});
+  return c;
 }
 
 std::string num(const char* f, double v) {
@@ -169,65 +166,113 @@ std::string bytes_text(double b) {
 
 }  // namespace
 
-nlohmann::json energy_conditions(const HardwareSpec& hw) {
-  const energy::NodePoint& to = hw.comparison;
-  nlohmann::json tables = nlohmann::json::array();
-  tables.push_back(table_json("cim", hw.tech, to));
-  if (hw.kv_tech.path != hw.tech.path) tables.push_back(table_json("kv", hw.kv_tech, to));
-  tables.push_back(table_json("baseline", hw.baseline_tech, to));
-  const HardwareSpec iso = iso_area_baseline(hw);
-  return {{"node_nm", to.node_nm},
-          {"voltage_v", to.voltage_v},
-          {"extrapolated", energy::is_extrapolated(to.node_nm)},
-          {"scaling", "Stillmaker & Baas 2017 (HP fits at 45 nm and below); wires: supply squared only; "
-                      "off-chip memory: not scaled"},
-          {"tables", tables},
-          {"baseline", {{"sram_bytes", hw.baseline.sram_bytes},
-                        {"sram_bank_bytes", hw.baseline.sram_bank_bytes},
-                        {"mac", hw.baseline.mac == energy::MacType::int8 ? "int8" : "fp16"},
-                        {"mac_units", hw.baseline.mac_units},
-                        {"iso_area_sram_bytes", iso.baseline.sram_bytes}}},
-          {"included", {"macro arrays and converters", "cell writes", "buffers", "SRAM banks (weights, KV)",
-                        "off-chip memory", "on-chip interconnect", "digital units", "clock and control",
-                        "leakage"}},
-          {"area_mm2", {{"cim", cim_area(hw).total_mm2()}, {"baseline", baseline_area(hw).total_mm2()}}}};
+EnergyConditions energy_conditions(const HardwareSpec& hw) {
+  EnergyConditions c;
+  c.at = hw.comparison;
+  c.extrapolated = energy::is_extrapolated(c.at.node_nm);
+  c.scaling = "Stillmaker & Baas 2017 (HP fits at 45 nm and below); wires: supply squared only; "
+              "off-chip memory: not scaled";
+  c.tables.push_back(table_conditions("cim", hw.tech, c.at));
+  if (hw.kv_tech.path != hw.tech.path) c.tables.push_back(table_conditions("kv", hw.kv_tech, c.at));
+  c.tables.push_back(table_conditions("baseline", hw.baseline_tech, c.at));
+  c.baseline = hw.baseline;
+  c.iso_area_sram_bytes = iso_area_baseline(hw).baseline.sram_bytes;
+  c.included = {"macro arrays and converters", "cell writes", "buffers", "SRAM banks (weights, KV)",
+                "off-chip memory", "on-chip interconnect", "digital units", "clock and control", "leakage"};
+  c.area_cim_mm2 = cim_area(hw).total_mm2();
+  c.area_baseline_mm2 = baseline_area(hw).total_mm2();
+  return c;
 }
 
-std::vector<std::string> conditions_lines(const nlohmann::json& c) {
+nlohmann::json to_json(const EnergyConditions& c) {
+  nlohmann::json tables = nlohmann::json::array();
+  for (const TableConditions& t : c.tables) {
+    nlohmann::json sources = nlohmann::json::array();
+    for (const TableScaling& s : t.sources)
+      sources.push_back({{"file", s.file},
+                         {"node_nm", s.node.node_nm},
+                         {"voltage_v", s.node.voltage_v},
+                         {"energy_factor", s.energy_factor},
+                         {"delay_factor", s.delay_factor},
+                         {"area_factor", s.area_factor}});
+    tables.push_back({{"role", t.role}, {"name", t.name}, {"sources", sources}});
+  }
+  return {{"node_nm", c.at.node_nm},
+          {"voltage_v", c.at.voltage_v},
+          {"extrapolated", c.extrapolated},
+          {"scaling", c.scaling},
+          {"tables", tables},
+          {"baseline", {{"sram_bytes", c.baseline.sram_bytes},
+                        {"sram_bank_bytes", c.baseline.sram_bank_bytes},
+                        {"mac", c.baseline.mac == energy::MacType::int8 ? "int8" : "fp16"},
+                        {"mac_units", c.baseline.mac_units},
+                        {"iso_area_sram_bytes", c.iso_area_sram_bytes}}},
+          {"included", c.included},
+          {"area_mm2", {{"cim", c.area_cim_mm2}, {"baseline", c.area_baseline_mm2}}}};
+}
+
+EnergyConditions energy_conditions_from_json(const nlohmann::json& j) {
+  try {
+    EnergyConditions c;
+    c.at = {j.at("node_nm").get<double>(), j.at("voltage_v").get<double>()};
+    c.extrapolated = j.at("extrapolated").get<bool>();
+    c.scaling = j.at("scaling").get<std::string>();
+    for (const auto& t : j.at("tables")) {
+      TableConditions tc{t.at("role").get<std::string>(), t.at("name").get<std::string>(), {}};
+      for (const auto& s : t.at("sources"))
+        tc.sources.push_back({s.at("file").get<std::string>(),
+                              {s.at("node_nm").get<double>(), s.at("voltage_v").get<double>()},
+                              s.at("energy_factor").get<double>(), s.at("delay_factor").get<double>(),
+                              s.at("area_factor").get<double>()});
+      c.tables.push_back(tc);
+    }
+    const auto& b = j.at("baseline");
+    c.baseline.sram_bytes = b.at("sram_bytes").get<int64_t>();
+    c.baseline.sram_bank_bytes = b.at("sram_bank_bytes").get<int64_t>();
+    c.baseline.mac = b.at("mac").get<std::string>() == "fp16" ? energy::MacType::fp16 : energy::MacType::int8;
+    c.baseline.mac_units = b.at("mac_units").get<int64_t>();
+    c.iso_area_sram_bytes = b.at("iso_area_sram_bytes").get<int64_t>();
+    c.included = j.at("included").get<std::vector<std::string>>();
+    c.area_cim_mm2 = j.at("area_mm2").at("cim").get<double>();
+    c.area_baseline_mm2 = j.at("area_mm2").at("baseline").get<double>();
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    fail("report", "energy.conditions", "(as read)", e.what());
+  }
+}
+
+std::vector<std::string> conditions_lines(const EnergyConditions& c) {
   // built with streams: gcc 12 warns falsely (-Wrestrict) on "literal" + std::string&&
   std::vector<std::string> out;
   std::ostringstream head;
-  head << "both sides at " << num("%g nm", c["node_nm"].get<double>()) << ", "
-       << num("%.2f V", c["voltage_v"].get<double>());
-  if (c["extrapolated"].get<bool>()) head << " (below 7 nm: scaling extrapolated, an assumption)";
+  head << "both sides at " << num("%g nm", c.at.node_nm) << ", " << num("%.2f V", c.at.voltage_v);
+  if (c.extrapolated) head << " (below 7 nm: scaling extrapolated, an assumption)";
   out.push_back(head.str());
-  for (const auto& t : c["tables"]) {
+  for (const TableConditions& t : c.tables) {
     std::ostringstream line;
-    line << "  " << t["role"].get<std::string>() << " " << t["name"].get<std::string>() << ":";
-    for (const auto& s : t["sources"])
-      line << " " << std::filesystem::path(s["file"].get<std::string>()).filename().string() << " "
-           << num("%g nm", s["node_nm"].get<double>()) << num(" %.2f V", s["voltage_v"].get<double>())
-           << num(" (energy x%.3g)", s["energy_factor"].get<double>());
+    line << "  " << t.role << " " << t.name << ":";
+    for (const TableScaling& s : t.sources)
+      line << " " << std::filesystem::path(s.file).filename().string() << " " << num("%g nm", s.node.node_nm)
+           << num(" %.2f V", s.node.voltage_v) << num(" (energy x%.3g)", s.energy_factor);
     out.push_back(line.str());
   }
-  const auto& b = c["baseline"];
   std::ostringstream conv;
-  conv << "  conventional: " << b["mac"].get<std::string>() << " MACs, "
-       << bytes_text(b["sram_bytes"].get<double>()) << " SRAM in "
-       << bytes_text(b["sram_bank_bytes"].get<double>()) << " banks";
+  conv << "  conventional: " << (c.baseline.mac == energy::MacType::int8 ? "int8" : "fp16") << " MACs, "
+       << bytes_text(static_cast<double>(c.baseline.sram_bytes)) << " SRAM in "
+       << bytes_text(static_cast<double>(c.baseline.sram_bank_bytes)) << " banks";
   out.push_back(conv.str());
   std::ostringstream inc;
   inc << "  included:";
   const char* sep = " ";
-  for (const auto& i : c["included"]) {
-    inc << sep << i.get<std::string>();
+  for (const std::string& i : c.included) {
+    inc << sep << i;
     sep = ", ";
   }
   out.push_back(inc.str());
   std::ostringstream area;
-  area << "  chip area: CIM " << num("%.3g mm2", c["area_mm2"]["cim"].get<double>()) << ", conventional "
-       << num("%.3g mm2", c["area_mm2"]["baseline"].get<double>()) << " (iso-area conventional: "
-       << bytes_text(b["iso_area_sram_bytes"].get<double>()) << " SRAM)";
+  area << "  chip area: CIM " << num("%.3g mm2", c.area_cim_mm2) << ", conventional "
+       << num("%.3g mm2", c.area_baseline_mm2) << " (iso-area conventional: "
+       << bytes_text(static_cast<double>(c.iso_area_sram_bytes)) << " SRAM)";
   out.push_back(area.str());
   return out;
 }

@@ -126,7 +126,7 @@ json to_json(const Placement& p, const MapReport& r) {
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
   j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
                               {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
-  j["conditions"] = energy_conditions(hw);
+  j["conditions"] = to_json(energy_conditions(hw));
   j["conditions"]["context"] = {
       {"tokens", p.context},
       {"sequences", p.policy.sequences},
@@ -320,8 +320,7 @@ std::string summary(const Placement& p, const MapReport& r) {
                   fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) + "x)"
             : std::string("beyond the ledger's range (over 9.2 J/token)"))
     << "\n";
-  const json cond = energy_conditions(hw);
-  for (const std::string& line : conditions_lines(cond)) o << "          " << line << "\n";
+  for (const std::string& line : conditions_lines(energy_conditions(hw))) o << "          " << line << "\n";
   const char* per = f.sequences == 1 ? " ns/token " : " ns/step ";
   o << "latency   " << fmt("%.1f", f.latency_ns_cim) << per << "CIM (bound by " << name(f.bound_cim)
     << (f.sequences == 1 ? "" : "; one token alone") << ": critical path " << fmt("%.1f", f.latency.critical_path_ns())

@@ -430,7 +430,7 @@ std::string html_report(const json& r) {
 
   // conditions
   h += "<section id=\"conditions\"><h2>Conditions</h2>\n<ul class=\"conditions\">\n";
-  for (const std::string& line : mapper::conditions_lines(at(r, "energy.conditions")))
+  for (const std::string& line : mapper::conditions_lines(mapper::energy_conditions_from_json(at(r, "energy.conditions"))))
     h += "<li>" + html_escape(line) + "</li>\n";
   h += "</ul>\n<table>\n";
   h += row("spec", str(r, "spec.name") + " (" + str(r, "spec.source") + ")");

@@ -135,21 +135,43 @@ json spec_json(const mapper::HardwareSpec& hw) {
 
 }  // namespace
 
+RunReport make_run_report(GenerationResult result, const SessionOptions& options,
+                          const mapper::Placement& placement, const RunInputs& inputs) {
+  // (a Placement has no empty state: every member named, the costed ones filled in below)
+  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}};
+  const GenerationResult& r = rep.result;
+  const mapper::HardwareSpec& hw = placement.hw;
+  const energy::Costs cim_costs = hw.costs(), kv_costs = hw.kv_costs();
+  rep.cim = r.ledger.cost(cim_costs, &kv_costs);
+  rep.conventional = r.conventional.cost(hw.baseline_costs());
+  rep.weight_load = r.load_ledger.cost(cim_costs);
+  const mapper::HardwareSpec iso = mapper::iso_area_baseline(hw);
+  energy::Ledger iso_ledger(placement.shape.config.n_layers);
+  for (size_t pos = 0; pos < r.active.size(); ++pos)
+    iso_ledger += mapper::conventional_step_ledger(placement.shape, iso, static_cast<int64_t>(pos) + 1, r.active[pos]);
+  rep.conventional_iso_area = iso_ledger.cost(iso.baseline_costs());
+  if (rep.cim.energy_aj > 0) {  // a ratio over no CIM energy is not computed
+    rep.conventional_over_cim = double(rep.conventional.energy_aj) / double(rep.cim.energy_aj);
+    rep.conventional_over_cim_iso_area = double(rep.conventional_iso_area.energy_aj) / double(rep.cim.energy_aj);
+  }
+  rep.conditions = mapper::energy_conditions(hw);
+  rep.figures = mapper::figures(placement);
+  return rep;
+}
+
 json run_report(const GenerationResult& r, const SessionOptions& o, const mapper::Placement& p,
                 const RunInputs& in) {
+  return to_json(make_run_report(r, o, p, in));
+}
+
+json to_json(const RunReport& rep) {
+  const GenerationResult& r = rep.result;
+  const SessionOptions& o = rep.options;
+  const mapper::Placement& p = rep.placement;
   const mapper::HardwareSpec& hw = p.hw;
-  const energy::Costs cim_costs = hw.costs(), kv_costs = hw.kv_costs(), conv_costs = hw.baseline_costs();
-  const energy::Breakdown cim = r.ledger.cost(cim_costs, &kv_costs);
-  const energy::Breakdown conv = r.conventional.cost(conv_costs);
-  const energy::Breakdown load = r.load_ledger.cost(cim_costs);
-  const mapper::Figures f = mapper::figures(p);
-  // The conventional engine at the CIM chip's area (its SRAM grown or shrunk to match), over the
-  // same positions: the iso-area comparison.
-  const mapper::HardwareSpec iso = mapper::iso_area_baseline(hw);
-  energy::Ledger iso_ledger(p.shape.config.n_layers);
-  for (size_t pos = 0; pos < r.active.size(); ++pos)
-    iso_ledger += mapper::conventional_step_ledger(p.shape, iso, static_cast<int64_t>(pos) + 1, r.active[pos]);
-  const energy::Breakdown conv_iso = iso_ledger.cost(iso.baseline_costs());
+  const RunInputs& in = rep.inputs;
+  const mapper::Figures& f = rep.figures;
+  auto ratio = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
   json report;
   report["schema_version"] = kReportSchemaVersion;
   report["versions"] = {{"kvcim", KVCIM_VERSION}, {"report_schema", kReportSchemaVersion}};
@@ -181,19 +203,16 @@ json run_report(const GenerationResult& r, const SessionOptions& o, const mapper
                         {"evaluation", evaluation_json(r, o)}};
   report["steps"] = steps_json(r.steps, p.kv);
   report["batch"] = batch_json(r, p.kv);
-  json energy = {{"cim", energy_json(cim, r.forward_passes)},
-                 {"conventional", energy_json(conv, r.forward_passes)},
+  json energy = {{"cim", energy_json(rep.cim, r.forward_passes)},
+                 {"conventional", energy_json(rep.conventional, r.forward_passes)},
                  {"forward_passes", r.forward_passes},
-                 {"weight_load_pj", load.energy_pj()}};
-  // a ratio over no CIM energy is not computed: null, never 0
-  energy["conventional_over_cim"] =
-      cim.energy_aj > 0 ? json(double(conv.energy_aj) / double(cim.energy_aj)) : json(nullptr);
-  energy["conventional_iso_area"] = energy_json(conv_iso, r.forward_passes);
-  energy["conventional_over_cim_iso_area"] =
-      cim.energy_aj > 0 ? json(double(conv_iso.energy_aj) / double(cim.energy_aj)) : json(nullptr);
+                 {"weight_load_pj", rep.weight_load.energy_pj()}};
+  energy["conventional_over_cim"] = ratio(rep.conventional_over_cim);
+  energy["conventional_iso_area"] = energy_json(rep.conventional_iso_area, r.forward_passes);
+  energy["conventional_over_cim_iso_area"] = ratio(rep.conventional_over_cim_iso_area);
   // what the figures assume: one node, the tables and factors, SRAM banks, terms, areas, context
-  energy["conditions"] = mapper::energy_conditions(hw);
-  const int positions = static_cast<int>(r.active.size());
+  energy["conditions"] = mapper::to_json(rep.conditions);
+  const int positions = rep.positions();
   energy["conditions"]["context"] = {
       {"positions", positions},
       {"sequences", o.sequences},

@@ -25,10 +25,10 @@ int batch_size(const SessionOptions& so, const mapper::Policy& policy) {
   return b;
 }
 
-nlohmann::json run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
-                       const mapper::HardwareSpec& hw, const mapper::Policy& run_policy,
-                       const SessionOptions& run_options, const RunInputs& inputs,
-                       const std::optional<RtlTileSource>& rtl, const std::string& attention_option) {
+RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
+                  const mapper::HardwareSpec& hw, const mapper::Policy& run_policy,
+                  const SessionOptions& run_options, const RunInputs& inputs,
+                  const std::optional<RtlTileSource>& rtl, const std::string& attention_option) {
   // the batch: its sequences' KV tiles placed, its sequences run
   SessionOptions so = run_options;
   mapper::Policy policy = run_policy;
@@ -54,8 +54,7 @@ nlohmann::json run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& to
                std::to_string(rtl->params.prob_bits) + "-bit probabilities");
     tiles = rtl->make;
   }
-  const GenerationResult r = run_generation(ck, tok, so, session_hardware(ck, placement, tiles));
-  return run_report(r, so, placement, inputs);
+  return make_run_report(run_generation(ck, tok, so, session_hardware(ck, placement, tiles)), so, placement, inputs);
 }
 
 std::string read_eval_text(const std::string& path) {

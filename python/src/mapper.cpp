@@ -284,7 +284,7 @@ void bind_mapper(py::module_& m) {
                              "The node (and supply) both sides are priced at.")
       .def("compare_at", &HardwareSpec::compare_at, py::arg("node_nm"), py::arg("where") = "node_nm",
            "Prices both sides at another node from now on (as kvcim run/map --node).")
-      .def("conditions", [](const HardwareSpec& h) { return to_python(energy_conditions(h)); },
+      .def("conditions", [](const HardwareSpec& h) { return to_python(to_json(energy_conditions(h))); },
            "What the energy figures assume: the node, every table's node, supply and factor, the "
            "baseline's SRAM banks, the terms included, both chips' areas.")
       .def("tile", &HardwareSpec::tile, py::arg("head_dim"))

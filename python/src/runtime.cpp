@@ -88,9 +88,8 @@ void bind_runtime(py::module_& m) {
           rtl = RtlTileSource{testbench::RtlTile().params(),
                               [] { return std::make_unique<testbench::RtlTile>(); }};
 #endif
-          report = run_job(ck, tok, hw, policy, so,
-                           {ck.path, tok_path, hw.source, eval_path}, rtl,
-                           "backends.attention");
+          report = to_json(run_job(ck, tok, hw, policy, so, {ck.path, tok_path, hw.source, eval_path},
+                                   rtl, "backends.attention"));
         }
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },

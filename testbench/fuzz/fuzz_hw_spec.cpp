@@ -25,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)kvcim::cmodel::cim::make_tile(spec.tile(8));  // the KV tile it names can be built
     (void)cim_area(spec).total_mm2();
     (void)baseline_area(spec).total_mm2();
-    (void)energy_conditions(spec).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    (void)to_json(energy_conditions(spec)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   });
   return 0;
 }

@@ -89,9 +89,35 @@ HardwareSpec iso_area_baseline(const HardwareSpec& hw);
 
 // The conditions under which the energy comparison holds, for reports: the comparison node, the
 // node and supply of every table the values come from with the factor that carried them, the
-// baseline's SRAM and bank size, the terms included, and both chips' areas.
-nlohmann::json energy_conditions(const HardwareSpec& hw);
-// The same as a few lines of text for terminals (no trailing newlines).
-std::vector<std::string> conditions_lines(const nlohmann::json& conditions);
+// baseline's SRAM and bank size, the terms included, and both chips' areas. Typed, so that a
+// report's JSON and its terminal lines are both written from it; the context (positions or
+// tokens averaged over) is the report's to add.
+struct TableScaling {  // one source file of a technology table, carried to the comparison node
+  std::string file;
+  cmodel::energy::NodePoint node;
+  double energy_factor = 1, delay_factor = 1, area_factor = 1;
+};
+struct TableConditions {
+  std::string role;  // cim, kv (when the KV tiles have their own table), baseline
+  std::string name;
+  std::vector<TableScaling> sources;
+};
+struct EnergyConditions {
+  cmodel::energy::NodePoint at;  // both sides compared here
+  bool extrapolated = false;     // below 7 nm: the scaling is an extrapolation
+  std::string scaling;           // what the scaling model is and leaves alone
+  std::vector<TableConditions> tables;
+  cmodel::energy::BaselineConfig baseline;
+  int64_t iso_area_sram_bytes = 0;  // the conventional chip's SRAM at the CIM chip's area
+  std::vector<std::string> included;  // the energy terms both sides count
+  double area_cim_mm2 = 0, area_baseline_mm2 = 0;
+};
+EnergyConditions energy_conditions(const HardwareSpec& hw);
+nlohmann::json to_json(const EnergyConditions& c);
+// Back from a report's JSON (the HTML page of a saved report); throws kvcim::Error naming a
+// missing or mistyped key.
+EnergyConditions energy_conditions_from_json(const nlohmann::json& j);
+// A few lines of text for terminals (no trailing newlines).
+std::vector<std::string> conditions_lines(const EnergyConditions& c);
 
 }  // namespace kvcim::mapper

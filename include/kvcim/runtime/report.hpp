@@ -1,4 +1,4 @@
-// The Report of a run as JSON (schema_version 1). Fixed keys that scripts read:
+// The report of a run: typed (RunReport), and as JSON (schema_version 1). Fixed keys that scripts read:
 //   schema_version; tokens, reference_tokens (ids each run fed, prompt included);
 //   accuracy.top1_agreement, accuracy.kl_mean; energy.cim and energy.conventional, each with
 //   total_pj, per_token_pj and a breakdown object (pJ per component) whose values sum to total_pj.
@@ -24,9 +24,12 @@
 // latency, the weight-load energy, the mapping figures, the spec, the seeds and the versions.
 #pragma once
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "kvcim/cmodel/energy/ledger.hpp"
+#include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/placement.hpp"
 #include "kvcim/runtime/session.hpp"
 
@@ -41,6 +44,28 @@ struct RunInputs {
   std::string model_path, tokenizer_path, hardware_path, eval_text_path;
 };
 
+// The report of a run, typed: what ran, and its ledgers costed once. The JSON (to_json), the
+// terminal summary (run_summary.hpp) and Python's Report (the JSON) are all written from it.
+struct RunReport {
+  RunInputs inputs;
+  SessionOptions options;
+  mapper::Placement placement;  // placement.hw is the spec
+  GenerationResult result;
+  cmodel::energy::Breakdown cim, conventional, weight_load;
+  // the conventional engine at the CIM chip's area (its SRAM grown or shrunk to match), over the
+  // same positions: the iso-area comparison
+  cmodel::energy::Breakdown conventional_iso_area;
+  // conventional / CIM energy; empty (null in JSON, never 0) when the CIM side spent nothing
+  std::optional<double> conventional_over_cim, conventional_over_cim_iso_area;
+  mapper::EnergyConditions conditions;
+  mapper::Figures figures;
+  int positions() const { return static_cast<int>(result.active.size()); }
+};
+
+RunReport make_run_report(GenerationResult result, const SessionOptions& options,
+                          const mapper::Placement& placement, const RunInputs& inputs);
+nlohmann::json to_json(const RunReport& report);
+// to_json(make_run_report(...)).
 nlohmann::json run_report(const GenerationResult& result, const SessionOptions& options,
                           const mapper::Placement& placement, const RunInputs& inputs);
 

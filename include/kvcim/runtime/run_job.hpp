@@ -28,10 +28,10 @@ int batch_size(const SessionOptions& options, const mapper::Policy& policy);
 
 // `options.backends.attention == rtl` needs `rtl` (empty in a build without the RTL; errors then
 // name `attention_option`) built at the spec's tile parameters.
-nlohmann::json run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,
-                       const mapper::HardwareSpec& hw, const mapper::Policy& policy,
-                       const SessionOptions& options, const RunInputs& inputs,
-                       const std::optional<RtlTileSource>& rtl, const std::string& attention_option);
+RunReport run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,
+                  const mapper::HardwareSpec& hw, const mapper::Policy& policy,
+                  const SessionOptions& options, const RunInputs& inputs,
+                  const std::optional<RtlTileSource>& rtl, const std::string& attention_option);
 
 // The evaluation text (added to the evaluation's sampled sequences) of a file, as bytes.
 std::string read_eval_text(const std::string& path);

@@ -3,12 +3,16 @@
 // report carries its fixed keys.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <optional>
 
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/runtime/hardware.hpp"
 #include "kvcim/runtime/report.hpp"
+#include "kvcim/runtime/run_summary.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/chip.hpp"
 #include "test_paths.hpp"
 
 using namespace kvcim;
@@ -161,4 +165,37 @@ TEST(Run, AnalogKvTileLosslessEqualsDigitalAndNoiseIsSeeded) {
   };
   EXPECT_EQ(noisy(1), noisy(1));
   EXPECT_NE(noisy(1), noisy(2));
+}
+
+// The JSON and the terminal summary are both written from the typed report: the summary's figures
+// are the struct's (not read back from the JSON), and the conditions read back from a saved report
+// give the same lines as the struct they were written from.
+TEST(Run, JsonAndSummaryAreWrittenFromOneTypedReport) {
+  MainJob run("sram_digital.yaml", 12);
+  run.options.eval_text = "Tom and Lily played with a ball. They were happy and laughed all day long.";
+  run.options.eval_tokens = 1200;
+  GenerationResult generated = run.go();  // (makes run.placement)
+  const RunReport rep = make_run_report(std::move(generated), run.options, *run.placement, {});
+  const nlohmann::json j = to_json(rep);
+  ASSERT_TRUE(rep.conventional_over_cim.has_value());
+  EXPECT_EQ(j["energy"]["conventional_over_cim"].get<double>(), *rep.conventional_over_cim);
+  EXPECT_EQ(j["energy"]["cim"]["total_pj"].get<double>(), rep.cim.energy_pj());
+  EXPECT_EQ(j["mapping"]["macros_used"].get<int64_t>(), rep.figures.macros_used);
+  EXPECT_EQ(j["accuracy"]["evaluation"]["tokens"].get<int>(), rep.result.evaluation->tokens);
+  const std::string text = run_summary(rep);
+  char ratio[64];
+  std::snprintf(ratio, sizeof ratio, "conventional / CIM = %.2fx", *rep.conventional_over_cim);
+  EXPECT_NE(text.find(ratio), std::string::npos) << text;
+  // over a thousand evaluation tokens, printed with a thousands separator
+  ASSERT_GE(rep.result.evaluation->tokens, 1000);
+  const std::string n = std::to_string(rep.result.evaluation->tokens);
+  const std::string grouped = n.substr(0, n.size() - 3) + "," + n.substr(n.size() - 3);
+  EXPECT_NE(text.find("evaluation: " + grouped + " tokens"), std::string::npos) << text;
+  EXPECT_NE(text.find(rep.result.reference_text.substr(0, 20)), std::string::npos);
+  const std::vector<std::string> lines = mapper::conditions_lines(rep.conditions);
+  EXPECT_EQ(mapper::conditions_lines(mapper::energy_conditions_from_json(j["energy"]["conditions"])), lines);
+  for (const std::string& line : lines) EXPECT_NE(text.find(line), std::string::npos) << line;
+  nlohmann::json broken = j["energy"]["conditions"];
+  broken.erase("tables");
+  EXPECT_THROW(mapper::energy_conditions_from_json(broken), kvcim::Error);
 }
