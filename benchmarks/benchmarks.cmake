@@ -1,6 +1,5 @@
-# Every benchmarks/*.cpp is a Google Benchmark program. Each also runs briefly under CTest as a
+# Every program of KVCIM_BENCH_SOURCES (sources.cmake) is a Google Benchmark program. Each also runs briefly under CTest as a
 # smoke test (timings are never asserted there).
-file(GLOB KVCIM_BENCH_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/benchmarks/*.cpp)
 foreach(src ${KVCIM_BENCH_SOURCES})
   get_filename_component(name ${src} NAME_WE)
   add_executable(${name} ${src})

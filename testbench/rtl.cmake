@@ -44,7 +44,6 @@ set(KVCIM_RTL_ASSERTIONS ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_attention_tile_asse
 # change with the RTL: an RTL edit re-runs CMake, or a stale list fails to link.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS})
 
-file(GLOB KVCIM_HARNESS_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/testbench/harness/*.cpp)
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
 target_link_libraries(kvcim_rtl_harness PUBLIC kvcim_cmodel Threads::Threads)
 target_compile_definitions(kvcim_rtl_harness PUBLIC KVCIM_HAVE_RTL=1)

@@ -1,18 +1,11 @@
-# Test suites: every folder testbench/tests/<suite>/ becomes one GoogleTest executable
-# test_<suite>, its cases registered with CTest. The rtl suite needs the Verilated tile.
-file(GLOB KVCIM_TEST_SUITES LIST_DIRECTORIES true ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/*)
-foreach(dir ${KVCIM_TEST_SUITES})
-  if(NOT IS_DIRECTORY ${dir})
+# Test suites: each suite of KVCIM_TEST_SUITES (sources.cmake), testbench/tests/<suite>/, is one
+# GoogleTest executable test_<suite>, its cases registered with CTest. The rtl suites need the
+# Verilated tile.
+foreach(suite ${KVCIM_TEST_SUITES})
+  if(suite MATCHES "rtl" AND NOT KVCIM_WITH_RTL)  # rtl, runtime_rtl, ...
     continue()
   endif()
-  get_filename_component(suite ${dir} NAME)
-  if(suite MATCHES "rtl" AND NOT KVCIM_WITH_RTL)  # rtl, runtime_rtl, reliability_rtl, ...
-    continue()
-  endif()
-  file(GLOB suite_sources CONFIGURE_DEPENDS ${dir}/*.cpp)
-  if(NOT suite_sources)
-    continue()
-  endif()
+  set(suite_sources ${KVCIM_TEST_${suite}_SOURCES})
   add_executable(test_${suite} ${suite_sources})
   target_include_directories(test_${suite} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests)
   target_link_libraries(test_${suite} PRIVATE kvcim_runtime GTest::gtest_main)
@@ -28,10 +21,9 @@ foreach(dir ${KVCIM_TEST_SUITES})
 endforeach()
 
 # CLI contract tests drive the installed-to-build kvcim command through a shell.
-file(GLOB KVCIM_CLI_TESTS ${CMAKE_CURRENT_SOURCE_DIR}/testbench/cli/*.sh)
 foreach(script ${KVCIM_CLI_TESTS})
   get_filename_component(name ${script} NAME_WE)
-  add_test(NAME cli.${name} COMMAND bash ${script} $<TARGET_FILE:kvcim> ${CMAKE_CURRENT_SOURCE_DIR})
+  add_test(NAME cli.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script} $<TARGET_FILE:kvcim> ${CMAKE_CURRENT_SOURCE_DIR})
 endforeach()
 
 if(KVCIM_WITH_RTL)

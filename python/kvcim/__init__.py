@@ -48,16 +48,11 @@ def _use_package_data():
 
 _use_package_data()
 
-# Parts of the C++ library that are bound only once they exist in the build; re-exported when
-# present so that `kvcim.map`, `kvcim.run`, ... appear without changing this file.
-for _name in ("HardwareSpec", "Placement", "Policy", "ModelShape", "map", "parse_shape",
-              "shape_preset", "preset_names", "shape_from_checkpoint",
-              "default_hardware_spec_path"):
-    if hasattr(_core, _name):
-        globals()[_name] = getattr(_core, _name)
-del _name
-if hasattr(_core, "_run"):
-    from .report import Report, run  # noqa: E402,F401
+# The mapper and the run, re-exported at the top level (every build binds them: a missing name is
+# an ImportError here, not a silently smaller module).
+from ._core import (HardwareSpec, Placement, Policy, ModelShape, map, parse_shape,  # noqa: E402,F401
+                    shape_preset, preset_names, shape_from_checkpoint, default_hardware_spec_path)
+from .report import Report, run  # noqa: E402,F401
 
 
 def __getattr__(name):

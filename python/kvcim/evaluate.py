@@ -62,17 +62,11 @@ def evaluate_perplexity(document):
 
 
 def evaluate_map(document):
-    from . import _core
-    if not hasattr(_core, "map"):
-        raise NotImplementedError("this build of kvcim has no mapper binding")
     from . import experiment
     return experiment.map_point(document)
 
 
 def evaluate_run(document):
-    from . import _core
-    if not hasattr(_core, "_run"):
-        raise NotImplementedError("this build of kvcim has no runtime binding")
     from . import experiment
     return experiment.run_point(document)
 

@@ -235,8 +235,6 @@ class SweepSpec:
         one failed point after another), every default written out and technology paths made
         absolute, so that each point document is complete and self-contained."""
         from . import _core
-        if not hasattr(_core, "HardwareSpec"):
-            return hw  # a build without the mapper: documents carry the spec as written
         try:
             return _core.HardwareSpec.from_dict(hw, base_dir).to_dict()
         except Error as e:
@@ -288,9 +286,6 @@ class SweepSpec:
     def _check_hardware_path(self, parts, field):
         # The completed base lists every field the parser knows (the ADC fields only for an
         # analog macro), so a path missing from it is misspelt or meaningless here.
-        from . import _core
-        if not hasattr(_core, "HardwareSpec"):
-            return
         node = self.hardware
         for i, part in enumerate(parts):
             if not isinstance(node, dict) or part not in node:

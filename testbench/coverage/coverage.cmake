@@ -21,8 +21,7 @@ target_compile_options(kvcim_rtl_cov PRIVATE -O1 -Wno-unused-parameter -Wno-unus
                        -Wno-unused-but-set-variable -Wno-sign-compare
                        -Wno-missing-field-initializers -Wno-maybe-uninitialized)
 
-file(GLOB rtl_cov_sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/rtl/*.cpp)
-add_executable(test_rtl_cov ${rtl_cov_sources})
+add_executable(test_rtl_cov ${KVCIM_TEST_rtl_SOURCES})
 target_include_directories(test_rtl_cov PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests)
 target_link_libraries(test_rtl_cov PRIVATE kvcim_runtime kvcim_rtl_cov GTest::gtest_main)
 target_compile_definitions(test_rtl_cov PRIVATE KVCIM_HAVE_RTL=1 KVCIM_KVCIM_EXE="$<TARGET_FILE:kvcim>")

@@ -17,15 +17,11 @@ set(KVCIM_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz target runs in CTest")
 
 set(KVCIM_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/testbench/fuzz)
 # target name -> the library it needs (cmodel readers; the spec parser lives in the mapper)
-set(KVCIM_FUZZ_TARGETS checkpoint tokenizer encode tech_table npy)
-if(EXISTS ${KVCIM_FUZZ_DIR}/fuzz_hw_spec.cpp)
-  list(APPEND KVCIM_FUZZ_TARGETS hw_spec)
-endif()
-# Hugging Face checkpoints: the safetensors header, config.json, tokenizer.json
-list(APPEND KVCIM_FUZZ_TARGETS safetensors hf_config hf_tokenizer)
-if(EXISTS ${KVCIM_FUZZ_DIR}/fuzz_macro_file.cpp)  # kvcim macro's reader (mapper/macro_pricing.cpp)
-  list(APPEND KVCIM_FUZZ_TARGETS macro_file)
-endif()
+# hw_spec: the spec parser; safetensors, hf_config, hf_tokenizer: Hugging Face checkpoints (the
+# safetensors header, config.json, tokenizer.json); macro_file: kvcim macro's reader
+# (mapper/macro_pricing.cpp)
+set(KVCIM_FUZZ_TARGETS checkpoint tokenizer encode tech_table npy hw_spec safetensors hf_config
+    hf_tokenizer macro_file)
 
 foreach(t ${KVCIM_FUZZ_TARGETS})
   if(KVCIM_FUZZ)

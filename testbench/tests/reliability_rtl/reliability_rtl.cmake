@@ -2,10 +2,10 @@
 # tile Verilated a second time with --x-assign unique --x-initial unique, the RTL engineer's
 # harness compiled against it (through the shim xrand/Vcim_attention_tile.h, which seeds the
 # randomisation), and test_reliability_rtl comparing it with the C model for several seeds.
-# The sources sit in xrand/ so that testbench/tests.cmake (which globs <suite>/*.cpp) leaves this
-# suite alone: it must not link kvcim_rtl_harness, whose symbols it redefines.
+# Not a suite of KVCIM_TEST_SUITES: it must not link kvcim_rtl_harness, whose symbols it redefines
+# (its sources: KVCIM_RTL_XRAND_SOURCES and KVCIM_RTL_XRAND_TEST_SOURCES in sources.cmake).
 set(xdir ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/reliability_rtl/xrand)
-add_library(kvcim_rtl_xrand STATIC ${KVCIM_HARNESS_SOURCES} ${xdir}/xrand_seed.cpp)
+add_library(kvcim_rtl_xrand STATIC ${KVCIM_HARNESS_SOURCES} ${KVCIM_RTL_XRAND_SOURCES})
 # the shim folder first, so that the harness's #include "Vcim_attention_tile.h" finds the shim
 target_include_directories(kvcim_rtl_xrand BEFORE PUBLIC ${xdir})
 target_link_libraries(kvcim_rtl_xrand PUBLIC kvcim_cmodel Threads::Threads)
@@ -21,7 +21,7 @@ target_compile_options(kvcim_rtl_xrand PRIVATE -O1 -Wno-unused-parameter -Wno-un
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
                        -Wno-maybe-uninitialized)
 
-add_executable(test_reliability_rtl ${xdir}/xrand_test.cpp)
+add_executable(test_reliability_rtl ${KVCIM_RTL_XRAND_TEST_SOURCES})
 target_include_directories(test_reliability_rtl PRIVATE ${xdir})
 target_link_libraries(test_reliability_rtl PRIVATE kvcim_rtl_xrand GTest::gtest_main)
 gtest_discover_tests(test_reliability_rtl TEST_PREFIX "reliability_rtl." DISCOVERY_TIMEOUT 60

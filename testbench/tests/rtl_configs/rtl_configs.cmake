@@ -11,7 +11,6 @@ set(KVCIM_RTL_CONFIGS
     "hd16_t16_kv4_p10:16:16:4:10"
     "hd32_t8_kv6_p16:32:8:6:16"
     "hd8_t32_kv2_p8:8:32:2:8")
-set(cfgdir ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/rtl_configs/table)
 foreach(cfg ${KVCIM_RTL_CONFIGS})
   string(REPLACE ":" ";" fields ${cfg})
   list(GET fields 0 name)
@@ -36,7 +35,7 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
   target_compile_options(${lib} PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable
                          -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
                          -Wno-maybe-uninitialized)
-  add_executable(test_rtl_${name} ${cfgdir}/test_rtl_config.cpp)
+  add_executable(test_rtl_${name} ${KVCIM_RTL_CONFIG_TEST_SOURCES})
   target_include_directories(test_rtl_${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests)
   target_link_libraries(test_rtl_${name} PRIVATE ${lib} GTest::gtest_main)
   target_compile_definitions(test_rtl_${name} PRIVATE
