@@ -64,13 +64,6 @@ done
 check "--area-mm2 500: capped, says what goes off-chip" "2" "$(grep -cE 'budget allows|^weights .*off-chip' "$T/budget.txt")"
 
 # bad input: one line on stderr, exit code 2, no JSON written
-bad() {
-  local name=$1; shift
-  "$KVCIM" "$@" >/dev/null 2>"$T/err"; rc=$?
-  check "$name: exit code 2" "2" "$rc"
-  check "$name: one line on stderr" "1" "$(wc -l < "$T/err")"
-  check "$name: no JSON left behind" "no" "$([ -e "$T/bad.json" ] && echo yes || echo no)"
-}
 bad "missing --hw file" map --hw "$T/none.yaml" --json "$T/bad.json"
 sed 's/^  rows: 256/  rowz: 256/' "$SRC/configs/hw/sram_digital.yaml" > "$T/typo.yaml"
 bad "unknown key in --hw" map --hw "$T/typo.yaml" --json "$T/bad.json"

@@ -33,12 +33,6 @@ print(a.shape==b.shape and 0 < kl <= 0.01)")"
 check "generate --weights int8 starts like the float text" "Once upon a time, there was a little girl" "$(head -c 41 "$T/qtext")"
 
 # bad input: one line on stderr, exit code 2, no output file left behind
-bad() {
-  local name=$1; shift
-  "$KVCIM" "$@" >/dev/null 2>"$T/err"; rc=$?
-  check "$name: exit code 2" "2" "$rc"
-  check "$name: one line on stderr" "1" "$(wc -l < "$T/err")"
-}
 bad "missing model file" generate --prompt x --model "$T/none.bin"
 bad "missing --prompt" generate --steps 3
 bad "steps beyond the context" generate --prompt x --steps 100000

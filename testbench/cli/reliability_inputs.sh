@@ -6,21 +6,6 @@
 set -u
 KVCIM=$1; SRC=$2; PY=/usr/bin/python3
 source "$(dirname "$0")/lib/common.sh"
-# bad NAME SUBSTRING... -- ARGS: exit 2, one line, the line contains every SUBSTRING
-bad() {
-  local name=$1; shift
-  local want=()
-  while [ "$1" != "--" ]; do want+=("$1"); shift; done
-  shift
-  rm -f "$T/out.json" "$T/out.npy"
-  timeout 120 "$KVCIM" "$@" >/dev/null 2>"$T/err"; local rc=$?
-  check "$name: exit code 2" "2" "$rc"
-  check "$name: one line on stderr" "1" "$(wc -l < "$T/err")"
-  for w in "${want[@]}"; do
-    grep -qF -- "$w" "$T/err" && check "$name: names '$w'" 1 1 || check "$name: names '$w'" "$w" "$(cat "$T/err")"
-  done
-  check "$name: no output file" "none" "$(ls "$T"/out.* 2>/dev/null || echo none)"
-}
 RUN=(run --quiet --eval-text "" --steps 8)
 
 # --- checkpoints -----------------------------------------------------------------------------
