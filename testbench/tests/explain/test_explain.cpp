@@ -5,6 +5,7 @@
 
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/runtime/explain.hpp"
+#include "main_job.hpp"
 #include "test_paths.hpp"
 #include "kvcim/cmodel/vector_max.hpp"
 
@@ -13,10 +14,7 @@ using namespace kvcim::cmodel;
 using namespace kvcim::runtime;
 
 namespace {
-struct Fixture {
-  Checkpoint ck = read_checkpoint(test::model_path());
-  Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
-};
+using Fixture = test::EmbeddedModel;
 }  // namespace
 
 TEST(Explain, NoCacheModeGivesTheCachedLogits) {

@@ -14,6 +14,7 @@
 #include "kvcim/runtime/eval_corpus.hpp"
 #include "kvcim/runtime/hardware.hpp"
 #include "kvcim/runtime/report.hpp"
+#include "main_job.hpp"
 #include "test_paths.hpp"
 
 using namespace kvcim;
@@ -23,27 +24,11 @@ using kvcim::test::error_of;
 
 namespace {
 
-struct Job {
-  Checkpoint ck = read_checkpoint(test::model_path());
-  Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
-  mapper::HardwareSpec hw;
-  SessionOptions options;
-  std::unique_ptr<mapper::Placement> placement;
-
-  explicit Job(const std::string& spec, int steps = 8, int eval_tokens = 400) {
-    hw = mapper::load_hardware_spec(test::source_dir() + "/configs/hw/" + spec);
-    options.steps = steps;
+// The main job with an evaluation: a short text and `eval_tokens` sampled tokens.
+struct Job : test::MainJob {
+  explicit Job(const std::string& spec, int steps = 8, int eval_tokens = 400) : MainJob(spec, steps) {
     options.eval_tokens = eval_tokens;
     options.eval_text = "Tom and Lily played with a ball.";
-  }
-  GenerationResult go() {
-    placement = std::make_unique<mapper::Placement>(place_for_run(ck, hw, mapper::Policy{}, options.steps));
-    return run_generation(ck, tok, options,
-                          session_hardware(ck, *placement, cmodel_tiles(hw.tile(ck.config.head_dim()))));
-  }
-  nlohmann::json report() {
-    const GenerationResult r = go();
-    return run_report(r, options, *placement, {});
   }
 };
 

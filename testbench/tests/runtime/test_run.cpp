@@ -13,6 +13,7 @@
 #include "kvcim/runtime/run_summary.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "main_job.hpp"
 #include "test_paths.hpp"
 
 using namespace kvcim;
@@ -21,24 +22,7 @@ using namespace kvcim::runtime;
 
 namespace {
 
-struct MainJob {
-  Checkpoint ck = read_checkpoint(test::model_path());
-  Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
-  mapper::HardwareSpec hw;
-  SessionOptions options;
-  std::unique_ptr<mapper::Placement> placement;
-  std::optional<cim::TileParams> tile;  // instead of hw.tile(): parameters no table prices
-
-  explicit MainJob(const std::string& spec, int steps = 24) {
-    hw = mapper::load_hardware_spec(test::source_dir() + "/configs/hw/" + spec);
-    options.steps = steps;
-  }
-  GenerationResult go() {
-    placement = std::make_unique<mapper::Placement>(place_for_run(ck, hw, mapper::Policy{}, options.steps));
-    return run_generation(ck, tok, options,
-                          session_hardware(ck, *placement, cmodel_tiles(tile ? *tile : hw.tile(ck.config.head_dim()))));
-  }
-};
+using test::MainJob;
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/runtime/session.hpp"
+#include "main_job.hpp"
 #include "test_paths.hpp"
 
 using namespace kvcim;
@@ -16,10 +17,7 @@ using namespace kvcim::runtime;
 
 namespace {
 
-struct Fixture {
-  Checkpoint ck = read_checkpoint(test::model_path());
-  Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
-};
+using Fixture = test::EmbeddedModel;
 
 cim::MacroSpec digital_macro() {
   cim::MacroSpec m;
