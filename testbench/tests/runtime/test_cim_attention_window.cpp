@@ -84,8 +84,8 @@ TEST(CimAttentionWindow, AWindowAtLeastTheContextIsFullAttention) {
 
 TEST(CimAttentionWindow, RefusesAWindowOfSinksOnly) {
   const cmodel::Config c = small_config();
-  EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{2, 2}), Error);
-  EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{-1, 0}), Error);
+  EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{2, 2}), kvcim::Error);
+  EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{-1, 0}), kvcim::Error);
 }
 
 TEST(CimAttentionWindow, HeavyHittersKeepTheTilesThatDrawAttention) {
