@@ -87,6 +87,7 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/cmd_map.cpp
     runtime/cli/cmd_model.cpp
     runtime/cli/cmd_run.cpp
+    runtime/cli/error_flags.cpp
     runtime/cli/main.cpp
 )
 # the Verilator harness (kvcim_rtl_harness and each configuration of the RTL table)
@@ -120,6 +121,7 @@ set(KVCIM_PY_TESTS
     python/tests/test_run.py
     python/tests/test_stub.py
     python/tests/test_sweep.py
+    python/tests/test_vocabulary.py
 )
 # Google Benchmark programs, one each
 set(KVCIM_BENCH_SOURCES

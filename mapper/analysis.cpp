@@ -135,7 +135,7 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
                            const WeightPlacement& weights, const KvLayout& kv, int64_t context,
                            bool per_layer, const LatencyBound* latency) {
   const cmodel::Config& c = shape.config;
-  if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
+  if (context < 1) fail("map", "context", std::to_string(context), "expected >= 1 token");
   const int n_slots = per_layer ? c.n_layers : 1;
   auto slot = [&](int layer) { return per_layer || layer == energy::kModelLevel ? layer : 0; };
   TokenLedgers t{Ledger(n_slots), Ledger(n_slots)};
@@ -334,7 +334,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
 
 BaselineFigures baseline_figures(const ModelShape& shape, const HardwareSpec& hw, int64_t context,
                                  int64_t sequences) {
-  if (context < 1) fail("--context", "context", std::to_string(context), "expected >= 1 token");
+  if (context < 1) fail("map", "context", std::to_string(context), "expected >= 1 token");
   const StepFigures s = conventional_step(shape, hw, context, sequences);
   return {s.energy_pj_per_token, s.step_ns, s.bound, s.tokens_per_s, s.shared_pj};
 }

@@ -27,7 +27,7 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
   shape.config.validate(shape.name);
   check_mappable(shape.config, shape.name);
   base.validate();
-  policy.validate("--policy");
+  policy.validate("policy");
   const int64_t context = r.context > 0 ? r.context : shape.config.seq_len;
   EnumerationStats st;
   const auto rows = or_default(r.rows, base.macro.rows), cols = or_default(r.cols, base.macro.cols);

@@ -314,8 +314,10 @@ std::string absolute(const std::string& path) {
 
 }  // namespace
 
-nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
-  const cim::MacroSpec& m = hw.macro;
+// Each section of the spec has one serialiser, the inverse of its part of the parser; the spec's
+// is their composition. The analog-only fields appear for analog parts (the parser rejects them
+// on digital ones).
+nlohmann::json to_json(const cim::MacroSpec& m) {
   nlohmann::json macro = {{"kind", kMacroKinds.at(static_cast<int>(m.kind))},
                           {"rows", m.rows},
                           {"cols", m.cols},
@@ -326,7 +328,7 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
                           {"cell_noise_sigma", m.cell_noise_sigma},
                           {"read_noise_sigma", m.read_noise_sigma},
                           {"seed", m.seed}};
-  if (m.kind == cim::MacroKind::analog) {  // the parser rejects ADC fields on a digital macro
+  if (m.kind == cim::MacroKind::analog) {
     macro["drift_nu"] = m.drift_nu;
     macro["drift_nu_sigma"] = m.drift_nu_sigma;
     macro["drift_t0_s"] = m.drift_t0_s;
@@ -338,19 +340,31 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));
     macro["adc_clip"] = m.adc_clip;
   }
-  const KvSpec& k = hw.kv;
+  return macro;
+}
+
+nlohmann::json to_json(const Organization& o) {
+  nlohmann::json j = {{"macros", o.macros_auto ? nlohmann::json("auto") : nlohmann::json(o.macros)},
+                      {"macros_per_tile", o.macros_per_tile},
+                      {"tiles_per_bank", o.tiles_per_bank}};
+  // The design-point fields appear when they differ from their defaults, so that a spec written
+  // without them reads back to the same dict.
+  if (o.area_mm2 > 0) j["area_mm2"] = o.area_mm2;
+  if (o.weights != Home::cim) j["weights"] = "offchip";
+  if (o.kv != Home::cim) j["kv"] = "offchip";
+  return j;
+}
+
+nlohmann::json to_json(const KvSpec& k) {
   nlohmann::json kv = {{"tokens_per_tile", k.tokens_per_tile},
                        {"prob_bits", k.prob_bits},
                        {"exp_frac", k.exp_frac},
-                       {"technology", absolute(hw.kv_tech.path)},
                        {"kind", kTileKinds.at(static_cast<int>(k.kind))},
+                       {"k_bits", k.k_bits},
+                       {"v_bits", k.v_bits},
                        {"k_scale", kKScales.at(static_cast<int>(k.k_scale))},
                        {"softmax", kSoftmaxes.at(static_cast<int>(k.softmax))}};
-  // K/V widths only when they differ from precision.kv_bits (their default), so that a dict that
-  // changes precision.kv_bits changes the K/V widths with it, as a spec without them does
-  if (k.k_bits != hw.precision.kv_bits) kv["k_bits"] = k.k_bits;
-  if (k.v_bits != hw.precision.kv_bits) kv["v_bits"] = k.v_bits;
-  if (k.kind == cim::TileKind::analog) {  // the parser rejects these on a digital tile
+  if (k.kind == cim::TileKind::analog) {
     kv["cell_bits"] = k.cell_bits;
     kv["adc_bits"] = k.adc_bits;
     kv["adc_range"] = kAdcRanges.at(static_cast<int>(k.adc_range));
@@ -364,36 +378,117 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
     kv["refresh_ns"] = k.refresh_ns;
     kv["token_interval_ns"] = k.token_interval_ns;
   }
-  nlohmann::json j = {{"name", hw.name},
+  return kv;
+}
+
+nlohmann::json to_json(const Precision& p) {
+  return {{"weight_bits", p.weight_bits}, {"activation_bits", p.activation_bits}, {"kv_bits", p.kv_bits}};
+}
+
+nlohmann::json to_json(const energy::BaselineConfig& b) {
+  return {{"mac", kMacTypes.at(static_cast<int>(b.mac))},
+          {"offchip", kOffchipKinds.at(static_cast<int>(b.offchip))},
+          {"sram", b.sram_bytes},
+          {"sram_bank", b.sram_bank_bytes},
+          {"mac_units", b.mac_units}};
+}
+
+nlohmann::json to_json(const energy::NodePoint& n) { return {{"node_nm", n.node_nm}, {"voltage_v", n.voltage_v}}; }
+
+nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
+  nlohmann::json kv = to_json(hw.kv);
+  kv["technology"] = absolute(hw.kv_tech.path);
+  // K/V widths only when they differ from precision.kv_bits (their default), so that a dict that
+  // changes precision.kv_bits changes the K/V widths with it, as a spec without them does
+  if (hw.kv.k_bits == hw.precision.kv_bits) kv.erase("k_bits");
+  if (hw.kv.v_bits == hw.precision.kv_bits) kv.erase("v_bits");
+  nlohmann::json baseline = to_json(hw.baseline);
+  baseline["technology"] = absolute(hw.baseline_tech.path);
+  return {{"name", hw.name},
           {"description", hw.description},
           {"technology", absolute(hw.tech.path)},
-          {"macro", macro},
-          {"organization", {{"macros", hw.organization.macros_auto ? nlohmann::json("auto")
-                                                                   : nlohmann::json(hw.organization.macros)},
-                            {"macros_per_tile", hw.organization.macros_per_tile},
-                            {"tiles_per_bank", hw.organization.tiles_per_bank}}},
+          {"macro", to_json(hw.macro)},
+          {"organization", to_json(hw.organization)},
           {"kv", kv},
-          {"precision", {{"weight_bits", hw.precision.weight_bits},
-                         {"activation_bits", hw.precision.activation_bits},
-                         {"kv_bits", hw.precision.kv_bits}}},
+          {"precision", to_json(hw.precision)},
           {"buffer", {{"bytes", hw.buffer_bytes}}},
-          {"offchip", {{"kind", kOffchipKinds.at(static_cast<int>(hw.offchip))},
-                       {"capacity", hw.offchip_bytes}}},
+          {"offchip", {{"kind", kOffchipKinds.at(static_cast<int>(hw.offchip))}, {"capacity", hw.offchip_bytes}}},
           {"digital", {{"units", hw.digital_units}}},
-          {"baseline", {{"mac", kMacTypes.at(static_cast<int>(hw.baseline.mac))},
-                        {"offchip", kOffchipKinds.at(static_cast<int>(hw.baseline.offchip))},
-                        {"sram", hw.baseline.sram_bytes},
-                        {"sram_bank", hw.baseline.sram_bank_bytes},
-                        {"mac_units", hw.baseline.mac_units},
-                        {"technology", absolute(hw.baseline_tech.path)}}},
-          {"comparison", {{"node_nm", hw.comparison.node_nm}, {"voltage_v", hw.comparison.voltage_v}}}};
-  // The design-point fields appear when they differ from their defaults, so that a spec written
-  // without them reads back to the same dict.
-  auto& org = j["organization"];
-  if (hw.organization.area_mm2 > 0) org["area_mm2"] = hw.organization.area_mm2;
-  if (hw.organization.weights != Home::cim) org["weights"] = "offchip";
-  if (hw.organization.kv != Home::cim) org["kv"] = "offchip";
-  return j;
+          {"baseline", baseline},
+          {"comparison", to_json(hw.comparison)}};
+}
+
+nlohmann::json hardware_report_json(const HardwareSpec& hw) {
+  const cim::MacroSpec& m = hw.macro;
+  const Organization& o = hw.organization;
+  nlohmann::json macro = to_json(m);
+  // what the macro computes with, analog fields at their values on a digital macro too
+  macro.update({{"weight_bits", m.weight_bits},
+                {"input_bits", m.input_bits},
+                {"adc_bits", m.adc_bits},
+                {"adc_share", m.adc_share},
+                {"drift_nu", m.drift_nu},
+                {"drift_nu_sigma", m.drift_nu_sigma},
+                {"drift_time_s", m.drift_time_s},
+                {"drift_compensation", m.drift_compensation},
+                {"stuck_rate", m.stuck_rate},
+                {"slices_per_weight", m.slices_per_weight()},
+                {"weights_per_row", m.weights_per_row()}});
+  nlohmann::json organization = to_json(o);
+  organization["macros"] = o.macros;
+  organization["tiles"] = o.tiles();
+  organization["banks"] = o.banks();
+  organization["weights"] = o.weights == Home::cim ? "cim" : "offchip";
+  organization["kv"] = o.kv == Home::cim ? "cim" : "offchip";
+  nlohmann::json baseline = to_json(hw.baseline);
+  baseline["sram_bytes"] = hw.baseline.sram_bytes;
+  return {{"name", hw.name},
+          {"source", hw.source},
+          {"technology", hw.tech.name},
+          {"kv_technology", hw.kv_tech.name},
+          {"baseline_technology", hw.baseline_tech.name},
+          {"macro", macro},
+          {"macros", o.macros},
+          {"organization", organization},
+          {"kv", to_json(hw.kv)},
+          {"precision", to_json(hw.precision)},
+          {"baseline", baseline},
+          {"full", hardware_spec_to_json(hw)}};
+}
+
+namespace {
+
+// A JSON document as the YAML tree the parser reads: no text in between.
+YAML::Node yaml_node(const nlohmann::json& j) {
+  switch (j.type()) {
+    case nlohmann::json::value_t::object: {
+      YAML::Node n(YAML::NodeType::Map);
+      for (const auto& [key, value] : j.items()) n[key] = yaml_node(value);
+      return n;
+    }
+    case nlohmann::json::value_t::array: {
+      YAML::Node n(YAML::NodeType::Sequence);
+      for (const auto& value : j) n.push_back(yaml_node(value));
+      return n;
+    }
+    case nlohmann::json::value_t::string: return YAML::Node(j.get<std::string>());
+    case nlohmann::json::value_t::boolean: return YAML::Node(j.get<bool>());
+    case nlohmann::json::value_t::number_integer: return YAML::Node(j.get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return YAML::Node(j.get<uint64_t>());
+    case nlohmann::json::value_t::number_float: {
+      // as the JSON text has it, so that the parser reads back the same double
+      const std::string text = j.dump();
+      return YAML::Node(text);
+    }
+    default: return YAML::Node(YAML::NodeType::Null);
+  }
+}
+
+}  // namespace
+
+HardwareSpec hardware_spec_from_json(const nlohmann::json& j, const std::string& base_dir,
+                                     const std::string& where) {
+  return hardware_spec_from_node(yaml_node(j), where, base_dir.empty() ? shipped_config_dir() + "/hw" : base_dir);
 }
 
 HardwareSpec load_hardware_spec(const std::string& path) {

@@ -24,7 +24,7 @@ KvLayout kv_layout(const cmodel::Config& c, const HardwareSpec& hw, const Policy
   const int T = k.tile.tokens;
   k.tokens_per_page = p.tokens_per_page > 0 ? p.tokens_per_page : T;
   if (k.tokens_per_page > T || T % k.tokens_per_page != 0)
-    fail("--policy", "page", std::to_string(k.tokens_per_page),
+    fail("policy", "page", std::to_string(k.tokens_per_page),
          "must divide kv.tokens_per_tile = " + std::to_string(T) + " (a tile holds whole pages)");
   k.pages_per_tile = T / k.tokens_per_page;
   // K and V at their own widths (kv.k_bits, kv.v_bits): narrower KV fits more tokens per macro
@@ -113,7 +113,7 @@ KvAllocator::KvAllocator(const KvLayout& layout, const Policy& policy)
     : layout_(layout), policy_(policy) {
   policy_.validate("kv allocator");
   if (layout_.streams() > (int64_t{1} << 24))
-    fail("--policy", "sequences", std::to_string(layout_.sequences),
+    fail("policy", "sequences", std::to_string(layout_.sequences),
          "more than 2^24 KV streams (sequences x layers x stored heads)");
   window_pages_ = layout_.window_pages(policy_);
   sink_pages_ = layout_.sink_pages(policy_);

@@ -65,16 +65,16 @@ Placement place(const ModelShape& shape, const HardwareSpec& spec, const Policy&
   shape.config.validate(shape.name);
   check_mappable(shape.config, shape.name);
   spec.validate();
-  requested.validate("--policy");
+  requested.validate("policy");
   if (requested_context < 0)
-    fail("--context", "context", std::to_string(requested_context), "expected >= 0 tokens");
+    fail("map", "context", std::to_string(requested_context), "expected >= 0 tokens");
   // Sliding-window attention reads the last `window` tokens: a token at a longer context costs
   // what the token at the window does.
   const int64_t context = shape.kv_context(requested_context);
   const Policy policy = effective_policy(spec, requested);
   // The allocator grows every sequence token by token: bound the work it is asked to do.
   if (static_cast<double>(context) * policy.sequences > static_cast<double>(int64_t{1} << 26))
-    fail("--context", "context", std::to_string(context),
+    fail("map", "context", std::to_string(context),
          "context x sequences above 2^26 tokens: too many to allocate page by page");
   std::optional<Sizing> sizing;
   if (spec.organization.macros_auto || spec.organization.area_mm2 > 0)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
@@ -45,74 +46,157 @@ void Policy::validate(const std::string& where) const {
          "fewer tokens than the window (" + std::to_string(window_tokens) + ")");
 }
 
+namespace {
+
+using nlohmann::json;
+constexpr const char* kWhere = "policy";
+
+// A value as the error names it: text quoted, numbers and booleans as written.
+std::string shown(const json& v) { return v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump(); }
+
+int64_t integer(const char* key, const json& v, int64_t lo, int64_t hi) {
+  std::optional<int64_t> n;
+  if (v.is_number_integer()) n = v.get<int64_t>();
+  else if (v.is_string()) n = parse_integer(v.get<std::string>());
+  if (!n || *n < lo || *n > hi)
+    fail(kWhere, key, shown(v), "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return *n;
+}
+
+template <typename Enum>
+Enum choice(const char* key, const json& v, const std::vector<std::string>& names) {
+  const std::string text = v.is_string() ? v.get<std::string>() : v.dump();
+  auto it = std::find(names.begin(), names.end(), text);
+  if (it == names.end()) fail(kWhere, key, shown(v), cmodel::energy::suggestion(text, names));
+  return static_cast<Enum>(it - names.begin());
+}
+
+double fraction(const char* key, const json& v) {
+  if (v.is_null() || (v.is_string() && v.get<std::string>() == "auto")) return -1.0;
+  double f = std::nan("");
+  if (v.is_number() && !v.is_boolean()) {
+    f = v.get<double>();
+    if (f < 0) return -1.0;  // a negative fraction is the struct's "weights first"
+  } else if (v.is_string()) {
+    const std::string text = v.get<std::string>();
+    size_t used = 0;
+    try {
+      f = std::stod(text, &used);
+    } catch (...) {
+      used = 0;
+    }
+    if (text.empty() || used != text.size()) f = std::nan("");
+  }
+  if (!(f >= 0 && f <= 1)) fail(kWhere, key, shown(v), "expected a fraction in [0, 1] or auto");
+  return f;
+}
+
+bool on_off(const char* key, const json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  const std::string t = v.is_string() ? v.get<std::string>() : v.dump();
+  if (t == "on" || t == "true" || t == "1") return true;
+  if (t == "off" || t == "false" || t == "0") return false;
+  fail(kWhere, key, shown(v), "expected on or off");
+}
+
+// A count of tokens that, when given, selects the window policy ("window=64"); "fit" (window
+// only) is as many as fit. Zero leaves the overflow as it is (a dict of a fail policy says 0).
+int64_t window_count(Policy& p, const char* key, const json& v, bool fit_allowed) {
+  if (fit_allowed && v.is_string() && v.get<std::string>() == "fit") {
+    p.overflow = KvOverflow::window;
+    return 0;
+  }
+  const int64_t n = integer(key, v, 0, int64_t{1} << 40);
+  if (n > 0) p.overflow = KvOverflow::window;
+  return n;
+}
+
+// The one vocabulary of a policy. `name` is the struct's field, and the key of a dict, a YAML
+// mapping and the report's JSON; `alias` is the short word the text form writes ("page=16").
+// Text, dict and YAML all go through `set`; either spelling is accepted everywhere.
+struct PolicyKey {
+  const char* name;
+  const char* alias;
+  void (*set)(Policy&, const json&);
+  json (*get)(const Policy&);
+};
+
+const PolicyKey kPolicyKeys[] = {
+    {"overflow", "overflow",
+     [](Policy& p, const json& v) { p.overflow = choice<KvOverflow>("overflow", v, {"fail", "spill", "window"}); },
+     [](const Policy& p) { return json(name(p.overflow)); }},
+    {"tokens_per_page", "page",
+     [](Policy& p, const json& v) {
+       p.tokens_per_page = v.is_string() && v.get<std::string>() == "tile"
+                               ? 0
+                               : static_cast<int>(integer("page", v, 0, 1 << 20));
+     },
+     [](const Policy& p) { return json(p.tokens_per_page); }},
+    {"kv_fraction", "kv_fraction",
+     [](Policy& p, const json& v) { p.kv_fraction = fraction("kv_fraction", v); },
+     [](const Policy& p) { return p.kv_fraction < 0 ? json("auto") : json(p.kv_fraction); }},
+    {"gqa_sharing", "gqa_sharing",
+     [](Policy& p, const json& v) { p.gqa_sharing = on_off("gqa_sharing", v); },
+     [](const Policy& p) { return json(p.gqa_sharing); }},
+    {"replicas", "replicas",
+     [](Policy& p, const json& v) { p.replicas = static_cast<int>(integer("replicas", v, 1, 1024)); },
+     [](const Policy& p) { return json(p.replicas); }},
+    {"sequences", "sequences",
+     [](Policy& p, const json& v) { p.sequences = static_cast<int>(integer("sequences", v, 1, 65536)); },
+     [](const Policy& p) { return json(p.sequences); }},
+    {"window_tokens", "window",
+     [](Policy& p, const json& v) { p.window_tokens = window_count(p, "window", v, true); },
+     [](const Policy& p) { return json(p.window_tokens); }},
+    {"sink_tokens", "sinks",
+     [](Policy& p, const json& v) { p.sink_tokens = window_count(p, "sinks", v, false); },
+     [](const Policy& p) { return json(p.sink_tokens); }},
+    {"evict", "evict",
+     [](Policy& p, const json& v) {
+       p.evict = choice<KvEvict>("evict", v, {"oldest", "h2o"});
+       if (p.evict == KvEvict::h2o) p.overflow = KvOverflow::window;
+     },
+     [](const Policy& p) { return json(name(p.evict)); }},
+};
+
+const PolicyKey& policy_key(const std::string& key, const json& value) {
+  std::vector<std::string> known;
+  for (const PolicyKey& k : kPolicyKeys) {
+    if (key == k.name || key == k.alias) return k;
+    known.push_back(k.alias);
+    if (std::string(k.name) != k.alias) known.push_back(k.name);
+  }
+  fail(kWhere, key, shown(value), "unknown policy key; " + cmodel::energy::suggestion(key, known));
+}
+
+}  // namespace
+
+void set_policy_field(Policy& p, const std::string& key, const nlohmann::json& value) {
+  policy_key(key, value).set(p, value);
+}
+
 Policy parse_policy(const std::string& text, Policy p) {
-  const std::vector<std::string> known = {"overflow", "page",     "kv_fraction", "gqa_sharing",
-                                          "replicas", "sequences", "window", "sinks", "evict"};
-  const std::string where = "--policy";
   for (const std::string& item : split(text, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     // A bare word is an overflow policy ("--policy spill").
-    const std::string key = eq == std::string::npos ? "overflow" : item.substr(0, eq);
-    const std::string value = eq == std::string::npos ? item : item.substr(eq + 1);
-    if (std::find(known.begin(), known.end(), key) == known.end())
-      fail(where, key, "'" + value + "'", "unknown policy key; " +
-                                              cmodel::energy::suggestion(key, known));
-    auto integer = [&](long lo, long hi) {
-      const std::optional<int64_t> v = parse_integer(value);
-      if (!v || *v < lo || *v > hi)
-        fail(where, key, "'" + value + "'",
-             "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-      return *v;
-    };
-    if (key == "overflow") {
-      const std::vector<std::string> choices = {"fail", "spill", "window"};
-      auto it = std::find(choices.begin(), choices.end(), value);
-      if (it == choices.end())
-        fail(where, key, "'" + value + "'", cmodel::energy::suggestion(value, choices));
-      p.overflow = static_cast<KvOverflow>(it - choices.begin());
-    } else if (key == "page") {
-      p.tokens_per_page = value == "tile" ? 0 : static_cast<int>(integer(1, 1 << 20));
-    } else if (key == "kv_fraction") {
-      if (value == "auto") {
-        p.kv_fraction = -1;
-      } else {
-        size_t used = 0;
-        double v = -1;
-        try {
-          v = std::stod(value, &used);
-        } catch (...) {
-          used = 0;
-        }
-        if (value.empty() || used != value.size() || !(v >= 0 && v <= 1))
-          fail(where, key, "'" + value + "'", "expected a fraction in [0, 1] or auto");
-        p.kv_fraction = v;
-      }
-    } else if (key == "gqa_sharing") {
-      if (value == "on" || value == "true" || value == "1") p.gqa_sharing = true;
-      else if (value == "off" || value == "false" || value == "0") p.gqa_sharing = false;
-      else fail(where, key, "'" + value + "'", "expected on or off");
-    } else if (key == "replicas") {
-      p.replicas = static_cast<int>(integer(1, 1024));
-    } else if (key == "sequences") {
-      p.sequences = static_cast<int>(integer(1, 65536));
-    } else if (key == "window") {
-      p.window_tokens = integer(1, 1L << 40);
-      p.overflow = KvOverflow::window;
-    } else if (key == "sinks") {
-      p.sink_tokens = integer(1, 1L << 40);
-      p.overflow = KvOverflow::window;
-    } else if (key == "evict") {
-      const std::vector<std::string> choices = {"oldest", "h2o"};
-      auto it = std::find(choices.begin(), choices.end(), value);
-      if (it == choices.end())
-        fail(where, key, "'" + value + "'", cmodel::energy::suggestion(value, choices));
-      p.evict = static_cast<KvEvict>(it - choices.begin());
-      if (p.evict == KvEvict::h2o) p.overflow = KvOverflow::window;
-    }
+    if (eq == std::string::npos) set_policy_field(p, "overflow", item);
+    else set_policy_field(p, item.substr(0, eq), item.substr(eq + 1));
   }
-  p.validate(where);
+  p.validate(kWhere);
   return p;
+}
+
+Policy policy_from_json(const nlohmann::json& j, Policy p) {
+  if (!j.is_object()) fail(kWhere, "value", shown(j), "expected a mapping of policy fields");
+  for (const auto& [key, value] : j.items()) set_policy_field(p, key, value);
+  p.validate(kWhere);
+  return p;
+}
+
+nlohmann::json policy_to_json(const Policy& p) {
+  json j = json::object();
+  for (const PolicyKey& k : kPolicyKeys) j[k.name] = k.get(p);
+  return j;
 }
 
 std::string to_string(const Policy& p) {

@@ -79,26 +79,7 @@ json to_json(const Placement& p, const MapReport& r) {
                 {"heads", c.n_heads},          {"kv_heads", c.n_kv_heads},
                 {"vocab", c.vocab_size},       {"context", c.seq_len},
                 {"shared_classifier", c.shared_classifier}};
-  const auto& m = hw.macro;
-  j["hardware"] = {
-      {"name", hw.name},
-      {"source", hw.source},
-      {"technology", hw.tech.name},
-      {"kv_technology", hw.kv_tech.name},
-      {"baseline_technology", hw.baseline_tech.name},
-      {"macro",
-       {{"kind", m.kind == cmodel::cim::MacroKind::digital ? "digital" : "analog"},
-        {"rows", m.rows}, {"cols", m.cols}, {"cell_bits", m.cell_bits},
-        {"weight_bits", m.weight_bits}, {"input_bits", m.input_bits},
-        {"input_bits_per_cycle", m.input_bits_per_cycle}, {"rows_per_cycle", m.rows_per_cycle},
-        {"adc_bits", m.adc_bits}, {"adc_share", m.adc_share},
-        {"slices_per_weight", m.slices_per_weight()}, {"weights_per_row", m.weights_per_row()}}},
-      {"organization",
-       {{"macros", hw.organization.macros}, {"macros_per_tile", hw.organization.macros_per_tile},
-        {"tiles_per_bank", hw.organization.tiles_per_bank}, {"tiles", hw.organization.tiles()},
-        {"banks", hw.organization.banks()},
-        {"weights", hw.organization.weights == Home::cim ? "cim" : "offchip"},
-        {"kv", hw.organization.kv == Home::cim ? "cim" : "offchip"}}}};
+  j["hardware"] = hardware_report_json(hw);
   if (p.sizing) {
     const Sizing& z = *p.sizing;
     j["sizing"] = {{"weight_macros", z.weight_macros},     {"kv_macros", z.kv_macros},
@@ -107,14 +88,9 @@ json to_json(const Placement& p, const MapReport& r) {
                    {"area_mm2", z.area_mm2()},             {"macro_mm2", z.macro_mm2},
                    {"budget_mm2", hw.organization.area_mm2}, {"capped", z.capped()}};
   }
-  j["policy"] = {{"text", to_string(p.policy)},
-                 {"overflow", name(p.policy.overflow)},
-                 {"tokens_per_page", p.kv.tokens_per_page},
-                 {"kv_fraction", p.policy.kv_fraction < 0 ? json("auto") : json(p.policy.kv_fraction)},
-                 {"gqa_sharing", p.policy.gqa_sharing},
-                 {"replicas", p.policy.replicas},
-                 {"sequences", p.policy.sequences},
-                 {"window_tokens", p.policy.window_tokens}};
+  j["policy"] = policy_to_json(p.policy);
+  j["policy"]["text"] = to_string(p.policy);
+  j["policy"]["tokens_per_page"] = p.kv.tokens_per_page;  // the page placed (the policy's 0: the tile's)
   j["context"] = p.context;
   j["requested_context"] = p.requested_context;
   j["sliding_window"] = p.shape.sliding_window;

@@ -61,7 +61,7 @@ std::vector<std::string> preset_names() {
 ModelShape shape_preset(const std::string& name) {
   auto it = presets().find(name);
   if (it == presets().end())
-    fail("--preset", "preset", "'" + name + "'",
+    fail("shape", "preset", "'" + name + "'",
          "unknown model; " + cmodel::energy::suggestion(name, preset_names()));
   ModelShape shape{name, it->second};
   if (name == "mistral-7b") shape.sliding_window = 4096;  // config.json sliding_window
@@ -76,23 +76,23 @@ ModelShape parse_shape(const std::string& text) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string::npos)
-      fail("--shape", "item", "'" + item + "'", "expected key=value (e.g. dim=4096)");
+      fail("shape", "item", "'" + item + "'", "expected key=value (e.g. dim=4096)");
     const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
     if (std::find(known.begin(), known.end(), key) == known.end())
-      fail("--shape", key, "'" + value + "'",
+      fail("shape", key, "'" + value + "'",
            "unknown key; " + cmodel::energy::suggestion(key, known));
-    if (kv.count(key)) fail("--shape", key, "'" + value + "'", "given twice");
+    if (kv.count(key)) fail("shape", key, "'" + value + "'", "given twice");
     kv[key] = value;
   }
   auto number = [&](const std::string& key, bool required, int fallback) {
     auto it = kv.find(key);
     if (it == kv.end()) {
-      if (required) fail("--shape", key, "(missing)", "required (e.g. " + key + "=64)");
+      if (required) fail("shape", key, "(missing)", "required (e.g. " + key + "=64)");
       return fallback;
     }
     const std::optional<int64_t> v = parse_integer(it->second);
     if (!v || *v <= 0 || *v > (1L << 24))
-      fail("--shape", key, "'" + it->second + "'", "expected a positive integer");
+      fail("shape", key, "'" + it->second + "'", "expected a positive integer");
     return static_cast<int>(*v);
   };
   Config c;
@@ -106,10 +106,10 @@ ModelShape parse_shape(const std::string& text) {
   if (auto it = kv.find("shared_classifier"); it != kv.end()) {
     if (it->second == "true" || it->second == "1") c.shared_classifier = true;
     else if (it->second == "false" || it->second == "0") c.shared_classifier = false;
-    else fail("--shape", "shared_classifier", "'" + it->second + "'", "expected true or false");
+    else fail("shape", "shared_classifier", "'" + it->second + "'", "expected true or false");
   }
-  c.validate("--shape");
-  check_mappable(c, "--shape");
+  c.validate("shape");
+  check_mappable(c, "shape");
   return {"custom", c};
 }
 

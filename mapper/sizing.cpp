@@ -59,7 +59,7 @@ Sizing size_chip(const ModelShape& shape, const HardwareSpec& hw, const Policy& 
     const __int128 tiles = (static_cast<__int128>(k.streams()) * pages + k.pages_per_tile - 1) / k.pages_per_tile;
     const __int128 macros = (tiles * k.tile_cells + hw.macro_cells() - 1) / hw.macro_cells();
     if (macros > (static_cast<__int128>(1) << 32))
-      fail("--fit", "macros", "more than 2^32", "the KV cache of this context does not fit any chip the mapper sizes");
+      fail("map", "macros", "more than 2^32", "the KV cache of this context does not fit any chip the mapper sizes");
     s.kv_macros = static_cast<int64_t>(macros);
   }
   // total macros so that the policy's split gives both their share
@@ -67,7 +67,7 @@ Sizing size_chip(const ModelShape& shape, const HardwareSpec& hw, const Policy& 
   const double f = policy.kv_fraction;
   if (f >= 0 && s.weight_macros + s.kv_macros > 0) {
     if ((f == 0 && s.kv_macros > 0) || (f == 1 && s.weight_macros > 0))
-      fail("--policy", "kv_fraction", std::to_string(f),
+      fail("policy", "kv_fraction", std::to_string(f),
            "leaves no macros for the " + std::string(f == 0 ? "KV cache" : "weights") + " of a sized chip");
     auto fits = [&](int64_t t) {
       const int64_t kv = static_cast<int64_t>(std::floor(f * static_cast<double>(t)));
@@ -113,8 +113,8 @@ std::string fit_if_too_small(HardwareSpec& hw, const cmodel::Config& c, const st
   if (weight_macros_needed(c, hw.macro, policy.replicas) <= hw.organization.macros) return "";
   hw.organization.macros_auto = true;
   return "note      the " + std::to_string(hw.organization.macros) + " macros of " + hw.name +
-         " do not hold the model's weights: sized the chip for the model (--fit); "
-         "--policy overflow=spill keeps the spec's size\n";
+         " do not hold the model's weights: sized the chip for the model (fit); "
+         "policy overflow=spill keeps the spec's size\n";
 }
 
 HardwareSpec sized(HardwareSpec hw, const Sizing& s) {
@@ -131,7 +131,7 @@ int64_t default_context(const ModelShape& shape, const HardwareSpec& hw, const P
     const int64_t fits = empty.kv.pages_per_stream() * empty.kv.tokens_per_page;
     if (fits == 0)
       fail(where, "KV capacity", "0 tokens",
-           "no KV page fits beside the weights (policy overflow=fail); use --fit, --policy "
+           "no KV page fits beside the weights (policy overflow=fail); use fit, policy "
            "overflow=spill, kv_fraction=..., or a spec with more macros");
     context = std::min(context, fits);
   }

@@ -35,7 +35,7 @@ uint64_t sequence_seed(uint64_t seed, int i) {
 
 EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const EvalCorpusOptions& o) {
   const Config& c = ck.config;
-  if (o.tokens < 1) fail("--eval-tokens", "eval_tokens", std::to_string(o.tokens), "expected at least 1");
+  if (o.tokens < 1) fail("eval", "eval_tokens", std::to_string(o.tokens), "expected at least 1");
   if (o.prompts.empty()) fail("evaluation", "prompts", "none", "expected at least one");
   const int length = o.sequence_length == 0 ? c.seq_len : o.sequence_length;
   if (length < 2 || length > c.seq_len)
@@ -73,9 +73,9 @@ EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const E
   if (!o.text.empty()) {
     EvalSequence s;
     s.ids = tok.encode(o.text, true, false);
-    if (s.ids.size() < 2) fail("--eval-text", "tokens", std::to_string(s.ids.size()), "expected some text");
+    if (s.ids.size() < 2) fail("eval", "eval_text tokens", std::to_string(s.ids.size()), "expected some text");
     if (static_cast<int>(s.ids.size()) > c.seq_len)
-      fail("--eval-text", "tokens", std::to_string(s.ids.size()),
+      fail("eval", "eval_text tokens", std::to_string(s.ids.size()),
            "longer than the model's context of " + std::to_string(c.seq_len));
     corpus.text_tokens = static_cast<int>(s.ids.size()) - 1;
     corpus.sequences.push_back(std::move(s));

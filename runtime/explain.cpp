@@ -160,11 +160,11 @@ json explain(const Checkpoint& ck, const Tokenizer& tok, const ExplainOptions& o
   const Config& c = ck.config;
   const Weights& w = ck.weights;
   const std::vector<int> prompt = tok.encode(o.prompt, true, false);
-  if (o.steps <= 0) fail("--steps", "steps", std::to_string(o.steps), "expected a positive number");
+  if (o.steps <= 0) fail("explain", "steps", std::to_string(o.steps), "expected a positive number");
   if (o.steps > c.seq_len)
-    fail("--steps", "steps", std::to_string(o.steps), "exceeds the model's context of " + std::to_string(c.seq_len));
+    fail("explain", "steps", std::to_string(o.steps), "exceeds the model's context of " + std::to_string(c.seq_len));
   if (static_cast<int>(prompt.size()) > o.steps)
-    fail("--prompt", "prompt tokens", std::to_string(prompt.size()), "longer than --steps " + std::to_string(o.steps));
+    fail("explain", "prompt tokens", std::to_string(prompt.size()), "longer than steps = " + std::to_string(o.steps));
   json out;
   out["model"] = {{"path", ck.path}, {"dim", c.dim}, {"hidden_dim", c.hidden_dim}, {"n_layers", c.n_layers},
                   {"n_heads", c.n_heads}, {"n_kv_heads", c.n_kv_heads}, {"vocab_size", c.vocab_size},

@@ -28,7 +28,7 @@ TileFactory cmodel_tiles(const cim::TileParams& params) {
 mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec& hw,
                                 const mapper::Policy& policy, int context) {
   // checked here, before the mapper would report it as its context
-  if (context <= 0) fail("--steps", "steps", std::to_string(context), "expected a positive number");
+  if (context <= 0) fail("run", "steps", std::to_string(context), "expected a positive number");
   mapper::ModelShape shape{ck.path, ck.config};
   mapper::Placement p = mapper::place(shape, hw, policy, context);
   const mapper::Figures f = mapper::figures(p);
@@ -36,11 +36,11 @@ mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec
       (f.evicted_tokens > 0 && policy.overflow != mapper::KvOverflow::window))
     fail(hw.source, "kv capacity", std::to_string(f.max_context_tokens) + " tokens fit in CIM",
          "kvcim run keeps all " + std::to_string(context) +
-             " tokens' K and V in CIM tiles (or spills or drops the oldest: --policy overflow=spill|window); give the "
-             "KV cache more macros or run fewer --steps");
+             " tokens' K and V in CIM tiles (or spills or drops the oldest: policy overflow=spill|window); give the "
+             "KV cache more macros or run fewer steps");
   // The runtime drops or spills whole attention tiles, so the page must be the tile.
   if (policy.overflow != mapper::KvOverflow::fail && p.kv.pages_per_tile != 1)
-    fail("--policy", "page", std::to_string(p.kv.tokens_per_page) + " tokens",
+    fail("policy", "page", std::to_string(p.kv.tokens_per_page) + " tokens",
          "must be the tile's " + std::to_string(p.kv.tile.tokens) + " tokens under overflow=" +
              mapper::name(policy.overflow) + " (kvcim run drops or spills whole attention tiles)");
   return p;

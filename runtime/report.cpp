@@ -105,34 +105,6 @@ json evaluation_json(const GenerationResult& r, const SessionOptions& o) {
                          {"top1_agree", t.top1_agree}}}};
 }
 
-json spec_json(const mapper::HardwareSpec& hw) {
-  const cim::MacroSpec& m = hw.macro;
-  return {{"name", hw.name},
-          {"source", hw.source},
-          {"technology", hw.tech.name},
-          {"kv_technology", hw.kv_tech.name},
-          {"baseline_technology", hw.baseline_tech.name},
-          {"macro", {{"kind", m.kind == cim::MacroKind::digital ? "digital" : "analog"},
-                     {"rows", m.rows}, {"cols", m.cols}, {"cell_bits", m.cell_bits},
-                     {"weight_bits", m.weight_bits}, {"input_bits", m.input_bits},
-                     {"input_bits_per_cycle", m.input_bits_per_cycle},
-                     {"rows_per_cycle", m.rows_per_cycle}, {"adc_bits", m.adc_bits},
-                     {"adc_share", m.adc_share}, {"cell_noise_sigma", m.cell_noise_sigma},
-                     {"read_noise_sigma", m.read_noise_sigma}, {"seed", m.seed},
-                     {"drift_nu", m.drift_nu}, {"drift_nu_sigma", m.drift_nu_sigma},
-                     {"drift_time_s", m.drift_time_s}, {"drift_compensation", m.drift_compensation},
-                     {"stuck_rate", m.stuck_rate}}},
-          {"macros", hw.organization.macros},
-          {"kv", {{"tokens_per_tile", hw.kv.tokens_per_tile}, {"prob_bits", hw.kv.prob_bits},
-                  {"exp_frac", hw.kv.exp_frac}}},
-          {"precision", {{"weight_bits", hw.precision.weight_bits},
-                         {"activation_bits", hw.precision.activation_bits},
-                         {"kv_bits", hw.precision.kv_bits}}},
-          {"baseline", {{"mac", hw.baseline.mac == energy::MacType::int8 ? "int8" : "fp16"},
-                        {"offchip", hw.baseline.offchip == energy::OffchipKind::hbm ? "hbm" : "dram"},
-                        {"sram_bytes", hw.baseline.sram_bytes}}}};
-}
-
 }  // namespace
 
 RunReport make_run_report(GenerationResult result, const SessionOptions& options,
@@ -186,7 +158,7 @@ json to_json(const RunReport& rep) {
                        {"evaluation", !o.eval_text.empty()},
                        {"eval_tokens", o.eval_text.empty() ? json(nullptr) : json(o.eval_tokens)}};
   report["seeds"] = {{"sampler", o.seed}, {"macro_noise", hw.macro.seed}};
-  report["spec"] = spec_json(hw);
+  report["spec"] = mapper::hardware_report_json(hw);
   report["tokens"] = r.tokens;
   report["reference_tokens"] = r.reference_tokens;
   report["prompt_tokens"] = r.prompt_tokens;

@@ -41,7 +41,7 @@ RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
       fail(attention_option, "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
     // what the RTL tile cannot be, named by the spec's field
     if (tile.kind != cmodel::cim::TileKind::digital)
-      fail(hw.source, "kv.kind", "analog", "the RTL tile is digital: run the analog tile with --attention-backend cim");
+      fail(hw.source, "kv.kind", "analog", "the RTL tile is digital: run the analog tile with attention_backend = cim");
     if (tile.kb() != tile.vb())
       fail(hw.source, "kv.k_bits", std::to_string(tile.kb()),
            "the RTL tile stores K and V at one width: kv.k_bits must equal kv.v_bits (" +

@@ -13,16 +13,16 @@ using namespace kvcim::cmodel;
 namespace {
 
 void check_options(const Config& c, const SessionOptions& o, int prompt_tokens) {
-  if (o.steps <= 0) fail("--steps", "steps", std::to_string(o.steps), "expected a positive number");
+  if (o.steps <= 0) fail("run", "steps", std::to_string(o.steps), "expected a positive number");
   if (o.steps > c.seq_len)
-    fail("--steps", "steps", std::to_string(o.steps),
+    fail("run", "steps", std::to_string(o.steps),
          "exceeds the model's context of " + std::to_string(c.seq_len) + " positions");
   if (prompt_tokens > o.steps)
-    fail("--prompt", "prompt tokens", std::to_string(prompt_tokens),
-         "longer than --steps " + std::to_string(o.steps) + " (the prompt must fit the run)");
+    fail("run", "prompt tokens", std::to_string(prompt_tokens),
+         "longer than steps = " + std::to_string(o.steps) + " (the prompt must fit the run)");
   // checked even when the evaluation is skipped: a bad value is a mistake either way
   if (o.eval_tokens < 1)
-    fail("--eval-tokens", "eval_tokens", std::to_string(o.eval_tokens), "expected at least 1");
+    fail("run", "eval_tokens", std::to_string(o.eval_tokens), "expected at least 1");
 }
 
 // Work of the whole chip, whichever backend ran the decoder's operations: the shared elementwise
@@ -154,8 +154,8 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   if (tok.vocab_size() != c.vocab_size)
     fail(tok.path(), "vocabulary", std::to_string(tok.vocab_size()) + " entries",
          "the model has vocab_size " + std::to_string(c.vocab_size));
-  if (o.sequences < 1) fail("--batch", "sequences", std::to_string(o.sequences), "expected at least 1");
-  if (o.prompts.empty()) fail("--prompt", "prompts", "none", "expected at least one prompt");
+  if (o.sequences < 1) fail("run", "sequences", std::to_string(o.sequences), "expected at least 1");
+  if (o.prompts.empty()) fail("run", "prompts", "none", "expected at least one prompt");
   std::vector<std::vector<int>> prompts;
   for (const std::string& p : o.prompts) {
     prompts.push_back(tok.encode(p, true, false));

@@ -87,15 +87,15 @@ SessionBackend::SessionBackend(const Config& config, const Weights& weights, Bac
     : config_(config), choice_(choice), reference_(config, weights), linears_(std::move(linears)),
       ledger_(config.n_layers), no_load_(config.n_layers) {
   if (choice.linear == BackendKind::rtl)
-    fail("--linear-backend", "backend", "rtl", "the RTL implements attention only: use reference or cim");
+    fail("run", "linear_backend", "rtl", "the RTL implements attention only: use reference or cim");
   if (choice.linear == BackendKind::cim && !linears_)
-    fail("session", "linear backend", "cim", "needs the weights in their macros (CimWeights)");
+    fail("run", "linear_backend", "cim", "needs the weights in their macros (CimWeights)");
   if (choice.attention != BackendKind::reference) {
-    if (!tiles) fail("--attention-backend", "backend", name(choice.attention), "no attention tile is available");
+    if (!tiles) fail("run", "attention_backend", name(choice.attention), "no attention tile is available");
     attention_ = std::make_unique<CimAttention>(config, std::move(tiles), k_per_channel, window);
   } else if (window.tiles > 0) {
-    fail("--policy", "overflow", "window",
-         "the window drops tiles of the CIM attention: use --attention-backend cim or rtl");
+    fail("policy", "overflow", "window",
+         "the window drops tiles of the CIM attention: use attention_backend = cim or rtl");
   }
 }
 

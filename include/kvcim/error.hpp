@@ -34,12 +34,28 @@ inline std::string one_line(const std::string& text) {
 class Error : public std::runtime_error {
  public:
   explicit Error(const std::string& message) : std::runtime_error(one_line(message)) {}
+  // "<where>: <field> = <value>: <what was expected>". `where` is a file, or in library code the
+  // struct that holds the field (SessionOptions, Policy, MapRequest, ...), never a command-line
+  // option: the CLI alone knows its options and puts the option's name in place of `where`
+  // (runtime/cli/error_flags.cpp), so a Python user reads the fields they passed.
+  Error(const std::string& where, const std::string& field, const std::string& value,
+        const std::string& expected)
+      : std::runtime_error(one_line(where + ": " + field + " = " + value + ": " + expected)),
+        where_(where),
+        field_(field),
+        detail_(one_line(field + " = " + value + ": " + expected)) {}
+
+  const std::string& where() const { return where_; }  // empty for a free-form message
+  const std::string& field() const { return field_; }
+  const std::string& detail() const { return detail_; }  // the message without "<where>: "
+
+ private:
+  std::string where_, field_, detail_;
 };
 
-// "<where>: <field> = <value>: <what was expected>"
 [[noreturn]] inline void fail(const std::string& where, const std::string& field,
                               const std::string& value, const std::string& expected) {
-  throw Error(where + ": " + field + " = " + value + ": " + expected);
+  throw Error(where, field, value, expected);
 }
 
 }  // namespace kvcim

@@ -51,7 +51,8 @@ _use_package_data()
 # The mapper and the run, re-exported at the top level (every build binds them: a missing name is
 # an ImportError here, not a silently smaller module).
 from ._core import (HardwareSpec, Placement, Policy, ModelShape, map, parse_shape,  # noqa: E402,F401
-                    shape_preset, preset_names, shape_from_checkpoint, default_hardware_spec_path)
+                    shape_preset, preset_names, shape_from_checkpoint, default_hardware_spec_path,
+                    Organization, KvSpec, Precision, BaselineConfig, NodePoint)
 from .report import Report, run  # noqa: E402,F401
 
 

@@ -39,74 +39,105 @@ py::dict hardware_dict(const HardwareSpec& hw) {
   return to_python(hardware_spec_to_json(hw)).cast<py::dict>();
 }
 
-py::object section(const HardwareSpec& hw, const char* name) {
-  py::dict d = hardware_dict(hw);
-  py::object out = d[name];
-  return out;
+// A section of the spec as a typed value: its C++ fields as attributes (enums by name), and the
+// read-only mapping protocol over its serialiser's dict, so that `hw.kv["tokens_per_tile"]`,
+// `hw.precision == {...}` and `dict(hw.organization)` work as they did when sections were dicts.
+// The mapper's to_json of the section alone is called: the spec is not serialised to read one.
+template <typename S>
+py::class_<S> bind_section(py::module_& m, const char* name, const char* doc) {
+  auto dict_of = [](const S& s) { return to_python(mapper::to_json(s)).template cast<py::dict>(); };
+  py::class_<S> c(m, name, doc);
+  c.def("to_dict", dict_of, "The section as the spec's YAML writes it.")
+      .def("keys", [dict_of](const S& s) { return dict_of(s).attr("keys")(); })
+      .def("__iter__", [dict_of](const S& s) { return dict_of(s).attr("__iter__")(); })
+      .def("__len__", [dict_of](const S& s) { return py::len(dict_of(s)); })
+      .def("__contains__", [dict_of](const S& s, const py::object& key) { return dict_of(s).contains(key); })
+      .def("__getitem__",
+           [dict_of](const S& s, const std::string& key) -> py::object {
+             py::dict d = dict_of(s);
+             if (!d.contains(key)) throw py::key_error(key);
+             return d[key.c_str()];
+           })
+      .def("__eq__",
+           [dict_of](const S& s, const py::object& other) {
+             if (py::isinstance<S>(other)) return dict_of(s).equal(dict_of(other.cast<S>()));
+             return py::isinstance<py::dict>(other) && dict_of(s).equal(other);
+           })
+      .def("__repr__", [dict_of, name](const S& s) {
+        return std::string(name) + "(" + std::string(py::str(dict_of(s))) + ")";
+      });
+  c.attr("__hash__") = py::none();
+  return c;
+}
+
+// An enum field by its name in the section's dict.
+template <typename S>
+void named_field(py::class_<S>& c, const char* field) {
+  c.def_property_readonly(field, [field](const S& s) { return to_python(mapper::to_json(s)[field]); });
+}
+
+void bind_spec_sections(py::module_& m) {
+  auto org = bind_section<Organization>(m, "Organization", "Where the macros sit (HardwareSpec.organization).");
+  org.def_readonly("macros", &Organization::macros)
+      .def_readonly("macros_auto", &Organization::macros_auto)
+      .def_readonly("area_mm2", &Organization::area_mm2)
+      .def_readonly("macros_per_tile", &Organization::macros_per_tile)
+      .def_readonly("tiles_per_bank", &Organization::tiles_per_bank)
+      .def_property_readonly("tiles", &Organization::tiles)
+      .def_property_readonly("banks", &Organization::banks)
+      .def_property_readonly("weights", [](const Organization& o) { return o.weights == Home::cim ? "cim" : "offchip"; })
+      .def_property_readonly("kv", [](const Organization& o) { return o.kv == Home::cim ? "cim" : "offchip"; });
+  auto kv = bind_section<KvSpec>(m, "KvSpec", "The attention tiles (HardwareSpec.kv).");
+  kv.def_readonly("tokens_per_tile", &KvSpec::tokens_per_tile)
+      .def_readonly("prob_bits", &KvSpec::prob_bits)
+      .def_readonly("exp_frac", &KvSpec::exp_frac)
+      .def_readonly("k_bits", &KvSpec::k_bits)
+      .def_readonly("v_bits", &KvSpec::v_bits)
+      .def_readonly("cell_bits", &KvSpec::cell_bits)
+      .def_readonly("adc_bits", &KvSpec::adc_bits)
+      .def_readonly("adc_clip", &KvSpec::adc_clip)
+      .def_readonly("out_adc_clip", &KvSpec::out_adc_clip)
+      .def_readonly("cell_noise_sigma", &KvSpec::cell_noise_sigma)
+      .def_readonly("read_noise_sigma", &KvSpec::read_noise_sigma)
+      .def_readonly("stuck_rate", &KvSpec::stuck_rate)
+      .def_readonly("seed", &KvSpec::seed)
+      .def_readonly("retention_ns", &KvSpec::retention_ns)
+      .def_readonly("refresh_ns", &KvSpec::refresh_ns)
+      .def_readonly("token_interval_ns", &KvSpec::token_interval_ns);
+  for (const char* f : {"kind", "k_scale", "softmax"}) named_field(kv, f);
+  kv.def_property_readonly("adc_range", [](const KvSpec& k) {
+    return k.adc_range == cim::AdcRange::full_scale ? "full_scale" : "calibrated";
+  });
+  bind_section<Precision>(m, "Precision", "Bit widths (HardwareSpec.precision).")
+      .def_readonly("weight_bits", &Precision::weight_bits)
+      .def_readonly("activation_bits", &Precision::activation_bits)
+      .def_readonly("kv_bits", &Precision::kv_bits);
+  auto base = bind_section<energy::BaselineConfig>(m, "BaselineConfig",
+                                                   "The conventional engine compared against (HardwareSpec.baseline).");
+  base.def_readonly("sram_bytes", &energy::BaselineConfig::sram_bytes)
+      .def_readonly("sram_bank_bytes", &energy::BaselineConfig::sram_bank_bytes)
+      .def_readonly("mac_units", &energy::BaselineConfig::mac_units);
+  for (const char* f : {"mac", "offchip"}) named_field(base, f);
+  bind_section<energy::NodePoint>(m, "NodePoint", "A technology node and its supply (HardwareSpec.comparison).")
+      .def_readonly("node_nm", &energy::NodePoint::node_nm)
+      .def_readonly("voltage_v", &energy::NodePoint::voltage_v);
 }
 
 HardwareSpec hardware_from_dict(const py::dict& d, const std::string& base_dir) {
   const nlohmann::json j = to_json(d, "HardwareSpec.from_dict");
-  const std::string text = j.dump();
   py::gil_scoped_release release;
-  return hardware_spec_from_text(text, base_dir, "<dict>");
+  return hardware_spec_from_json(j, base_dir, "<dict>");
 }
 
-py::dict policy_dict(const Policy& p) {
-  py::dict d;
-  d["kv_fraction"] = p.kv_fraction;
-  d["tokens_per_page"] = p.tokens_per_page;
-  d["gqa_sharing"] = p.gqa_sharing;
-  d["replicas"] = p.replicas;
-  d["sequences"] = p.sequences;
-  d["overflow"] = name(p.overflow);
-  d["window_tokens"] = p.window_tokens;
-  d["sink_tokens"] = p.sink_tokens;
-  d["evict"] = name(p.evict);
-  return d;
-}
+// A dict of policy fields goes through the mapper's one key table (names or short aliases).
+Policy policy_from_dict(const py::dict& d) { return policy_from_json(to_json(d, "policy"), Policy{}); }
 
-// A KvEvict by its name (the parser's words), without touching the other fields.
-KvEvict evict_named(const std::string& e) {
-  if (e == name(KvEvict::oldest)) return KvEvict::oldest;
-  if (e == name(KvEvict::h2o)) return KvEvict::h2o;
-  fail("Policy", "evict", "'" + e + "'", "expected oldest or h2o");
-}
-
-// A dict with the C++ field names (unknown names are errors).
-Policy policy_from_dict(const py::dict& d) {
-  Policy p;
-  for (auto item : d) {
-    const std::string key = py::str(item.first);
-    const py::handle v = item.second;
-    auto integer = [&](const char* field) {
-      if (!py::isinstance<py::int_>(v) || py::isinstance<py::bool_>(v))
-        fail("Policy.from_dict", field, py::str(py::repr(v)), "expected an integer");
-      return v.cast<int64_t>();
-    };
-    if (key == "kv_fraction") {
-      if (v.is_none()) p.kv_fraction = -1.0;
-      else if (py::isinstance<py::float_>(v) || py::isinstance<py::int_>(v)) p.kv_fraction = v.cast<double>();
-      else fail("Policy.from_dict", key, py::str(py::repr(v)), "expected a number in [0, 1] or None (weights first)");
-    } else if (key == "tokens_per_page") p.tokens_per_page = static_cast<int>(integer("tokens_per_page"));
-    else if (key == "gqa_sharing") {
-      if (!py::isinstance<py::bool_>(v)) fail("Policy.from_dict", key, py::str(py::repr(v)), "expected True or False");
-      p.gqa_sharing = v.cast<bool>();
-    } else if (key == "replicas") p.replicas = static_cast<int>(integer("replicas"));
-    else if (key == "sequences") p.sequences = static_cast<int>(integer("sequences"));
-    else if (key == "window_tokens") p.window_tokens = integer("window_tokens");
-    else if (key == "sink_tokens") p.sink_tokens = integer("sink_tokens");
-    else if (key == "evict") p.evict = evict_named(py::str(v));
-    else if (key == "overflow") {
-      const std::string o = py::str(v);
-      p = parse_policy("overflow=" + o, p);
-    } else
-      fail("Policy.from_dict", key, py::str(py::repr(v)),
-           "unknown field (expected kv_fraction, tokens_per_page, gqa_sharing, replicas, "
-           "sequences, overflow, window_tokens, sink_tokens, evict)");
-  }
-  p.validate("Policy.from_dict");
-  return p;
+// One field set as the key table sets it, then the whole policy checked.
+void set_policy_attribute(Policy& p, const char* key, const py::handle& value) {
+  Policy q = p;
+  set_policy_field(q, key, to_json(value, "policy"));
+  q.validate("policy");
+  p = q;
 }
 
 Policy as_policy(const py::handle& h) {
@@ -244,6 +275,7 @@ void bind_mapper(py::module_& m) {
   m.def("default_hardware_spec_path", &default_hardware_spec_path,
         "configs/hw/sram_digital.yaml of the source tree.");
 
+  bind_spec_sections(m);
   py::class_<HardwareSpec>(m, "HardwareSpec",
                            "A validated hardware spec (kvcim::mapper::HardwareSpec).")
       .def_static(
@@ -267,21 +299,13 @@ void bind_mapper(py::module_& m) {
       .def_readonly("buffer_bytes", &HardwareSpec::buffer_bytes)
       .def_readonly("offchip_bytes", &HardwareSpec::offchip_bytes)
       .def_readonly("digital_units", &HardwareSpec::digital_units)
-      // Sections as dicts (copies). An item accessor would borrow from a temporary dict, so
-      // each is turned into an owning object before the dict goes away.
-      .def_property_readonly("organization", [](const HardwareSpec& h) { return section(h, "organization"); })
-      .def_property_readonly("kv", [](const HardwareSpec& h) { return section(h, "kv"); })
-      .def_property_readonly("precision", [](const HardwareSpec& h) { return section(h, "precision"); })
+      // Sections as typed copies (the spec is immutable from Python; to_dict/from_dict changes it)
+      .def_readonly("organization", &HardwareSpec::organization)
+      .def_readonly("kv", &HardwareSpec::kv)
+      .def_readonly("precision", &HardwareSpec::precision)
       .def_property_readonly("offchip", [](const HardwareSpec& h) { return offchip_name(h.offchip); })
-      .def_property_readonly("baseline", [](const HardwareSpec& h) { return section(h, "baseline"); })
-      .def_property_readonly("comparison",
-                             [](const HardwareSpec& h) {
-                               py::dict d;
-                               d["node_nm"] = h.comparison.node_nm;
-                               d["voltage_v"] = h.comparison.voltage_v;
-                               return d;
-                             },
-                             "The node (and supply) both sides are priced at.")
+      .def_readonly("baseline", &HardwareSpec::baseline)
+      .def_readonly("comparison", &HardwareSpec::comparison, "The node (and supply) both sides are priced at.")
       .def("compare_at", &HardwareSpec::compare_at, py::arg("node_nm"), py::arg("where") = "node_nm",
            "Prices both sides at another node from now on (as kvcim run/map --node).")
       .def("conditions", [](const HardwareSpec& h) { return to_python(to_json(energy_conditions(h))); },
@@ -310,14 +334,14 @@ void bind_mapper(py::module_& m) {
       .def_readwrite("sequences", &Policy::sequences)
       .def_property(
           "overflow", [](const Policy& p) { return std::string(name(p.overflow)); },
-          [](Policy& p, const std::string& o) { p = parse_policy("overflow=" + o, p); })
+          [](Policy& p, const py::object& o) { set_policy_attribute(p, "overflow", o); })
       .def_readwrite("window_tokens", &Policy::window_tokens)
       .def_readwrite("sink_tokens", &Policy::sink_tokens)
       .def_property(
           "evict", [](const Policy& p) { return std::string(name(p.evict)); },
-          [](Policy& p, const std::string& e) { p.evict = evict_named(e); })
-      .def("validate", &Policy::validate, py::arg("where") = "Policy")
-      .def("to_dict", &policy_dict)
+          [](Policy& p, const py::object& e) { set_policy_attribute(p, "evict", e); })
+      .def("validate", &Policy::validate, py::arg("where") = "policy")
+      .def("to_dict", [](const Policy& p) { return to_python(policy_to_json(p)); })
       .def("__str__", [](const Policy& p) { return to_string(p); })
       .def("__repr__", [](const Policy& p) { return "Policy('" + to_string(p) + "')"; });
 

@@ -4,6 +4,10 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <vector>
+
+#include "kvcim/error.hpp"
 
 namespace kvcim::cli {
 
@@ -34,6 +38,9 @@ inline void add_top_p_option(CLI::App* cmd, float& top_p) {
 }
 
 // Parses "1,5,9" into ids; throws kvcim::Error naming `option` on bad input.
+// A library error as the command line says it: an option named where it set the field.
+std::string error_line(const Error& e);
+
 std::vector<int> parse_ids(const std::string& option, const std::string& text);
 
 }  // namespace kvcim::cli

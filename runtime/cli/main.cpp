@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const kvcim::Error& e) {
     std::cout.flush();
-    std::cerr << "kvcim: " << e.what() << "\n";
+    std::cerr << "kvcim: " << kvcim::cli::error_line(e) << "\n";
     return 2;
   } catch (const std::exception& e) {
     std::cout.flush();

@@ -87,7 +87,7 @@ bad "run: spec too small for the model under the fail policy" "overflow=fail" "t
 bad "run: window sinks not below the window" "sinks" "fewer tokens than the window" -- "${RUN[@]}" --policy window=64,sinks=64 --json "$T/out.json"
 bad "run: spill over pages smaller than the tile" "page" "under overflow=spill" -- "${RUN[@]}" --policy overflow=spill,page=16 --json "$T/out.json"
 bad "run: an unknown eviction rule" "evict" "did you mean 'h2o'" -- "${RUN[@]}" --policy window=128,evict=h20 --json "$T/out.json"
-bad "run: window on the reference attention" "overflow" "use --attention-backend cim or rtl" -- "${RUN[@]}" --policy window=64 --attention-backend reference --json "$T/out.json"
+bad "run: window on the reference attention" "--policy" "overflow" "use attention_backend = cim or rtl" -- "${RUN[@]}" --policy window=64 --attention-backend reference --json "$T/out.json"
 bad "run: a batch of zero sequences" "batch" "sequences = 0" -- "${RUN[@]}" --batch 0 --json "$T/out.json"
 bad "run: a batch that disagrees with the prompts" "prompts = 2" "disagrees with 3 sequences" -- "${RUN[@]}" --batch 3 --prompt "Once" --prompt "Tom" --json "$T/out.json"
 bad "run: a batch that disagrees with the policy" "policy sequences = 2" -- "${RUN[@]}" --batch 3 --policy sequences=2 --json "$T/out.json"

@@ -141,9 +141,25 @@ HardwareSpec hardware_spec_from_text(const std::string& text, const std::string&
 HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& where,
                                      const std::string& base_dir);
 
+// The same from a JSON document (a Python dict), read as the YAML tree it is, with no text between.
+HardwareSpec hardware_spec_from_json(const nlohmann::json& j, const std::string& base_dir = "",
+                                     const std::string& where = "<dict>");
+
 // The inverse of the parser: the YAML schema of configs/hw/*.yaml with every field explicit and
-// technology paths absolute, so that hardware_spec_from_text(to_json(hw).dump()) gives hw back.
+// technology paths absolute, so that hardware_spec_from_json(hardware_spec_to_json(hw)) gives hw
+// back. Composed of one serialiser per section (below), each the inverse of its part of the parser.
 nlohmann::json hardware_spec_to_json(const HardwareSpec& hw);
+nlohmann::json to_json(const cmodel::cim::MacroSpec& m);
+nlohmann::json to_json(const Organization& o);
+nlohmann::json to_json(const KvSpec& k);  // k_bits and v_bits always (the spec omits defaults)
+nlohmann::json to_json(const Precision& p);
+nlohmann::json to_json(const cmodel::energy::BaselineConfig& b);
+nlohmann::json to_json(const cmodel::energy::NodePoint& n);
+
+// The spec as `kvcim run --json` and `kvcim map --json` record it: where it came from, its tables'
+// names, the figures derived from it (tiles, banks, slices per weight) and the
+// whole spec as hardware_spec_to_json writes it under "full" (HardwareSpec.from_dict reads it back).
+nlohmann::json hardware_report_json(const HardwareSpec& hw);
 
 // configs/hw/sram_digital.yaml of the data root (kvcim::data_dir()).
 std::string default_hardware_spec_path();

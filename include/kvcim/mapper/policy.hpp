@@ -3,6 +3,7 @@
 // Written on the command line as "overflow=spill,page=32,kv_fraction=0.5,replicas=2".
 #pragma once
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace kvcim::mapper {
@@ -40,11 +41,20 @@ struct Policy {
   void validate(const std::string& where) const;
 };
 
-// Keys: overflow (fail|spill|window), page (tokens per page), kv_fraction (0..1 or auto),
-// gqa_sharing (on|off), replicas, sequences, window (tokens), sinks (tokens), evict
-// (oldest|h2o). Unknown keys
-// suggest the closest.
+// One key table (mapper/policy.cpp) drives every form of a policy. Keys, by field name with the
+// text form's short alias: overflow (fail|spill|window), tokens_per_page or page (tokens per page,
+// tile or 0: the tile's), kv_fraction (0..1 or auto), gqa_sharing (on|off), replicas, sequences,
+// window_tokens or window (tokens, fit; selects overflow=window), sink_tokens or sinks (tokens;
+// selects overflow=window), evict (oldest|h2o). Either spelling is accepted in every form;
+// unknown keys suggest the closest. Errors name the policy's field: "policy: page = 7: ...".
+void set_policy_field(Policy& p, const std::string& key, const nlohmann::json& value);
+// Text: "overflow=spill,page=32" (a bare word is the overflow).
 Policy parse_policy(const std::string& text, Policy base = Policy{});
+// A JSON object (a Python dict, a YAML mapping) of the same keys.
+Policy policy_from_json(const nlohmann::json& j, Policy base = Policy{});
+// Every field by its name; kv_fraction is "auto" when weights come first.
+nlohmann::json policy_to_json(const Policy& p);
+// The short text form, which parse_policy reads back.
 std::string to_string(const Policy& p);
 
 }  // namespace kvcim::mapper

@@ -269,3 +269,33 @@ TEST(Hardware, ToJsonReadsBackAsTheSameSpec) {
     EXPECT_TRUE(fs::path(j["technology"].get<std::string>()).is_absolute());
   }
 }
+
+// A dict is read as the tree it is (no text between), and a report's record of the spec holds
+// the whole spec: reading its "full" section gives the spec that ran.
+TEST(Hardware, JsonTreeAndReportRecordReadBack) {
+  for (const char* name : {"sram_digital", "sram_analog", "reram_analog", "gain_cell_kv"}) {
+    SCOPED_TRACE(name);
+    const HardwareSpec hw = load_hardware_spec(kHw + std::string(name) + ".yaml");
+    const nlohmann::json j = hardware_spec_to_json(hw);
+    EXPECT_EQ(hardware_spec_to_json(hardware_spec_from_json(j)), j);
+    EXPECT_EQ(hardware_spec_to_json(hardware_spec_from_text(j.dump())), j);
+    const nlohmann::json r = hardware_report_json(hw);
+    EXPECT_EQ(r["full"], j);
+    EXPECT_EQ(hardware_spec_to_json(hardware_spec_from_json(r["full"])), j);
+    // the sections are their structs' serialisers
+    EXPECT_EQ(r["precision"], to_json(hw.precision));
+    EXPECT_EQ(r["kv"], to_json(hw.kv));
+    EXPECT_EQ(j["precision"], to_json(hw.precision));
+    EXPECT_EQ(r["organization"]["tiles"], hw.organization.tiles());
+    EXPECT_EQ(r["technology"], hw.tech.name);
+  }
+  try {
+    nlohmann::json j = hardware_spec_to_json(load_hardware_spec(kHw + "sram_digital.yaml"));
+    j["macro"]["rowz"] = 4;
+    hardware_spec_from_json(j);
+    FAIL() << "accepted an unknown key";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("<dict>"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rowz"), std::string::npos) << e.what();
+  }
+}

@@ -133,3 +133,43 @@ TEST(Policy, BadPoliciesAreNamed) {
   e = error_of([] { parse_policy("window=10,overflow=fail"); });
   EXPECT_NE(e.find("window"), std::string::npos) << e;
 }
+
+// One key table drives the text, the JSON (a Python dict, a YAML mapping) and the printed forms:
+// the same policy comes out of each, by field name or by the text's short word.
+TEST(Policy, TextJsonAndAliasesAreOneVocabulary) {
+  const Policy text = parse_policy("window=256,sinks=4,page=32,kv_fraction=0.5,gqa_sharing=off,replicas=2,evict=h2o");
+  const Policy by_name = policy_from_json(nlohmann::json::parse(
+      R"({"window_tokens": 256, "sink_tokens": 4, "tokens_per_page": 32, "kv_fraction": 0.5,
+          "gqa_sharing": false, "replicas": 2, "evict": "h2o"})"));
+  const Policy by_alias = policy_from_json(nlohmann::json::parse(
+      R"({"window": "256", "sinks": 4, "page": 32, "kv_fraction": "0.5", "gqa_sharing": "off",
+          "replicas": 2, "evict": "h2o"})"));
+  for (const Policy* p : {&by_name, &by_alias}) {
+    EXPECT_EQ(policy_to_json(*p), policy_to_json(text));
+    EXPECT_EQ(to_string(*p), to_string(text));
+  }
+  EXPECT_EQ(text.overflow, KvOverflow::window);  // window and sinks select the window policy
+  // Each form reads the others back: JSON -> policy -> text -> policy -> JSON.
+  for (const char* t : {"", "spill", "window=fit", "window=64,sinks=8,evict=h2o", "page=16,kv_fraction=0.25,sequences=3"}) {
+    SCOPED_TRACE(t);
+    const Policy p = parse_policy(t);
+    EXPECT_EQ(policy_to_json(policy_from_json(policy_to_json(p))), policy_to_json(p));
+    EXPECT_EQ(policy_to_json(parse_policy(to_string(p))), policy_to_json(p));
+  }
+  const nlohmann::json j = policy_to_json(parse_policy("spill"));
+  EXPECT_EQ(j["kv_fraction"], "auto");
+  EXPECT_EQ(j["tokens_per_page"], 0);
+  EXPECT_EQ(j.size(), 9u);  // every field of the struct
+  // The same error from either form, naming the policy's field and not a command-line option.
+  const std::string from_text = error_of([] { parse_policy("page=abc"); });
+  const std::string from_json = error_of([] { policy_from_json(nlohmann::json{{"tokens_per_page", "abc"}}); });
+  EXPECT_EQ(from_text, from_json);
+  EXPECT_EQ(from_text.rfind("policy: page = 'abc': expected an integer", 0), 0u) << from_text;
+  EXPECT_NE(error_of([] { policy_from_json(nlohmann::json{{"replicas", true}}); }).find("replicas = true"),
+            std::string::npos);
+  const std::string unknown = error_of([] { policy_from_json(nlohmann::json{{"page_size", 8}}); });
+  EXPECT_NE(unknown.find("policy: page_size = 8: unknown policy key"), std::string::npos) << unknown;
+  EXPECT_NE(unknown.find("tokens_per_page"), std::string::npos) << unknown;  // both spellings listed
+  EXPECT_NE(error_of([] { policy_from_json(nlohmann::json::array()); }).find("expected a mapping"),
+            std::string::npos);
+}

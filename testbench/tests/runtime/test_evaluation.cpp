@@ -81,7 +81,39 @@ TEST(EvalCorpus, BadOptionsAreNamed) {
   EXPECT_NE(error_of([&] { build_eval_corpus(j.ck, j.tok, o); }).find("prompts"), std::string::npos);
   Job k("sram_digital.yaml");
   k.options.eval_tokens = -3;
-  EXPECT_NE(error_of([&] { k.go(); }).find("--eval-tokens: eval_tokens = -3: expected at least 1"), std::string::npos);
+  EXPECT_EQ(error_of([&] { k.go(); }), "run: eval_tokens = -3: expected at least 1");
+}
+
+// Library errors name the struct and field a caller set, never a command-line option: a Python
+// user reads about the arguments they passed (runtime/cli/error_flags.cpp names the options).
+TEST(Evaluation, LibraryErrorsNameFieldsNotOptions) {
+  std::vector<std::string> errors;
+  for (int bad = 0; bad < 4; ++bad) {
+    Job j("sram_digital.yaml");
+    if (bad == 0) j.options.steps = 0;
+    if (bad == 1) j.options.eval_tokens = 0;
+    if (bad == 2) j.options.sequences = 0;
+    if (bad == 3) j.options.prompts = {std::string(2000, 'x')};
+    errors.push_back(error_of([&] { j.go(); }));
+  }
+  EXPECT_EQ(errors[0], "run: steps = 0: expected a positive number");
+  EXPECT_EQ(errors[2], "run: sequences = 0: expected at least 1");
+  EXPECT_NE(errors[3].find("run: prompt tokens = "), std::string::npos) << errors[3];
+  EXPECT_NE(errors[3].find("longer than steps = "), std::string::npos) << errors[3];
+  for (const std::string& e : errors) {
+    EXPECT_EQ(e.find("--"), std::string::npos) << e;
+    EXPECT_EQ(e.rfind("run: ", 0), 0u) << e;
+  }
+  try {
+    Job j("sram_digital.yaml");
+    j.options.steps = -2;
+    j.go();
+    FAIL() << "accepted steps = -2";
+  } catch (const kvcim::Error& e) {
+    EXPECT_EQ(e.where(), "run");
+    EXPECT_EQ(e.field(), "steps");
+    EXPECT_EQ(e.detail(), "steps = -2: expected a positive number");
+  }
 }
 
 TEST(Evaluation, ReferenceAgainstItselfHasZeroKlAndDeltaWithZeroWidth) {

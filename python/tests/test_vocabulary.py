@@ -1,0 +1,101 @@
+"""One vocabulary: library errors name the field the caller set (the CLI alone names its options),
+one key table drives a policy's text and dict forms, and a spec's sections are typed values read
+from their own serialisers."""
+import json
+import pathlib
+import subprocess
+
+import pytest
+
+import kvcim
+from test_defaults import kvcim_exe
+
+
+def cli_error(*args):
+    out = subprocess.run([str(kvcim_exe()), *args], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, out.stderr
+    return lines[0].removeprefix("kvcim: ")
+
+
+def py_error(call):
+    with pytest.raises(kvcim.Error) as e:
+        call()
+    return str(e.value)
+
+
+# (CLI arguments, the Python call, the option the CLI names, where the library says it happened)
+CASES = [
+    (("run", "--quiet", "--eval-text", "", "--steps", "0"),
+     lambda: kvcim.run(steps=0, eval_text_path=""), "--steps", "run"),
+    (("run", "--quiet", "--steps", "8", "--eval-tokens", "0"),
+     lambda: kvcim.run(steps=8, eval_tokens=0), "--eval-tokens", "run"),
+    (("run", "--quiet", "--eval-text", "", "--steps", "8", "--policy", "window=64,sinks=64"),
+     lambda: kvcim.run(steps=8, eval_text_path="", policy="window=64,sinks=64"), "--policy", "policy"),
+    (("map", "--context", "-1"), lambda: kvcim.map(context=-1), "--context", "map"),
+    (("map", "--policy", "overflw=spill"), lambda: kvcim.map(policy="overflw=spill"), "--policy", "policy"),
+    (("map", "--policy", "page=7,overflow=spill"), lambda: kvcim.map(policy={"page": 7, "overflow": "spill"}),
+     "--policy", "policy"),
+]
+
+
+@pytest.mark.parametrize("args,call,option,where", CASES, ids=[" ".join(c[0][:1] + c[0][-2:]) for c in CASES])
+def test_the_cli_and_python_say_the_same_error_each_in_its_own_names(args, call, option, where):
+    from_cli, from_python = cli_error(*args), py_error(call)
+    assert from_cli.startswith(option + ": "), from_cli
+    assert from_python.startswith(where + ": "), from_python
+    # the same field, value and reason; only the name of where it was set differs
+    assert from_cli.removeprefix(option + ": ") == from_python.removeprefix(where + ": ")
+    assert "--" not in from_python
+
+
+def test_policy_text_and_dict_are_one_vocabulary():
+    text = kvcim.Policy.parse("window=256,sinks=4,page=32,gqa_sharing=off,evict=h2o")
+    by_name = kvcim.Policy.from_dict({"window_tokens": 256, "sink_tokens": 4, "tokens_per_page": 32,
+                                      "gqa_sharing": False, "evict": "h2o"})
+    by_alias = kvcim.Policy.from_dict({"window": 256, "sinks": 4, "page": 32, "gqa_sharing": "off",
+                                       "evict": "h2o"})
+    assert text.to_dict() == by_name.to_dict() == by_alias.to_dict()
+    assert str(text) == str(by_name) == str(by_alias)
+    d = text.to_dict()
+    assert d["tokens_per_page"] == 32 and d["window_tokens"] == 256 and d["kv_fraction"] == "auto"
+    assert kvcim.Policy.parse("window=fit").to_dict() == kvcim.Policy.parse(str(kvcim.Policy.parse("window=fit"))).to_dict()
+    # a dict's error is the text's, naming the field as the text writes it
+    assert py_error(lambda: kvcim.Policy.from_dict({"tokens_per_page": "x"})) == \
+        py_error(lambda: kvcim.Policy.parse("page=x"))
+    with pytest.raises(kvcim.Error, match="replicas = 0"):
+        kvcim.Policy.from_dict({"replicas": 0})
+    p = kvcim.Policy()
+    p.overflow = "spill"
+    assert str(p).startswith("overflow=spill")
+    with pytest.raises(kvcim.Error, match="did you mean 'window'"):
+        p.overflow = "windw"
+    assert p.overflow == "spill"  # a rejected value leaves the policy as it was
+
+
+def test_spec_sections_are_typed_values_and_read_back():
+    hw = kvcim.HardwareSpec.default()
+    d = hw.to_dict()
+    assert isinstance(hw.kv, kvcim.KvSpec) and isinstance(hw.organization, kvcim.Organization)
+    assert hw.kv.tokens_per_tile == d["kv"]["tokens_per_tile"] == hw.kv["tokens_per_tile"]
+    assert hw.kv.kind == "digital" and hw.kv.softmax == d["kv"]["softmax"]
+    assert hw.organization.macros == d["organization"]["macros"] and hw.organization.tiles * 8 >= hw.organization.macros
+    assert hw.precision == d["precision"] and hw.precision.kv_bits == d["precision"]["kv_bits"]
+    assert dict(hw.precision) == d["precision"] and set(hw.kv) == (set(d["kv"]) - {"technology"}) | {"k_bits", "v_bits"}
+    assert hw.baseline.mac == d["baseline"]["mac"] and hw.baseline.sram_bytes == d["baseline"]["sram"]
+    assert hw.comparison.node_nm == d["comparison"]["node_nm"]
+    with pytest.raises(KeyError):
+        hw.kv["no_such_field"]
+    # a dict is read as the tree it is; every field survives
+    assert kvcim.HardwareSpec.from_dict(json.loads(json.dumps(d))).to_dict() == d
+
+
+def test_reports_record_the_whole_spec(tmp_path):
+    hw = kvcim.HardwareSpec.default()
+    placed = kvcim.map(spec=hw, context=16).to_dict()
+    assert placed["hardware"]["full"] == hw.to_dict()
+    assert kvcim.HardwareSpec.from_dict(placed["hardware"]["full"]).to_dict() == hw.to_dict()
+    report = kvcim.run(steps=8, eval_text_path="").to_dict()
+    assert report["spec"]["full"] == hw.to_dict()
+    assert report["spec"]["precision"] == placed["hardware"]["precision"] == hw.to_dict()["precision"]
