@@ -37,6 +37,8 @@ CASES = [
     (("map", "--policy", "overflw=spill"), lambda: kvcim.map(policy="overflw=spill"), "--policy", "policy"),
     (("map", "--policy", "page=7,overflow=spill"), lambda: kvcim.map(policy={"page": 7, "overflow": "spill"}),
      "--policy", "policy"),
+    (("cosim", "--trials", "0"), lambda: kvcim.cosim(trials=0), "--trials", "cosim"),
+    (("cosim", "--backpressure", "1"), lambda: kvcim.cosim(backpressure=1.0), "--backpressure", "cosim"),
 ]
 
 

@@ -33,6 +33,9 @@ constexpr FieldFlag kFieldFlags[] = {
     {"policy", "*", "--policy"},
     {"shape", "preset", "--preset"},
     {"shape", "*", "--shape"},
+    {"cosim", "trials", "--trials"},
+    {"cosim", "tokens", "--tokens"},
+    {"cosim", "backpressure", "--backpressure"},
 };
 
 }  // namespace

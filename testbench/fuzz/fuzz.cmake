@@ -19,9 +19,9 @@ set(KVCIM_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/testbench/fuzz)
 # target name -> the library it needs (cmodel readers; the spec parser lives in the mapper)
 # hw_spec: the spec parser; safetensors, hf_config, hf_tokenizer: Hugging Face checkpoints (the
 # safetensors header, config.json, tokenizer.json); macro_file: kvcim macro's reader
-# (mapper/macro_pricing.cpp)
+# (mapper/macro_pricing.cpp); policy: the policy's key table, as text and as a mapping
 set(KVCIM_FUZZ_TARGETS checkpoint tokenizer encode tech_table npy hw_spec safetensors hf_config
-    hf_tokenizer macro_file)
+    hf_tokenizer macro_file policy)
 
 foreach(t ${KVCIM_FUZZ_TARGETS})
   if(KVCIM_FUZZ)

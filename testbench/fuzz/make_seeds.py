@@ -105,6 +105,17 @@ def main():
     put("hw_spec", "unknown_key.yaml", b"name: x\nmacro: {rowz: 3}\n")
     put("hw_spec", "duplicate.yaml", b"name: x\nname: y\n")
 
+    # policy: text of every key, a mapping by field names and by short words, broken ones
+    put("policy", "every_key.txt", b"overflow=window,page=16,kv_fraction=0.25,gqa_sharing=off,replicas=2,"
+        b"sequences=3,window=64,sinks=8,evict=h2o")
+    put("policy", "fit.txt", b"window=fit")
+    put("policy", "bare.txt", b"spill")
+    put("policy", "names.json", b'{"tokens_per_page": 16, "window_tokens": 64, "sink_tokens": 8, '
+        b'"kv_fraction": null, "gqa_sharing": true, "evict": "h2o"}')
+    put("policy", "aliases.json", b'{"page": "tile", "window": "fit", "kv_fraction": "auto", "replicas": "2"}')
+    put("policy", "unknown.txt", b"overflw=spill,page=")
+    put("policy", "not_a_mapping.json", b"[1, 2]")
+
     # macro_file: the shipped macro specs (paths resolve against configs/macros) and broken ones
     for name in ("C1", "C2", "C4", "C7", "C9", "C11", "C12"):
         put("macro_file", name + ".yaml", open(os.path.join(SRC, "configs", "macros", name + ".yaml"), "rb").read())
