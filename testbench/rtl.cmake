@@ -44,15 +44,30 @@ set(KVCIM_RTL_ASSERTIONS ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_attention_tile_asse
 # change with the RTL: an RTL edit re-runs CMake, or a stale list fails to link.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS})
 
+# The trace format every Verilated tile is built with (one per model: Verilator's --trace and
+# --trace-fst give the model different trace() signatures). FST, GTKWave's compressed format, by
+# default; VCD for tools that read only VCD.
+set(KVCIM_RTL_TRACE fst CACHE STRING "Trace format of the Verilated tile: fst or vcd")
+set_property(CACHE KVCIM_RTL_TRACE PROPERTY STRINGS fst vcd)
+if(KVCIM_RTL_TRACE STREQUAL "fst")
+  set(KVCIM_RTL_TRACE_ARG TRACE_FST)
+elseif(KVCIM_RTL_TRACE STREQUAL "vcd")
+  set(KVCIM_RTL_TRACE_ARG TRACE)
+else()
+  message(FATAL_ERROR "kvcim: KVCIM_RTL_TRACE = '${KVCIM_RTL_TRACE}': expected fst or vcd")
+endif()
+# What a harness compiled against such a model needs to know (rtl_tile.cpp picks its trace writer).
+set(KVCIM_RTL_TRACE_DEFINITION "KVCIM_RTL_TRACE_FST=$<STREQUAL:${KVCIM_RTL_TRACE},fst>")
+
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
 target_link_libraries(kvcim_rtl_harness PUBLIC kvcim_cmodel Threads::Threads)
-target_compile_definitions(kvcim_rtl_harness PUBLIC KVCIM_HAVE_RTL=1)
-# Verilator -O3, no X randomisation, assertions on; VCD tracing compiled in but only switched on by
-# a trace path.
+target_compile_definitions(kvcim_rtl_harness PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION})
+# Verilator -O3, no X randomisation, assertions on; tracing compiled in but only switched on by a
+# trace path.
 verilate(kvcim_rtl_harness
   PREFIX Vcim_attention_tile
   TOP_MODULE cim_attention_tile
-  TRACE
+  ${KVCIM_RTL_TRACE_ARG}
   SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
   VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)
 set_target_properties(kvcim_rtl_harness PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt

@@ -28,7 +28,11 @@ void add_cosim(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "problem generator seed")->capture_default_str();
   cmd->add_option("--tokens", o->tokens, "tokens per problem (0: random, 1 to the tile size)")
       ->capture_default_str();
-  cmd->add_option("--trace", o->trace, "write a VCD trace of the RTL to this file");
+  cmd->add_option("--trace", o->trace,
+                  std::string("write a trace of the RTL to this file, ") +
+                      (testbench::RtlTile::trace_format() == std::string("fst")
+                           ? "FST (GTKWave; a VCD build: -DKVCIM_RTL_TRACE=vcd)"
+                           : "VCD (this build: -DKVCIM_RTL_TRACE=vcd)"));
   cmd->add_option("--backpressure", o->backpressure,
                   "probability of withholding each handshake per cycle")->capture_default_str();
   cmd->callback([o] {

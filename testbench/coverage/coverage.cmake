@@ -7,11 +7,11 @@
 # cover point hit (every state of every state machine among them).
 add_library(kvcim_rtl_cov STATIC ${KVCIM_HARNESS_SOURCES})
 target_link_libraries(kvcim_rtl_cov PUBLIC kvcim_cmodel Threads::Threads)
-target_compile_definitions(kvcim_rtl_cov PUBLIC KVCIM_HAVE_RTL=1)
+target_compile_definitions(kvcim_rtl_cov PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION})
 verilate(kvcim_rtl_cov
   PREFIX Vcim_attention_tile
   TOP_MODULE cim_attention_tile
-  TRACE
+  ${KVCIM_RTL_TRACE_ARG}
   COVERAGE
   SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
   VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)

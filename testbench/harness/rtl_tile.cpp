@@ -12,7 +12,14 @@
 #include "Vcim_attention_tile.h"
 #include "kvcim/error.hpp"
 #include "verilated.h"
+// One trace format per Verilated model (testbench/rtl.cmake, KVCIM_RTL_TRACE): FST by default.
+#if KVCIM_RTL_TRACE_FST
+#include "verilated_fst_c.h"
+using TraceWriter = VerilatedFstC;
+#else
 #include "verilated_vcd_c.h"
+using TraceWriter = VerilatedVcdC;
+#endif
 #if VM_COVERAGE
 #include "verilated_cov.h"
 #endif
@@ -57,6 +64,18 @@ void put_vector(T& port, std::span<const int8_t> x, int bits) {
     put_bits(port, static_cast<int>(i) * bits, bits, static_cast<uint8_t>(x[i]));
 }
 
+// A trace named for the other format would be a file its viewer misreads: refused before any
+// cycle runs. Other names (no extension, .trace) are the user's choice.
+void check_trace_path(const std::string& path) {
+  const std::string built = RtlTile::trace_format();
+  const std::string other = built == "fst" ? "vcd" : "fst";
+  const size_t dot = path.rfind('.');
+  if (dot != std::string::npos && path.substr(dot + 1) == other)
+    fail(path, "trace file", "'." + other + "'",
+         "this kvcim writes " + built + " traces (configured with KVCIM_RTL_TRACE=" + built +
+             "): name the file ." + built + ", or configure with -DKVCIM_RTL_TRACE=" + other);
+}
+
 }  // namespace
 
 struct RtlTile::Impl {
@@ -66,7 +85,7 @@ struct RtlTile::Impl {
   TileParams params = RtlTile::built_params();
   std::unique_ptr<VerilatedContext> ctx;
   std::unique_ptr<Vcim_attention_tile> top;
-  std::unique_ptr<VerilatedVcdC> vcd;
+  std::unique_ptr<TraceWriter> vcd;
   std::mt19937_64 rng;
   std::bernoulli_distribution stall;
   uint64_t cycles = 0;
@@ -82,10 +101,13 @@ struct RtlTile::Impl {
     // A failing assertion ($error in rtl/cim_attention_tile_assertions.sv) sets gotError instead
     // of aborting the process; check_assertions() turns it into kvcim::Error.
     ctx->fatalOnError(false);
-    if (!o.trace_path.empty()) ctx->traceEverOn(true);
+    if (!o.trace_path.empty()) {
+      check_trace_path(o.trace_path);
+      ctx->traceEverOn(true);
+    }
     top = std::make_unique<Vcim_attention_tile>(ctx.get(), "tile");
     if (!o.trace_path.empty()) {
-      vcd = std::make_unique<VerilatedVcdC>();
+      vcd = std::make_unique<TraceWriter>();
       top->trace(vcd.get(), 99);
       vcd->open(o.trace_path.c_str());
       if (!vcd->isOpen()) fail(o.trace_path, "trace file", o.trace_path, "could not be opened for writing");
@@ -241,6 +263,8 @@ RtlTile::RtlTile(const RtlTileOptions& options) : impl_(std::make_unique<Impl>(o
 RtlTile::~RtlTile() = default;
 
 const TileParams& RtlTile::params() const { return impl_->params; }
+
+const char* RtlTile::trace_format() { return KVCIM_RTL_TRACE_FST ? "fst" : "vcd"; }
 
 TileParams RtlTile::built_params() {
 #ifdef KVCIM_RTL_TILE_CONFIG

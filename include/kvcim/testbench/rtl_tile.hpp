@@ -43,7 +43,10 @@ struct RtlTileOptions {
   // protocol requires (rtl/cim_attention_tile_assertions.sv).
   double backpressure = 0.0;
   uint64_t seed = 1;          // the back-pressure generator's seed
-  std::string trace_path;     // non-empty: write a VCD trace of every cycle to this file
+  // non-empty: write a trace of every cycle to this file, in the format the tile was built with
+  // (trace_format(): FST by default, VCD with -DKVCIM_RTL_TRACE=vcd); a name ending in the other
+  // format's extension is refused
+  std::string trace_path;
   int64_t timeout_cycles = 1'000'000;  // a handshake not completing within this throws
 };
 
@@ -58,6 +61,8 @@ class RtlTile final : public cmodel::cim::AttentionTile {
   // configuration table (testbench/tests/rtl_configs), at that configuration's.
   const cmodel::cim::TileParams& params() const override;
   static cmodel::cim::TileParams built_params();
+  // "fst" or "vcd": the trace format of this build (testbench/rtl.cmake, KVCIM_RTL_TRACE)
+  static const char* trace_format();
   void reset() override;  // clear_i: drops the tokens, keeps the counters
   void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
   using AttentionTile::query;

@@ -9,10 +9,11 @@ add_library(kvcim_rtl_xrand STATIC ${KVCIM_HARNESS_SOURCES} ${KVCIM_RTL_XRAND_SO
 # the shim folder first, so that the harness's #include "Vcim_attention_tile.h" finds the shim
 target_include_directories(kvcim_rtl_xrand BEFORE PUBLIC ${xdir})
 target_link_libraries(kvcim_rtl_xrand PUBLIC kvcim_cmodel Threads::Threads)
+target_compile_definitions(kvcim_rtl_xrand PUBLIC ${KVCIM_RTL_TRACE_DEFINITION})
 verilate(kvcim_rtl_xrand
   PREFIX Vcim_attention_tile_x
   TOP_MODULE cim_attention_tile
-  TRACE
+  ${KVCIM_RTL_TRACE_ARG}
   SOURCES ${KVCIM_RTL_SOURCES}
   VERILATOR_ARGS -O3 --x-assign unique --x-initial unique)
 set_target_properties(kvcim_rtl_xrand PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt

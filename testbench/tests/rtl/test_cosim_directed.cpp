@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sys/wait.h>
 #include <filesystem>
 #include <fstream>
@@ -201,24 +202,58 @@ TEST(CosimDirected, SameErrorsAsTheCModel) {
   EXPECT_THROW(RtlTile(backpressured(1.0, 1)), kvcim::Error);
 }
 
-TEST(CosimDirected, TraceWritesAVcdAndChangesNothing) {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / ("kvcim_tile_trace_" + std::to_string(::getpid()) + ".vcd")).string();
+// The big-endian unsigned integer of 8 bytes at `at` (FST's header fields).
+uint64_t be64(const std::string& bytes, size_t at) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(bytes.at(at + i));
+  return v;
+}
+
+// The trace is written in the format of the build (FST by default, GTKWave's; VCD with
+// -DKVCIM_RTL_TRACE=vcd), records every cycle, and changes no result.
+TEST(CosimDirected, TraceWritesTheBuiltFormatAndChangesNothing) {
+  const std::string format = RtlTile::trace_format();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("kvcim_tile_trace_" + std::to_string(::getpid()) + "." + format)).string();
   std::mt19937_64 rng(7);
   const TileProblem pr = random_problem(rng, TileParams{}, 12);
   TileResult traced;
+  int64_t working_cycles = 0;
   {
     RtlTile rtl(with_trace(path));
     traced = run_problem(rtl, pr);
+    working_cycles = rtl.events().cycles;
   }
   CModelTile c;
   EXPECT_EQ(diff_results(run_problem(c, pr), traced), "");
-  std::ifstream f(path);
+  std::ifstream f(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
-  EXPECT_NE(text.find("res_valid_o"), std::string::npos);
+  if (format == "vcd") {
+    EXPECT_NE(text.find("$enddefinitions"), std::string::npos);
+    EXPECT_NE(text.find("res_valid_o"), std::string::npos);
+  } else {
+    // FST's header block (fstapi.c): type 0, 329 bytes, start and end time, the endianness test
+    // double e, memory, scopes, variables. The end time is the last dump, two per clock cycle.
+    ASSERT_GT(text.size(), 330u);
+    EXPECT_EQ(text[0], 0);
+    EXPECT_EQ(be64(text, 1), 329u);
+    EXPECT_EQ(be64(text, 9), 0u);
+    EXPECT_GT(be64(text, 17), 2 * static_cast<uint64_t>(working_cycles));  // every working cycle
+    double e = 0;
+    std::memcpy(&e, text.data() + 25, sizeof e);
+    EXPECT_EQ(e, 2.7182818284590452354);
+    EXPECT_GT(be64(text, 57), 50u);  // variables: every port and register of the tile
+  }
   std::filesystem::remove(path);
-  EXPECT_THROW(RtlTile(with_trace("/nonexistent-dir/x.vcd")), kvcim::Error);
+  EXPECT_THROW(RtlTile(with_trace("/nonexistent-dir/x." + format)), kvcim::Error);
+  // a name of the other format is refused, naming what this build writes
+  const std::string other = format == "fst" ? "vcd" : "fst";
+  try {
+    RtlTile wrong(with_trace((std::filesystem::temp_directory_path() / ("kvcim_wrong." + other)).string()));
+    FAIL() << "accepted a ." << other << " name";
+  } catch (const kvcim::Error& err) {
+    EXPECT_NE(std::string(err.what()).find("writes " + format + " traces"), std::string::npos) << err.what();
+  }
 }
 
 }  // namespace

@@ -21,12 +21,12 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
   set(lib kvcim_rtl_${name})
   add_library(${lib} STATIC ${KVCIM_HARNESS_SOURCES})
   target_link_libraries(${lib} PUBLIC kvcim_cmodel Threads::Threads)
-  target_compile_definitions(${lib} PUBLIC KVCIM_HAVE_RTL=1
+  target_compile_definitions(${lib} PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION}
                              "KVCIM_RTL_TILE_CONFIG=${hd},${tokens},${kv},${prob}")
   verilate(${lib}
     PREFIX Vcim_attention_tile
     TOP_MODULE cim_attention_tile
-    TRACE
+    ${KVCIM_RTL_TRACE_ARG}
     SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
     VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast
                    -GHEAD_DIM=${hd} -GTOKENS=${tokens} -GKV_BITS=${kv} -GPROB_BITS=${prob})
