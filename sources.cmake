@@ -73,6 +73,7 @@ set(KVCIM_RUNTIME_SOURCES
     runtime/hardware.cpp
     runtime/html_report.cpp
     runtime/report.cpp
+    runtime/rtl_tiles.cpp
     runtime/run_job.cpp
     runtime/run_summary.cpp
     runtime/session.cpp
@@ -95,6 +96,10 @@ set(KVCIM_HARNESS_SOURCES
     testbench/harness/cosim_job.cpp
     testbench/harness/problems.cpp
     testbench/harness/rtl_tile.cpp
+)
+# a configuration of the table as a loadable module (testbench/tests/rtl_configs/rtl_configs.cmake)
+set(KVCIM_RTL_MODULE_SOURCES
+    testbench/harness/rtl_module.cpp
 )
 # the Python module kvcim._core
 set(KVCIM_PY_SOURCES
@@ -265,7 +270,7 @@ set(KVCIM_RTL_XRAND_TEST_SOURCES
 # Fails the configure step naming every file on disk that no list above holds.
 function(kvcim_check_sources_listed)
   set(listed ${KVCIM_CMODEL_SOURCES} ${KVCIM_MAPPER_SOURCES} ${KVCIM_RUNTIME_SOURCES} ${KVCIM_CLI_SOURCES}
-      ${KVCIM_HARNESS_SOURCES} ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES}
+      ${KVCIM_HARNESS_SOURCES} ${KVCIM_RTL_MODULE_SOURCES} ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES}
       ${KVCIM_CLI_TESTS} ${KVCIM_RTL_CONFIG_TEST_SOURCES} ${KVCIM_RTL_XRAND_SOURCES}
       ${KVCIM_RTL_XRAND_TEST_SOURCES})
   foreach(suite ${KVCIM_TEST_SUITES})

@@ -28,7 +28,7 @@ int batch_size(const SessionOptions& so, const mapper::Policy& policy) {
 RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
                   const mapper::HardwareSpec& hw, const mapper::Policy& run_policy,
                   const SessionOptions& run_options, const RunInputs& inputs,
-                  const std::optional<RtlTileSource>& rtl, const std::string& attention_option) {
+                  const RtlTiles& rtl, const std::string& attention_option) {
   // the batch: its sequences' KV tiles placed, its sequences run
   SessionOptions so = run_options;
   mapper::Policy policy = run_policy;
@@ -37,7 +37,7 @@ RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
   const cmodel::cim::TileParams tile = hw.tile(ck.config.head_dim());
   TileFactory tiles = cmodel_tiles(tile);
   if (so.backends.attention == BackendKind::rtl) {
-    if (!rtl)
+    if (!rtl.built())
       fail(attention_option, "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
     // what the RTL tile cannot be, named by the spec's field
     if (tile.kind != cmodel::cim::TileKind::digital)
@@ -46,13 +46,18 @@ RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
       fail(hw.source, "kv.k_bits", std::to_string(tile.kb()),
            "the RTL tile stores K and V at one width: kv.k_bits must equal kv.v_bits (" +
                std::to_string(tile.vb()) + ")");
-    if (!(rtl->params == tile))
-      fail(hw.source, "kv", "tile parameters of the spec",
-           "the RTL tile is built at head_dim " + std::to_string(rtl->params.head_dim) + ", " +
-               std::to_string(rtl->params.tokens) + " tokens, " + std::to_string(rtl->params.kv_bits) +
-               "-bit KV, exp_frac " + std::to_string(rtl->params.exp_frac) + ", " +
-               std::to_string(rtl->params.prob_bits) + "-bit probabilities");
-    tiles = rtl->make;
+    const std::optional<RtlTileSource> source = rtl.find(tile);
+    if (!source) {
+      std::string built;
+      for (const std::string& name : rtl.available()) built += (built.empty() ? "" : ", ") + name;
+      fail(hw.source, "kv", rtl_config_name(tile) + " (head_dim " + std::to_string(tile.head_dim) + ", " +
+                                std::to_string(tile.tokens) + " tokens, " + std::to_string(tile.kv_bits) +
+                                "-bit KV, " + std::to_string(tile.prob_bits) + "-bit probabilities, exp_frac " +
+                                std::to_string(tile.exp_frac) + ")",
+           "no RTL tile is built at these parameters; built: " + built +
+               " (configurations: testbench/tests/rtl_configs/rtl_configs.cmake; `make` builds them all)");
+    }
+    tiles = source->make;
   }
   return make_run_report(run_generation(ck, tok, so, session_hardware(ck, placement, tiles)), so, placement, inputs);
 }

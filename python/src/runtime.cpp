@@ -83,13 +83,13 @@ void bind_runtime(py::module_& m) {
         {
           py::gil_scoped_release release;
           const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
-          std::optional<RtlTileSource> rtl;
+          std::optional<RtlTileSource> linked;
 #ifdef KVCIM_HAVE_RTL
-          rtl = RtlTileSource{testbench::RtlTile().params(),
-                              [] { return std::make_unique<testbench::RtlTile>(); }};
+          linked = RtlTileSource{testbench::RtlTile::built_params(),
+                                 [] { return std::make_unique<testbench::RtlTile>(); }};
 #endif
           report = to_json(run_job(ck, tok, hw, policy, so, {ck.path, tok_path, hw.source, eval_path},
-                                   rtl, "backends.attention"));
+                                   RtlTiles(linked), "backends.attention"));
         }
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },

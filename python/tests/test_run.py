@@ -150,6 +150,15 @@ def test_rtl_attention_gives_the_c_model_report():
     rtl = kvcim.run(steps=10, backends="rtl", **NO_EVAL).to_dict()
     for key in ("tokens", "accuracy", "steps"):
         assert rtl[key] == cim[key]
+    # another configuration of the table (a module beside the build): 32-token tiles, 2-bit KV
+    hw = kvcim.HardwareSpec.default().to_dict()
+    hw["kv"]["tokens_per_tile"], hw["kv"]["prob_bits"], hw["precision"]["kv_bits"] = 32, 8, 2
+    cim = kvcim.run(spec=hw, steps=40, backends="cim", **NO_EVAL).to_dict()
+    rtl = kvcim.run(spec=hw, steps=40, backends="rtl", **NO_EVAL).to_dict()
+    assert rtl["tokens"] == cim["tokens"] and rtl["steps"] == cim["steps"]
+    hw["kv"]["tokens_per_tile"] = 16  # no configuration of the table
+    with pytest.raises(kvcim.Error, match="no RTL tile is built.*hd8_t32_kv2_p8"):
+        kvcim.run(spec=hw, steps=8, backends="rtl", **NO_EVAL)
 
 
 def test_run_sweep_equals_direct_runs(tmp_path):

@@ -129,12 +129,12 @@ void add_run(CLI::App& app) {
         std::fprintf(stderr, "\r  evaluation: %d/%d tokens   ", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       };
-    std::optional<RtlTileSource> rtl;
+    std::optional<RtlTileSource> linked;
 #ifdef KVCIM_HAVE_RTL
-    rtl = RtlTileSource{testbench::RtlTile().params(), [] { return std::make_unique<testbench::RtlTile>(); }};
+    linked = RtlTileSource{testbench::RtlTile::built_params(), [] { return std::make_unique<testbench::RtlTile>(); }};
 #endif
     const RunReport report = run_job(ck, tok, hw, policy, so, {o->model, tok_path, o->hw, o->eval_text_path},
-                                     rtl, "--attention-backend");
+                                     RtlTiles(linked), "--attention-backend");
     // every output made before any is written, then all or none of them written
     std::vector<std::pair<std::string, std::string>> files;
     if (!o->json_out.empty() || !o->html_out.empty()) {

@@ -159,12 +159,14 @@ bad "map: ADC field on a digital KV tile" "adc_bits" "kind: analog" -- map --hw 
 sed 's/^  exp_frac: 6$/  exp_frac: 6\n  softmax: relu/' "$HW" > "$T/hw/kv_digital_relu.yaml"
 bad "map: a per-token softmax on the digital tile" "softmax" -- map --hw "$T/hw/kv_digital_relu.yaml" --json "$T/out.json"
 if "$KVCIM" cosim --trials 1 >/dev/null 2>&1; then  # an RTL build
-  bad "cosim: zero trials" "cosim" "trials = 0" -- cosim --trials 0
+  bad "cosim: zero trials" "--trials" "trials = 0" -- cosim --trials 0
   bad "cosim: tokens beyond the tile" "tokens = 999" -- cosim --tokens 999
   bad "cosim: back-pressure of 1 (never a handshake)" "backpressure" -- cosim --trials 1 --backpressure 1
   bad "run: the RTL backend refuses the analog tile" "kv.kind" "analog" -- "${RUN[@]}" --hw "$GC" --attention-backend rtl --json "$T/out.json"
   sed 's/^  exp_frac: 6$/  exp_frac: 6\n  k_bits: 4/' "$HW" > "$T/hw/kv_k4.yaml"
   bad "run: the RTL backend refuses k_bits != v_bits" "kv.k_bits" "4" -- "${RUN[@]}" --hw "$T/hw/kv_k4.yaml" --attention-backend rtl --json "$T/out.json"
+  sed 's/^  tokens_per_tile: 64 /  tokens_per_tile: 16 /' "$HW" > "$T/hw/kv_t16.yaml"
+  bad "run: an RTL tile of no built configuration" "hd8_t16_kv8_p12" "no RTL tile is built" "built: hd8_t64_kv8_p12 (linked)" -- "${RUN[@]}" --hw "$T/hw/kv_t16.yaml" --attention-backend rtl --json "$T/out.json"
 fi
 
 finish "reliability input"

@@ -11,27 +11,22 @@
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/runtime/report.hpp"
+#include "kvcim/runtime/rtl_tiles.hpp"
 #include "kvcim/runtime/session.hpp"
 
 namespace kvcim::runtime {
-
-// The Verilated tile as a source of attention tiles: the parameters it was built at, and how to
-// make one. Only the composition roots link the harness, so they pass it in.
-struct RtlTileSource {
-  cmodel::cim::TileParams params;
-  TileFactory make;
-};
 
 // The batch size: options.sequences, policy.sequences and the number of prompts, those other
 // than 1 agreeing (else kvcim::Error).
 int batch_size(const SessionOptions& options, const mapper::Policy& policy);
 
-// `options.backends.attention == rtl` needs `rtl` (empty in a build without the RTL; errors then
-// name `attention_option`) built at the spec's tile parameters.
+// `options.backends.attention == rtl` needs a tile of `rtl` built at the spec's tile parameters
+// (the linked one or a module; a build without the RTL has none, and errors then name
+// `attention_option`); without one, the error lists the configurations there are.
 RunReport run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,
                   const mapper::HardwareSpec& hw, const mapper::Policy& policy,
-                  const SessionOptions& options, const RunInputs& inputs,
-                  const std::optional<RtlTileSource>& rtl, const std::string& attention_option);
+                  const SessionOptions& options, const RunInputs& inputs, const RtlTiles& rtl,
+                  const std::string& attention_option);
 
 // The evaluation text (added to the evaluation's sampled sequences) of a file, as bytes.
 std::string read_eval_text(const std::string& path);

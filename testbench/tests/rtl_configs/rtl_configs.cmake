@@ -50,4 +50,19 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
                              "KVCIM_RTL_EXPECTED=${hd},${tokens},${kv},${prob}")
   gtest_discover_tests(test_rtl_${name} TEST_PREFIX "rtl_config.${name}." DISCOVERY_TIMEOUT 60
                        PROPERTIES TIMEOUT 600)
+  # The configuration for `kvcim run --attention-backend rtl` and kvcim.run(): a module beside the
+  # program (runtime/rtl_tiles.hpp) exporting kvcim_rtl_module_v1 only, its harness and model
+  # hidden (--exclude-libs), so that it never meets the linked default's symbols. Not a
+  # dependency of the kvcim target: `make demo` stays the default configuration's build.
+  set(module kvcim_rtl_tile_${name})
+  add_library(${module} MODULE ${KVCIM_RTL_MODULE_SOURCES})
+  target_link_libraries(${module} PRIVATE ${lib})
+  set_target_properties(${module} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
+                        CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+  target_link_options(${module} PRIVATE -Wl,--exclude-libs,ALL -Wl,-Bsymbolic -Wl,--no-undefined)
+  list(APPEND KVCIM_RTL_MODULES ${module})
 endforeach()
+# The runtime's RTL tests run specs of these configurations through the modules.
+if(TARGET test_runtime_rtl)
+  add_dependencies(test_runtime_rtl ${KVCIM_RTL_MODULES})
+endif()

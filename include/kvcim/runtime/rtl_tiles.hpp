@@ -1,0 +1,62 @@
+// The RTL attention tiles a program can run. The default configuration of the Verilated tile is
+// linked into the program (the composition roots pass it in); every other configuration of the
+// table (testbench/tests/rtl_configs/rtl_configs.cmake) is built as a loadable module,
+// kvcim_rtl_tile_<config>.so, found beside the program and loaded when a spec asks for its
+// parameters. Modules keep the product's build (`make demo`) to the default configuration, and
+// let each configuration's Verilated model and harness keep their own symbols.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/runtime/cim_attention.hpp"
+
+namespace kvcim::runtime {
+
+// The Verilated tile as a source of attention tiles: the parameters it was built at, and how to
+// make one.
+struct RtlTileSource {
+  cmodel::cim::TileParams params;
+  TileFactory make;
+};
+
+// What a module exports (extern "C" kvcim_rtl_module_v1): checked against this program's view of
+// the interface before anything in it is used.
+struct RtlModuleV1 {
+  int abi = 0;                   // kRtlModuleAbi of the module's build
+  size_t params_size = 0;        // sizeof(TileParams) of the module's build
+  cmodel::cim::TileParams params;
+  std::unique_ptr<cmodel::cim::AttentionTile> (*make)() = nullptr;
+};
+inline constexpr int kRtlModuleAbi = 1;
+inline constexpr const char* kRtlModuleSymbol = "kvcim_rtl_module_v1";
+
+// "hd8_t64_kv8_p12": head_dim, tokens, K/V bits and probability bits, as the table and the module
+// files name a configuration.
+std::string rtl_config_name(const cmodel::cim::TileParams& p);
+
+class RtlTiles {
+ public:
+  // `linked`: the configuration built into the program (none: a build without the RTL, which then
+  // offers no module either). `dirs`: where modules are looked for (rtl_module_dirs()).
+  explicit RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs = rtl_module_dirs());
+  // The tile built at exactly `p`: the linked one, else the module of p's configuration name
+  // (loaded once, kept loaded). A module file that is not a kvcim module, or whose build does not
+  // match this program's, is a kvcim::Error naming the file.
+  std::optional<RtlTileSource> find(const cmodel::cim::TileParams& p) const;
+  // Every configuration available: the linked one, then the module files in `dirs`, by name.
+  std::vector<std::string> available() const;
+  bool built() const { return linked_.has_value(); }
+
+  // $KVCIM_RTL_MODULE_DIR if set; else the folder of the program or library holding this code,
+  // and its parent and grandparent (the build folder, from build/ or build/python/kvcim/).
+  static std::vector<std::string> rtl_module_dirs();
+
+ private:
+  std::optional<RtlTileSource> linked_;
+  std::vector<std::string> dirs_;
+};
+
+}  // namespace kvcim::runtime
