@@ -15,9 +15,10 @@
 //   result  res_*: o (HEAD_DIM x int32), evmax, ymax (sign-extended to 64 bits), sum. Held until
 //           res_ready_i.
 // Latency, nothing stalling: an append takes HEAD_DIM cycles; a query over n tokens takes
-// KV_BITS + PROB_BITS + 3n + 4 cycles from the query transfer to the result transfer, both
-// included (1 transfer + KV_BITS K-macro bits + 1 hand-over + 3n softmax + 1 hand-over + PROB_BITS
-// V-macro bits + 1 result transfer).
+// KV_BITS + PROB_BITS + 3n + (S - 1) + 4 cycles from the query transfer to the result transfer,
+// both included (1 transfer + KV_BITS K-macro bits + 1 hand-over + 3n + S - 1 softmax, S =
+// ceil(PROB_BITS / DIV_BITS_PER_STAGE) the divider's pipeline stages, 0 for n = 0 + 1 hand-over
+// + PROB_BITS V-macro bits + 1 result transfer).
 // clear_i (honoured when idle) drops the tokens; evt_clear_i zeroes the counters; rst does both and
 // aborts whatever is running. counters_o holds NUM_COUNTERS 64-bit event counters (CNT_* indices
 // of kvcim_tile_pkg); tile_cycles counts the cycles the tile works, i.e. excluding those where it

@@ -30,6 +30,7 @@ int main() {
   param("EXP_ZERO_SHIFT", kExpZeroShift, "octave shift from which e_t = 0");
   param("SCALE_MAX_SHIFT", kScaleMaxShift, "logit rescale shift clamp");
   param("FOLD_MAX_SHIFT", kFoldMaxShift, "V-exponent fold shift clamp");
+  param("DIV_BITS_PER_STAGE", kDividerBitsPerStage, "quotient bits per stage of the pipelined divider");
   param("EXP_LUT_SIZE", static_cast<int>(lut.size()), "2^EXP_FRAC table entries");
   std::printf("  // LUT[f] = round(2^16 * 2^(-f / 2^EXP_FRAC)), entry f at bits [f*(EXP_ONE_BITS+1) +: EXP_ONE_BITS+1]\n");
   std::printf("  // (one packed vector, most significant entry first: the subset Verilator and Yosys both read)\n");

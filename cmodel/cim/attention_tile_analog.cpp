@@ -58,11 +58,11 @@ double analog_v_full_scale(const TileParams& p, int j) {
   return psum * slice_max(p.vb(), p.cell_bits, j);
 }
 
-SoftmaxEvents normalisation_events(TileSoftmax s, int64_t n) {
+SoftmaxEvents normalisation_events(const TileParams& p, int64_t n) {
   SoftmaxEvents e;
-  switch (s) {
-    case TileSoftmax::fixed:  // softmax_fixed.cpp
-      e = {n, 3 * n, 4 * n, 2 * n, n, n, 3 * n};
+  switch (p.softmax) {
+    case TileSoftmax::fixed:  // softmax_fixed.cpp: the pipelined divider's fill once per query
+      e = {n, 3 * n, 4 * n, 2 * n, n, n, softmax_cycles(p, n)};
       break;
     case TileSoftmax::hardsigmoid:  // rescale; /6 and +1/2; clamp; sum; divide; fold
       e = {n, 2 * n, 4 * n, 3 * n, 0, 2 * n, 3 * n};
@@ -112,7 +112,7 @@ SoftmaxOutput softmax_per_token(const TileParams& p, std::span<const int64_t> sc
     const int sh = std::min(out.evmax - ev[t], kFoldMaxShift);
     out.prob[t] = static_cast<uint32_t>(quant::shift_round(out.raw[t], sh));
   }
-  events += normalisation_events(p.softmax, static_cast<int64_t>(n));
+  events += normalisation_events(p, static_cast<int64_t>(n));
   return out;
 }
 
@@ -144,13 +144,17 @@ TileEvents analog_query_events(const TileParams& p, int n) {
   e.v_macro.adc_conversions = D * sv;  // one per output and slice column
   e.v_macro.shift_add_ops = D * (sv - 1);
   e.v_macro.cycles = 1;
-  e.softmax = normalisation_events(p.softmax, n);
+  e.softmax = normalisation_events(p, n);
   e.cycles = analog_query_cycles(p, n);
   e.queries = 1;
   return e;
 }
 
-int64_t analog_query_cycles(const TileParams&, int n) { return 3 * static_cast<int64_t>(n) + 6; }
+// The softmax unit's passes (with the fixed softmax, the same pipelined divider as the digital
+// tile's) + 6.
+int64_t analog_query_cycles(const TileParams& p, int n) {
+  return (p.softmax == TileSoftmax::fixed ? softmax_cycles(p, n) : 3 * static_cast<int64_t>(n)) + 6;
+}
 
 namespace {
 const TileParams& validated_analog(const TileParams& p) {

@@ -15,13 +15,19 @@ namespace kvcim::cmodel::cim {
 // The K column group is written one wordline (row) per cycle, as the macro's write_events count.
 int64_t append_cycles(const TileParams& p) { return p.head_dim; }
 
+int divider_stages(const TileParams& p) { return (p.prob_bits + kDividerBitsPerStage - 1) / kDividerBitsPerStage; }
+
+int64_t softmax_cycles(const TileParams& p, int64_t n_tokens) {
+  return n_tokens > 0 ? 3 * n_tokens + divider_stages(p) - 1 : 0;
+}
+
 // Query handshake (1) + K macro bit-serial input (kv_bits) + hand-over to the softmax unit (1) +
-// three passes of one token per cycle (3n) + hand-over to the V macro (1) + V macro bit-serial
-// input (prob_bits) + result handshake (1).
+// the softmax unit (softmax_cycles) + hand-over to the V macro (1) + V macro bit-serial input
+// (prob_bits) + result handshake (1).
 // The analog tile has its own schedule (analog_query_cycles).
 int64_t query_cycles(const TileParams& p, int n_tokens) {
   if (p.kind == TileKind::analog) return analog_query_cycles(p, n_tokens);
-  return p.kv_bits + p.prob_bits + 3 * static_cast<int64_t>(n_tokens) + 4;
+  return p.kv_bits + p.prob_bits + softmax_cycles(p, n_tokens) + 4;
 }
 
 QueryScale query_scale(double q_scale, int head_dim) {
@@ -105,7 +111,7 @@ SoftmaxOutput softmax_fixed(const TileParams& p, std::span<const int64_t> scores
   events.divisions += n;
   events.shifts += n;
   events.adds += n;
-  events.cycles += 3 * static_cast<int64_t>(n);
+  events.cycles += softmax_cycles(p, static_cast<int64_t>(n));
   return out;
 }
 

@@ -34,7 +34,7 @@ void charge_tile_query(Ledger& l, int layer, const cim::TileEvents& query, int64
   l.add(layer, Op::attn_weighted_sum, EventKind::fp32_mul, combine_ops);
 }
 
-cim::SoftmaxEvents softmax_unit_events(int64_t n) {
+cim::SoftmaxEvents softmax_unit_events(const cim::TileParams& p, int64_t n) {
   cim::SoftmaxEvents s;
   s.multiplies = n;
   s.shifts = 3 * n;
@@ -42,7 +42,7 @@ cim::SoftmaxEvents softmax_unit_events(int64_t n) {
   s.comparisons = 2 * n;
   s.exp_lookups = n;
   s.divisions = n;
-  s.cycles = 3 * n;
+  s.cycles = cim::softmax_cycles(p, n);
   return s;
 }
 
@@ -64,7 +64,7 @@ cim::TileEvents tile_query_events(const cim::TileParams& p, int n) {
   cim::TileEvents e;
   e.k_macro = cim::compute_events(cim::k_macro_spec(p), p.head_dim, n);
   e.v_macro = cim::compute_events(cim::v_macro_spec(p), n, p.head_dim);
-  e.softmax = softmax_unit_events(n);
+  e.softmax = softmax_unit_events(p, n);
   e.cycles = cim::query_cycles(p, n);
   e.queries = 1;
   return e;

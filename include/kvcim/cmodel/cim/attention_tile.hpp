@@ -34,6 +34,9 @@ inline constexpr int kExpOneBits = 16;      // LUT[0] = 2^16, entries are 17-bit
 inline constexpr int kExpZeroShift = 17;    // n >= 17 integer octaves below the max: e = 0
 inline constexpr int kScaleMaxShift = 62;   // rescale shift clamp
 inline constexpr int kFoldMaxShift = 31;    // V-exponent fold shift clamp
+// The softmax unit's P-step divider is pipelined, this many quotient bits per stage
+// (rtl/softmax_unit.sv): ceil(P / 4) stages, one token entering per cycle.
+inline constexpr int kDividerBitsPerStage = 4;
 
 // How the tile stores K and V and computes with them: the bit-exact digital tile (CModelTile, the
 // RTL) or the analog tile (AnalogTile: multi-level cells, an ADC per score and per output, noise).
@@ -118,10 +121,14 @@ struct TileEvents {
 
 // The RTL's documented schedule, in tile clock cycles (cim_attention_tile.sv), when nothing
 // stalls: an append takes head_dim cycles (the K column group is written one wordline per cycle,
-// the V row in the first of them); a query over n tokens takes kv_bits + prob_bits + 3n + 4 cycles
-// from the query handshake to the result handshake, both included.
+// the V row in the first of them); a query over n tokens takes kv_bits + prob_bits +
+// softmax_cycles + 4 cycles from the query handshake to the result handshake, both included.
 int64_t append_cycles(const TileParams& p);
 int64_t query_cycles(const TileParams& p, int n_tokens);
+// The softmax unit over n tokens: three passes of one token per cycle, the last through the
+// pipelined divider, which adds divider_stages - 1 cycles: 3n + divider_stages - 1 (0 for n = 0).
+int divider_stages(const TileParams& p);
+int64_t softmax_cycles(const TileParams& p, int64_t n_tokens);
 
 // ---- results ------------------------------------------------------------------------------------
 struct TileResult {

@@ -32,8 +32,8 @@ double analog_k_full_scale(const TileParams& p, int slice);
 double analog_v_full_scale(const TileParams& p, int slice);
 
 // The softmax unit's events per query over n tokens for each normalisation (fixed: the
-// softmax_fixed counts; hardsigmoid, relu: docs/attention_tile.md).
-SoftmaxEvents normalisation_events(TileSoftmax s, int64_t n_tokens);
+// softmax_fixed counts; hardsigmoid, relu: docs/attention_tile.md), by p.softmax.
+SoftmaxEvents normalisation_events(const TileParams& p, int64_t n_tokens);
 // HardSigmoid / ReLU normalisation (steps 2'-5'): the same Y_t as softmax_fixed, then
 //   hardsigmoid: e_t = clamp(floor(Y_t 2^16 / (6 2^F)) + 2^15, 1, 2^16)
 //   relu:        e_t = clamp(Y_t 2^(16-F), 1, 2^24)

@@ -31,8 +31,9 @@ void charge_tile_query(Ledger& l, int layer, const cim::TileEvents& query, int64
 // analog_query_events). The digital C-model tile (cim::CModelTile): from the macro event formulas
 // (cim::compute_events / write_events on k_macro_spec / v_macro_spec) and the softmax unit's
 // per-token operation counts (softmax_fixed.cpp: per valid token 1 multiply, 3 shifts, 4 adds,
-// 2 comparisons, 1 table read, 1 division, 3 cycles). Tested against the simulated tile.
-cim::SoftmaxEvents softmax_unit_events(int64_t n_tokens);
+// 2 comparisons, 1 table read, 1 division, 3 cycles; plus the pipelined divider's fill,
+// divider_stages - 1 cycles, once per query). Tested against the simulated tile.
+cim::SoftmaxEvents softmax_unit_events(const cim::TileParams& p, int64_t n_tokens);
 cim::TileEvents tile_append_events(const cim::TileParams& p);
 cim::TileEvents tile_query_events(const cim::TileParams& p, int n_tokens);
 // The float multiply-adds joining `tiles` tile results of one query (runtime: tiles x
