@@ -259,6 +259,11 @@ set(KVCIM_RTL_CONFIG_TEST_SOURCES
     testbench/tests/rtl_configs/table/test_rtl_config.cpp
 )
 
+# the gate-level netlist's test (testbench/tests/rtl_gates; with the directed suite of rtl)
+set(KVCIM_RTL_GATES_TEST_SOURCES
+    testbench/tests/rtl_gates/test_rtl_gates.cpp
+)
+
 # the tile Verilated with X randomisation and its harness (testbench/tests/reliability_rtl)
 set(KVCIM_RTL_XRAND_SOURCES
     testbench/tests/reliability_rtl/xrand/xrand_seed.cpp
@@ -271,7 +276,7 @@ set(KVCIM_RTL_XRAND_TEST_SOURCES
 function(kvcim_check_sources_listed)
   set(listed ${KVCIM_CMODEL_SOURCES} ${KVCIM_MAPPER_SOURCES} ${KVCIM_RUNTIME_SOURCES} ${KVCIM_CLI_SOURCES}
       ${KVCIM_HARNESS_SOURCES} ${KVCIM_RTL_MODULE_SOURCES} ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES}
-      ${KVCIM_CLI_TESTS} ${KVCIM_RTL_CONFIG_TEST_SOURCES} ${KVCIM_RTL_XRAND_SOURCES}
+      ${KVCIM_CLI_TESTS} ${KVCIM_RTL_CONFIG_TEST_SOURCES} ${KVCIM_RTL_GATES_TEST_SOURCES} ${KVCIM_RTL_XRAND_SOURCES}
       ${KVCIM_RTL_XRAND_TEST_SOURCES})
   foreach(suite ${KVCIM_TEST_SUITES})
     list(APPEND listed ${KVCIM_TEST_${suite}_SOURCES})

@@ -1,8 +1,11 @@
 // Directed co-simulation: corner cases, back-pressure on every handshake, reset in the middle of
 // operations, the decode pattern, the documented latency, tracing. Every output integer and every
-// event counter is compared with the C model.
+// event counter is compared with the C model, at the parameters the tile was built at (the
+// defaults in test_rtl; the gate-level netlist's configuration in testbench/tests/rtl_gates, which
+// compiles this file with KVCIM_RTL_GATES: no assertions in a netlist, no kvcim command).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,8 +23,11 @@ namespace {
 using namespace kvcim::cmodel::cim;
 using namespace kvcim::testbench;
 
+// The parameters the RTL under test was built at.
+TileParams built() { return RtlTile::built_params(); }
+
 TileProblem uniform_problem(int n, int8_t k, int8_t v, int8_t q, int ek, int ev, QueryScale s) {
-  const TileParams p;
+  const TileParams p = built();
   TileProblem pr;
   pr.k.assign(n, std::vector<int8_t>(p.head_dim, k));
   pr.v.assign(n, std::vector<int8_t>(p.head_dim, v));
@@ -34,7 +40,7 @@ TileProblem uniform_problem(int n, int8_t k, int8_t v, int8_t q, int ek, int ev,
 
 // Runs the problem through a fresh C model and `rtl`; compares results and events.
 void expect_same(RtlTile& rtl, const TileProblem& pr, const std::string& what) {
-  CModelTile c;
+  CModelTile c(built());
   rtl.reset_events();
   const TileResult want = run_problem(c, pr);
   const TileResult got = run_problem(rtl, pr);
@@ -44,14 +50,18 @@ void expect_same(RtlTile& rtl, const TileProblem& pr, const std::string& what) {
 
 TEST(CosimDirected, AllZeros) {
   RtlTile rtl;
-  for (int n : {1, 2, 63, 64})
+  const int T = built().tokens;
+  for (int n : {1, 2, T - 1, T})
     expect_same(rtl, uniform_problem(n, 0, 0, 0, 0, 0, QueryScale{32768, 0}), "zeros n=" + std::to_string(n));
 }
 
 TEST(CosimDirected, Extremes) {
   RtlTile rtl;
-  const int8_t lo = -128, hi = 127;
-  for (int n : {1, 64})
+  const TileParams p = built();
+  const int T = p.tokens, D = p.head_dim;
+  const int8_t lo = static_cast<int8_t>(-(1 << (p.kv_bits - 1)));
+  const int8_t hi = static_cast<int8_t>((1 << (p.kv_bits - 1)) - 1);
+  for (int n : {1, T})
     for (int8_t k : {lo, hi})
       for (int8_t v : {lo, hi})
         for (int8_t q : {lo, hi})
@@ -62,17 +72,17 @@ TEST(CosimDirected, Extremes) {
                                        " qexp=" + std::to_string(s.qexp) + " e=" + std::to_string(e);
               expect_same(rtl, uniform_problem(n, k, v, q, e, e, s), what);
             }
-  // The largest score: q = k = -128 on all 8 dims: s = 8 * 16384 = 2^17 (needs the full K
-  // accumulator); mixed signs across tokens make the softmax pick it.
+  // The largest score: q = k = lo on all dims: s = D * lo^2 (8 * 16384 = 2^17 at the defaults:
+  // needs the full K accumulator); mixed signs across tokens make the softmax pick it.
   std::mt19937_64 rng(1);
-  TileProblem pr = uniform_problem(64, -128, 127, -128, -8, -8, QueryScale{65535, -30});
-  for (int t = 1; t < 64; t += 2) pr.k[t].assign(8, 127);
-  for (int t = 0; t < 64; t += 3) pr.v[t].assign(8, -128);
+  TileProblem pr = uniform_problem(T, lo, hi, lo, -8, -8, QueryScale{65535, -30});
+  for (int t = 1; t < T; t += 2) pr.k[t].assign(D, hi);
+  for (int t = 0; t < T; t += 3) pr.v[t].assign(D, lo);
   expect_same(rtl, pr, "largest score");
   // Exponent extremes per token: rescale and fold shifts clamp at 62 and 31.
   for (int trial = 0; trial < 20; ++trial) {
-    pr = random_problem(rng, TileParams{}, 64);
-    for (int t = 0; t < 64; ++t) {
+    pr = random_problem(rng, p, T);
+    for (int t = 0; t < T; ++t) {
       pr.ek[t] = (t % 2) ? -128 : 127;
       pr.ev[t] = (t % 3) ? -128 : 127;
     }
@@ -82,14 +92,15 @@ TEST(CosimDirected, Extremes) {
 
 TEST(CosimDirected, OneTokenAndAFullTile) {
   RtlTile rtl;
+  const TileParams p = built();
   std::mt19937_64 rng(2);
   for (int trial = 0; trial < 20; ++trial) {
-    expect_same(rtl, random_problem(rng, TileParams{}, 1), "one token " + std::to_string(trial));
-    expect_same(rtl, random_problem(rng, TileParams{}, 64), "full tile " + std::to_string(trial));
+    expect_same(rtl, random_problem(rng, p, 1), "one token " + std::to_string(trial));
+    expect_same(rtl, random_problem(rng, p, p.tokens), "full tile " + std::to_string(trial));
   }
   // A full tile refuses another token, in both implementations, with the same message.
-  CModelTile c;
-  const TileProblem pr = random_problem(rng, TileParams{}, 64);
+  CModelTile c(p);
+  const TileProblem pr = random_problem(rng, p, p.tokens);
   run_problem(c, pr);
   run_problem(rtl, pr);
   std::string mc, mr;
@@ -97,33 +108,35 @@ TEST(CosimDirected, OneTokenAndAFullTile) {
   try { rtl.append(pr.k[0], pr.v[0], 0, 0); } catch (const kvcim::Error& e) { mr = e.what(); }
   EXPECT_NE(mc.find("tile full"), std::string::npos) << mc;
   EXPECT_NE(mr.find("tile full"), std::string::npos) << mr;
-  EXPECT_EQ(rtl.tokens(), 64);
+  EXPECT_EQ(rtl.tokens(), p.tokens);
 }
 
 TEST(CosimDirected, BackpressureOnEveryHandshake) {
   // 0.9: each valid (append, query) and the result ready are withheld 90% of the cycles.
+  const TileParams p = built();
   for (double bp : {0.5, 0.9}) {
     RtlTile rtl(backpressured(bp, 77));
-    CModelTile c;
+    CModelTile c(p);
     std::mt19937_64 rng(3);
     for (int trial = 0; trial < 40; ++trial) {
-      const int n = std::uniform_int_distribution<int>(1, 64)(rng);
-      const TileProblem pr = random_problem(rng, TileParams{}, n);
+      const int n = std::uniform_int_distribution<int>(1, p.tokens)(rng);
+      const TileProblem pr = random_problem(rng, p, n);
       const uint64_t before = rtl.sim_cycles();
       ASSERT_EQ(diff_results(run_problem(c, pr), run_problem(rtl, pr)), "") << bp << " " << trial;
       // stalls add clock cycles but no work: the tile's cycle counter still equals the C model's
       ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << bp << " " << trial;
       EXPECT_GT(rtl.sim_cycles() - before,
-                static_cast<uint64_t>(n * append_cycles(TileParams{}) + query_cycles(TileParams{}, n)));
+                static_cast<uint64_t>(n * append_cycles(p) + query_cycles(p, n)));
     }
   }
 }
 
 TEST(CosimDirected, DocumentedLatency) {
   RtlTile rtl;
+  const TileParams p = built();
   std::mt19937_64 rng(4);
-  for (int n : {1, 5, 64}) {
-    const TileProblem pr = random_problem(rng, TileParams{}, n);
+  for (int n : {1, 5, p.tokens}) {
+    const TileProblem pr = random_problem(rng, p, n);
     rtl.reset();
     const uint64_t t0 = rtl.sim_cycles();
     for (int t = 0; t < n; ++t) rtl.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
@@ -131,18 +144,19 @@ TEST(CosimDirected, DocumentedLatency) {
     rtl.query(pr.q, pr.scale);
     const uint64_t t2 = rtl.sim_cycles();
     // an append takes head_dim cycles (the K column group, one wordline per cycle)
-    EXPECT_EQ(t1 - t0, static_cast<uint64_t>(n * 8)) << n;
+    EXPECT_EQ(t1 - t0, static_cast<uint64_t>(n * p.head_dim)) << n;
     // query transfer to result transfer: kv_bits + prob_bits + 3n + (divider stages - 1) + 4, the
-    // divider pipelined in ceil(12 / 4) = 3 stages
-    EXPECT_EQ(t2 - t1, static_cast<uint64_t>(8 + 12 + 3 * n + 2 + 4)) << n;
-    EXPECT_EQ(t2 - t1, static_cast<uint64_t>(query_cycles(TileParams{}, n))) << n;
+    // divider pipelined in ceil(prob_bits / 4) stages
+    const int stages = (p.prob_bits + 3) / 4;
+    EXPECT_EQ(t2 - t1, static_cast<uint64_t>(p.kv_bits + p.prob_bits + 3 * n + stages - 1 + 4)) << n;
+    EXPECT_EQ(t2 - t1, static_cast<uint64_t>(query_cycles(p, n))) << n;
   }
 }
 
 TEST(CosimDirected, ResetInTheMiddleOfAQueryOrAppend) {
   RtlTile rtl;
   std::mt19937_64 rng(5);
-  const TileParams p;
+  const TileParams p = built();
   for (int at = 0; at <= query_cycles(p, 10) + 2; ++at) {
     const TileProblem pr = random_problem(rng, p, 10);
     rtl.reset();
@@ -151,17 +165,17 @@ TEST(CosimDirected, ResetInTheMiddleOfAQueryOrAppend) {
     ASSERT_EQ(rtl.tokens(), 0) << at;
     ASSERT_EQ(rtl.events(), TileEvents{}) << at;  // reset zeroes the counters
     // the tile works normally afterwards
-    const TileProblem next = random_problem(rng, p, std::uniform_int_distribution<int>(1, 64)(rng));
-    CModelTile c;
+    const TileProblem next = random_problem(rng, p, std::uniform_int_distribution<int>(1, p.tokens)(rng));
+    CModelTile c(p);
     ASSERT_EQ(diff_results(run_problem(c, next), run_problem(rtl, next)), "") << "reset at " << at;
     ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << "reset at " << at;
   }
-  for (int at = 0; at <= 9; ++at) {
+  for (int at = 0; at <= p.head_dim + 1; ++at) {
     const TileProblem pr = random_problem(rng, p, 3);
     rtl.reset();
     rtl.append_then_reset(pr.k[0], pr.v[0], pr.ek[0], pr.ev[0], at);
     ASSERT_EQ(rtl.tokens(), 0) << at;
-    CModelTile c;
+    CModelTile c(p);
     ASSERT_EQ(diff_results(run_problem(c, pr), run_problem(rtl, pr)), "") << "append reset at " << at;
     ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << "append reset at " << at;
   }
@@ -169,25 +183,28 @@ TEST(CosimDirected, ResetInTheMiddleOfAQueryOrAppend) {
 
 TEST(CosimDirected, DecodePatternAppendQueryAppend) {
   // As the runtime drives a tile: one token appended per step, a query after each, no reset.
+  const TileParams p = built();
   RtlTile rtl;
-  CModelTile c;
+  CModelTile c(p);
   std::mt19937_64 rng(6);
-  const TileProblem pr = random_problem(rng, TileParams{}, 64);
-  for (int t = 0; t < 64; ++t) {
+  const TileProblem pr = random_problem(rng, p, p.tokens);
+  for (int t = 0; t < p.tokens; ++t) {
     c.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
     rtl.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
     // an append's events are complete when append() returns (the runtime reads them then)
     ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << "after append " << t;
-    const TileProblem q = random_problem(rng, TileParams{}, 1);  // a fresh query each step
+    const TileProblem q = random_problem(rng, p, 1);  // a fresh query each step
     ASSERT_EQ(diff_results(c.query(q.q, q.scale), rtl.query(q.q, q.scale)), "") << t;
     ASSERT_EQ(diff_events(c.events(), rtl.events()), "") << t;
   }
 }
 
 TEST(CosimDirected, SameErrorsAsTheCModel) {
+  const TileParams p = built();
   RtlTile rtl;
-  CModelTile c;
-  const std::vector<int8_t> v8(8, 1), v7(7, 1);
+  CModelTile c(p);
+  // (v8: one head_dim vector, v7: one element short)
+  const std::vector<int8_t> v8(p.head_dim, 1), v7(p.head_dim - 1, 1);
   auto msg = [](auto&& f) {
     try { f(); } catch (const kvcim::Error& e) { return std::string(e.what()); }
     return std::string("no error");
@@ -218,7 +235,7 @@ TEST(CosimDirected, TraceWritesTheBuiltFormatAndChangesNothing) {
   const std::string path = (std::filesystem::temp_directory_path() /
                             ("kvcim_tile_trace_" + std::to_string(::getpid()) + "." + format)).string();
   std::mt19937_64 rng(7);
-  const TileProblem pr = random_problem(rng, TileParams{}, 12);
+  const TileProblem pr = random_problem(rng, built(), std::min(12, built().tokens));
   TileResult traced;
   int64_t working_cycles = 0;
   {
@@ -226,7 +243,7 @@ TEST(CosimDirected, TraceWritesTheBuiltFormatAndChangesNothing) {
     traced = run_problem(rtl, pr);
     working_cycles = rtl.events().cycles;
   }
-  CModelTile c;
+  CModelTile c(built());
   EXPECT_EQ(diff_results(run_problem(c, pr), traced), "");
   std::ifstream f(path, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -260,6 +277,7 @@ TEST(CosimDirected, TraceWritesTheBuiltFormatAndChangesNothing) {
 
 }  // namespace
 
+#ifndef KVCIM_RTL_GATES  // (the kvcim command runs the RTL build, not the netlist)
 namespace {
 
 // `kvcim cosim` from the command line: a clean run exits 0 and reports zero mismatches; bad
@@ -282,15 +300,17 @@ TEST(CosimCommand, ReportsZeroMismatchesAndRejectsBadArguments) {
 }
 
 }  // namespace
+#endif
 
 namespace {
 
 // Port-level corners the AttentionTile checks refuse, for the coverage targets (an empty-tile query,
 // back-pressure on the append port, an append refused by a full tile).
 TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
-  const TileParams p;
+  const TileParams p = built();
   RtlTile rtl;
-  const std::vector<int8_t> q(p.head_dim, 3), k(p.head_dim, 1), v(p.head_dim, -2);
+  const int8_t q3 = static_cast<int8_t>(std::min(3, (1 << (p.kv_bits - 1)) - 1));  // 3, or the largest
+  const std::vector<int8_t> q(p.head_dim, q3), k(p.head_dim, 1), v(p.head_dim, -2);
   const TileResult empty = rtl.query_unchecked(q, 32768, 0);
   EXPECT_EQ(empty.sum, 0);
   for (int32_t o : empty.o) EXPECT_EQ(o, 0);
@@ -298,7 +318,7 @@ TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
   rtl.append_back_to_back(k, v);
   EXPECT_EQ(rtl.tokens(), 2);
   EXPECT_GE(rtl.sim_cycles() - before, static_cast<uint64_t>(2 * p.head_dim));  // the 2nd waited
-  CModelTile c;
+  CModelTile c(p);
   c.append(k, v, 0, 0);
   c.append(k, v, 0, 0);
   EXPECT_EQ(diff_results(c.query(q, 32768, 0), rtl.query(q, 32768, 0)), "");
@@ -307,6 +327,7 @@ TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
   EXPECT_EQ(rtl.tokens(), 0);
 }
 
+#ifndef KVCIM_RTL_GATES  // (a flattened netlist has no assertions bound to it)
 // The assertions (rtl/cim_attention_tile_assertions.sv, Verilated with --assert) fire when the
 // harness breaks the valid/ready protocol on purpose; every other test proves them silent (a
 // failing assertion throws out of any harness call).
@@ -329,5 +350,6 @@ TEST(RtlAssertions, FireWhenAValidDropsBeforeReady) {
 TEST(RtlAssertions, FireWhenThePayloadChangesWhileWaiting) {
   expect_assertion(RtlTile::ProtocolBreak::change_payload, "change_payload");
 }
+#endif
 
 }  // namespace
