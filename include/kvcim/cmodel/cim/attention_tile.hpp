@@ -75,9 +75,10 @@ struct TileParams {
   // a level written at time w reads, at time t, as level x (a / t0)^-nu with a = t - w the token's
   // age (its time since it was last written, as retention uses it; a refresh re-programs the
   // level and restarts the clock), nu drawn per cell when the token is appended ~ N(drift_nu,
-  // drift_nu_sigma), from a stream of the seed of its own (the other noises' draws unchanged). With drift_compensation the reads of a token are rescaled by its mean
-  // drift (a / t0)^drift_nu (a global compensation, knowing each token's write time): only the
-  // spread of nu is left. a <= drift_t0_s: no drift. Retention and drift multiply.
+  // drift_nu_sigma), from a stream of the seed of its own (the other noises' draws unchanged).
+  // With drift_compensation the reads of a token are rescaled by its mean drift (a / t0)^drift_nu
+  // (a global compensation, knowing each token's write time): only the spread of nu is left.
+  // a <= drift_t0_s: no drift. Retention and drift multiply.
   double drift_nu = 0.0;
   double drift_nu_sigma = 0.0;
   double drift_t0_s = 1.0;
