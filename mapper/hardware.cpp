@@ -54,6 +54,10 @@ cim::TileParams HardwareSpec::tile(int head_dim) const {
     p.seed = kv.seed;
     p.retention_ns = kv.retention_ns;
     p.refresh_ns = kv.refresh_ns;
+    p.drift_nu = kv.drift_nu;
+    p.drift_nu_sigma = kv.drift_nu_sigma;
+    p.drift_t0_s = kv.drift_t0_s;
+    p.drift_compensation = kv.drift_compensation;
   }
   return p;
 }
@@ -227,7 +231,8 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     kv->check_keys({"tokens_per_tile", "prob_bits", "exp_frac", "technology", "kind", "k_bits",
                     "v_bits", "k_scale", "softmax", "cell_bits", "adc_bits", "adc_range", "adc_clip",
                     "out_adc_clip", "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed",
-                    "retention_ns", "refresh_ns", "token_interval_ns"});
+                    "retention_ns", "refresh_ns", "token_interval_ns", "drift_nu", "drift_nu_sigma",
+                    "drift_t0_s", "drift_compensation"});
     hw.kv.tokens_per_tile = static_cast<int>(kv->get_int("tokens_per_tile", 1, 4096, hw.kv.tokens_per_tile));
     hw.kv.prob_bits = static_cast<int>(kv->get_int("prob_bits", 1, 16, hw.kv.prob_bits));
     hw.kv.exp_frac = static_cast<int>(kv->get_int("exp_frac", 0, 12, hw.kv.exp_frac));
@@ -241,8 +246,9 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     if (k.kind == cim::TileKind::digital) {
       for (const char* f : {"cell_bits", "adc_bits", "adc_range", "adc_clip", "out_adc_clip",
                             "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed", "retention_ns",
-                            "refresh_ns", "token_interval_ns"})
-        if (kv->has(f)) kv->error(f, "only meaningful for kv.kind: analog (the digital tile has no cells' noise or ADC)");
+                            "refresh_ns", "token_interval_ns", "drift_nu", "drift_nu_sigma", "drift_t0_s",
+                            "drift_compensation"})
+        if (kv->has(f)) kv->error(f, "only meaningful for kv.kind: analog (the digital tile has no cells' noise, drift or ADC)");
       if (k.softmax != cim::TileSoftmax::fixed)
         kv->error("softmax", "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
     } else {
@@ -258,6 +264,10 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
       k.retention_ns = kv->get_number("retention_ns", 0.0, 1e30, 0.0);
       k.refresh_ns = kv->get_number("refresh_ns", 0.0, 1e30, 0.0);
       k.token_interval_ns = kv->get_number("token_interval_ns", 0.0, 1e30, 0.0);
+      k.drift_nu = kv->get_number("drift_nu", 0.0, 10.0, 0.0);
+      k.drift_nu_sigma = kv->get_number("drift_nu_sigma", 0.0, 10.0, 0.0);
+      k.drift_t0_s = kv->get_number("drift_t0_s", 1e-12, 1e12, 1.0);
+      k.drift_compensation = kv->get_bool("drift_compensation", true);
     }
   } else {
     hw.kv.k_bits = hw.kv.v_bits = hw.precision.kv_bits;
@@ -377,6 +387,10 @@ nlohmann::json to_json(const KvSpec& k) {
     kv["retention_ns"] = k.retention_ns;
     kv["refresh_ns"] = k.refresh_ns;
     kv["token_interval_ns"] = k.token_interval_ns;
+    kv["drift_nu"] = k.drift_nu;
+    kv["drift_nu_sigma"] = k.drift_nu_sigma;
+    kv["drift_t0_s"] = k.drift_t0_s;
+    kv["drift_compensation"] = k.drift_compensation;
   }
   return kv;
 }

@@ -60,9 +60,10 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
     h.kv_window.cim_tiles = static_cast<int>(p.kv.pages_per_stream());
     h.kv_window.cim_extra_streams = static_cast<int>(p.kv.streams_with_extra_page());
   }
-  // the time between two tokens of a sequence, which the analog tiles' retention sees: the spec's,
-  // or the placement's latency bound per token (a step of the batch)
-  if (p.hw.kv.retention_ns > 0 || p.hw.kv.refresh_ns > 0)
+  // the time between two tokens of a sequence, which the analog tiles' retention and drift see:
+  // the spec's, or the placement's latency bound per token (a step of the batch)
+  const mapper::KvSpec& kv = p.hw.kv;
+  if (kv.retention_ns > 0 || kv.refresh_ns > 0 || kv.drift_nu > 0 || kv.drift_nu_sigma > 0)
     h.token_interval_ns =
         p.hw.kv.token_interval_ns > 0 ? p.hw.kv.token_interval_ns : mapper::figures(p).latency_ns_cim;
   const Config config = ck.config;

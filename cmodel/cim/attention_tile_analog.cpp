@@ -175,7 +175,12 @@ AnalogTile::AnalogTile(const TileParams& p)
       ev_(p.tokens),
       lut_(exp_lut(p.exp_frac)),
       rng_(p.seed),
-      written_ns_(p.tokens, 0.0) {
+      written_ns_(p.tokens, 0.0),
+      drift_rng_(p.seed ^ 0xD81F7D81F7D81F7ull) {
+  if (p_.drifts()) {
+    knu_.assign(kcell_.size(), 0.0);
+    vnu_.assign(vcell_.size(), 0.0);
+  }
   for (int j = 0; j < sk_; ++j)
     k_shift_.push_back(adc_shift_for(range_of(p_, analog_k_full_scale(p_, j), p_.adc_clip), p_.adc_bits));
   for (int j = 0; j < sv_; ++j)
@@ -231,6 +236,35 @@ void AnalogTile::store(std::vector<float>& cells, int slices, int token, std::sp
     }
 }
 
+double AnalogTile::drift_gaussian() {
+  auto next = [this] {
+    uint64_t z = (drift_rng_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  const double u1 = (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
+  const double u2 = static_cast<double>(next() >> 11) * 0x1.0p-53;
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+}
+
+void AnalogTile::draw_nu(std::vector<double>& nu, int slices, int token) {
+  double* c = nu.data() + static_cast<size_t>(token) * p_.head_dim * slices;
+  for (int i = 0; i < p_.head_dim * slices; ++i)
+    c[i] = p_.drift_nu + (p_.drift_nu_sigma > 0 ? p_.drift_nu_sigma * drift_gaussian() : 0.0);
+}
+
+std::vector<double> AnalogTile::drift_logs() const {
+  std::vector<double> l;
+  if (!p_.drifts()) return l;
+  l.resize(n_);
+  for (int t = 0; t < n_; ++t) {
+    const double age_s = (now_ns_ - written_ns_[t]) * 1e-9;
+    l[t] = age_s > p_.drift_t0_s ? std::log(age_s / p_.drift_t0_s) : 0.0;
+  }
+  return l;
+}
+
 void AnalogTile::set_time_ns(double ns) {
   if (!(ns >= now_ns_)) fail("analog attention tile", "time", std::to_string(ns) + " ns", "time runs forward");
   now_ns_ = ns;
@@ -256,6 +290,10 @@ void AnalogTile::append(std::span<const int8_t> k, std::span<const int8_t> v, in
   check_append(p_, n_, k, v, ek, ev, "analog attention tile append");
   store(kcell_, sk_, n_, k, p_.kb());
   store(vcell_, sv_, n_, v, p_.vb());
+  if (p_.drifts()) {
+    draw_nu(knu_, sk_, n_);
+    draw_nu(vnu_, sv_, n_);
+  }
   ek_[n_] = ek;
   ev_[n_] = ev;
   written_ns_[n_] = now_ns_;
@@ -271,12 +309,25 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
   std::vector<int64_t> s(n_, 0);
   const double k_noise = p_.read_noise_sigma * std::ldexp(1.0, p_.kv_bits - 1);
   e.k_macro.row_activations += D;
+  // drift: a cell of exponent nu, in a token of log-age L, reads level x exp((m - nu) L), m the
+  // compensated mean exponent (drift_nu with drift_compensation, else 0)
+  const std::vector<double> lg = drift_logs();
+  const double m = p_.drift_compensation ? p_.drift_nu : 0.0;
+  auto drifted = [&](const std::vector<double>& nu, size_t idx, double L) {
+    return std::exp((m - nu[idx]) * L);
+  };
   for (int t = 0; t < n_; ++t) {
-    const float* c = kcell_.data() + static_cast<size_t>(t) * D * sk_;
+    const size_t base = static_cast<size_t>(t) * D * sk_;
+    const float* c = kcell_.data() + base;
     const double d = decay(t);
+    const double L = lg.empty() ? 0.0 : lg[t];
     for (int j = 0; j < sk_; ++j) {
       double a = 0;
-      for (int i = 0; i < D; ++i) a += static_cast<double>(q[i]) * c[i * sk_ + j];
+      if (L > 0)
+        for (int i = 0; i < D; ++i)
+          a += static_cast<double>(q[i]) * c[i * sk_ + j] * drifted(knu_, base + i * sk_ + j, L);
+      else
+        for (int i = 0; i < D; ++i) a += static_cast<double>(q[i]) * c[i * sk_ + j];
       a *= d;
       if (k_noise > 0) a += k_noise * gaussian();
       s[t] += adc_convert(a, k_shift_[j], p_.adc_bits) * (int64_t{1} << (j * p_.cell_bits));
@@ -303,8 +354,11 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
     int64_t o = 0;
     for (int j = 0; j < sv_; ++j) {
       double a = 0;
-      for (int t = 0; t < n_; ++t)
-        a += pd[t] * vcell_[(static_cast<size_t>(t) * D + i) * sv_ + j];
+      for (int t = 0; t < n_; ++t) {
+        const size_t idx = (static_cast<size_t>(t) * D + i) * sv_ + j;
+        const double L = lg.empty() ? 0.0 : lg[t];
+        a += L > 0 ? pd[t] * vcell_[idx] * drifted(vnu_, idx, L) : pd[t] * vcell_[idx];
+      }
       if (v_noise > 0) a += v_noise * gaussian();
       o += adc_convert(a, v_shift_[j], p_.adc_bits) * (int64_t{1} << (j * p_.cell_bits));
       e.v_macro.column_reads += 1;

@@ -46,10 +46,18 @@ void TileParams::validate(const std::string& where) const {
     fraction("stuck_rate", stuck_rate, 0.0, 1.0);
     fraction("retention_ns", retention_ns, 0.0, 1e30);
     fraction("refresh_ns", refresh_ns, 0.0, 1e30);
+    fraction("drift_nu", drift_nu, 0.0, 10.0);
+    fraction("drift_nu_sigma", drift_nu_sigma, 0.0, 10.0);
+    if (!(drift_t0_s > 0.0 && drift_t0_s < 1e30))
+      fail(where, "drift_t0_s", std::to_string(drift_t0_s), "a positive time in seconds");
   } else if (retention_ns != 0.0 || refresh_ns != 0.0) {
     fail(where, retention_ns != 0.0 ? "retention_ns" : "refresh_ns",
          std::to_string(retention_ns != 0.0 ? retention_ns : refresh_ns),
          "only the analog tile's cells lose charge (kind: analog)");
+  } else if (drift_nu != 0.0 || drift_nu_sigma != 0.0) {
+    fail(where, drift_nu != 0.0 ? "drift_nu" : "drift_nu_sigma",
+         std::to_string(drift_nu != 0.0 ? drift_nu : drift_nu_sigma),
+         "0 for the digital tile (conductance drift is an analog effect; kind: analog)");
   }
 }
 

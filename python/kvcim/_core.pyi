@@ -119,6 +119,10 @@ class KvSpec:
     adc_range: Any
     cell_bits: int
     cell_noise_sigma: float
+    drift_compensation: bool
+    drift_nu: float
+    drift_nu_sigma: float
+    drift_t0_s: float
     exp_frac: int
     k_bits: int
     k_scale: Any
@@ -297,6 +301,10 @@ class TileParams:
     adc_range: AdcRange
     cell_bits: int
     cell_noise_sigma: float
+    drift_compensation: bool
+    drift_nu: float
+    drift_nu_sigma: float
+    drift_t0_s: float
     exp_frac: int
     head_dim: int
     k_bits: int

@@ -216,6 +216,10 @@ void bind_cim(py::module_& m) {
       .def_readwrite("seed", &TileParams::seed)
       .def_readwrite("retention_ns", &TileParams::retention_ns)
       .def_readwrite("refresh_ns", &TileParams::refresh_ns)
+      .def_readwrite("drift_nu", &TileParams::drift_nu)
+      .def_readwrite("drift_nu_sigma", &TileParams::drift_nu_sigma)
+      .def_readwrite("drift_t0_s", &TileParams::drift_t0_s)
+      .def_readwrite("drift_compensation", &TileParams::drift_compensation)
       .def("validate", &TileParams::validate, py::arg("where") = "TileParams")
       .def("__eq__", [](const TileParams& a, const TileParams& b) { return a == b; });
 

@@ -103,6 +103,10 @@ void bind_spec_sections(py::module_& m) {
       .def_readonly("seed", &KvSpec::seed)
       .def_readonly("retention_ns", &KvSpec::retention_ns)
       .def_readonly("refresh_ns", &KvSpec::refresh_ns)
+      .def_readonly("drift_nu", &KvSpec::drift_nu)
+      .def_readonly("drift_nu_sigma", &KvSpec::drift_nu_sigma)
+      .def_readonly("drift_t0_s", &KvSpec::drift_t0_s)
+      .def_readonly("drift_compensation", &KvSpec::drift_compensation)
       .def_readonly("token_interval_ns", &KvSpec::token_interval_ns);
   for (const char* f : {"kind", "k_scale", "softmax"}) named_field(kv, f);
   kv.def_property_readonly("adc_range", [](const KvSpec& k) {

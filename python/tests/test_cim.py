@@ -133,6 +133,21 @@ def test_analog_tile_mirrors_the_cpp_fields_lossless_equals_digital_and_decays()
     lone.set_time_ns(1000.0 * np.log(2.0))
     aged = lone.query(q, scale.qmul, scale.qexp).o
     assert np.abs(np.array(aged) - np.array(fresh) / 2).max() <= 0.5 + 1e-9
+    # drift of non-volatile cells: read 10^4 t0 after it was written, nu = 0.1 uncompensated, the
+    # lone token's outputs are (10^4)^-0.1 of the fresh ones
+    drifting = core.TileParams()
+    drifting.kind, drifting.cell_bits, drifting.adc_bits = core.TileKind.analog, 8, 24
+    drifting.drift_nu, drifting.drift_nu_sigma, drifting.drift_t0_s = 0.1, 0.0, 1.0
+    drifting.drift_compensation = False
+    lone = core.AnalogTile(drifting)
+    lone.append(k[0], v[0], ek[0], ev[0])
+    fresh = lone.query(q, scale.qmul, scale.qexp).o
+    lone.set_time_ns(1e13)
+    drifted = lone.query(q, scale.qmul, scale.qexp).o
+    assert np.abs(np.array(drifted) - np.array(fresh) * 1e4 ** -0.1).max() <= 0.5 + 1e-9
+    drifting.drift_nu = -0.1
+    with pytest.raises(kvcim.Error, match="drift_nu"):
+        core.AnalogTile(drifting)
     with pytest.raises(kvcim.Error, match="kind"):
         core.CModelTile(analog)  # the digital tile is digital
     analog.stuck_rate = 2.0

@@ -121,9 +121,9 @@ def test_kv_pareto_study(tmp_path):
 def test_drift_study(tmp_path):
     import json
     run_example("drift_study.py", tmp_path, "--steps", "16", "--eval-tokens", "300",
-                "--times", "1 s,1 h")
+                "--times", "1 s,1 h,1 day")
     points = json.loads((tmp_path / "results.json").read_text())
-    assert len(points) == 5
+    assert len(points) == 7
     fresh = points[0]
     by = {(p["label"], p["compensation"]): p for p in points[1:]}
     # drift starts after t0 = 1 s: exactly the freshly programmed run
@@ -133,3 +133,13 @@ def test_drift_study(tmp_path):
     assert by[("1 h", False)]["delta_nll"]["ci_low"] > by[("1 h", True)]["delta_nll"]["ci_high"] + 1.0
     assert by[("1 h", True)]["delta_nll"]["value"] < fresh["delta_nll"]["value"] + 0.2
     assert (tmp_path / "drift_study.png").stat().st_size > 1000
+    # KV cells drifting: a context spanning 1 s has no token older than t0 (exactly the cells
+    # without drift, compensated or not); spanning a day, the uncompensated tokens drift and the
+    # run moves off the fresh one
+    kv = json.loads((tmp_path / "kv_results.json").read_text())
+    assert len(kv) == 10
+    kv_fresh = kv[0]
+    kv_by = {(p["label"], p["compensation"], p["refresh_s"] > 0): p for p in kv[1:]}
+    for key in (("1 s", False, False), ("1 s", True, False), ("1 s", False, True)):
+        assert kv_by[key]["delta_nll"] == kv_fresh["delta_nll"]
+    assert kv_by[("1 day", False, False)]["kl_mean"]["value"] > kv_fresh["kl_mean"]["value"]

@@ -48,6 +48,22 @@ def test_spec_errors_name_the_field(analog, tmp_path):
         kvcim.HardwareSpec.from_yaml(tmp_path / "nowhere.yaml")
 
 
+def test_kv_drift_fields_read_back_and_bad_values_are_named():
+    # the analog KV tile's drift of non-volatile cells: set in a dict, read back field for field;
+    # a negative exponent is bad input naming the field
+    d = kvcim.HardwareSpec.from_yaml(HW / "gain_cell_kv.yaml").to_dict()
+    d["kv"].update(drift_nu=0.02, drift_nu_sigma=0.01, drift_t0_s=2.0, drift_compensation=False)
+    hw = kvcim.HardwareSpec.from_dict(d)
+    assert (hw.kv.drift_nu, hw.kv.drift_nu_sigma, hw.kv.drift_t0_s, hw.kv.drift_compensation) == \
+        (0.02, 0.01, 2.0, False)
+    assert kvcim.HardwareSpec.from_dict(json.loads(json.dumps(hw.to_dict()))).to_dict() == hw.to_dict()
+    for field in ("drift_nu", "drift_nu_sigma", "drift_t0_s"):
+        bad = json.loads(json.dumps(d))
+        bad["kv"][field] = -0.5
+        with pytest.raises(kvcim.Error, match=field):
+            kvcim.HardwareSpec.from_dict(bad)
+
+
 def test_map_accepts_every_kind_of_model(analog):
     model = kvcim.Model.load()
     by_model = kvcim.map(model, analog, "overflow=spill", context=64)

@@ -82,6 +82,10 @@ struct KvSpec {
   // gain-cell retention (TileParams' meanings) and the time between two tokens of a sequence
   // (0: the placement's latency bound per token)
   double retention_ns = 0, refresh_ns = 0, token_interval_ns = 0;
+  // conductance drift of non-volatile KV cells (TileParams' meanings; each token's age from the
+  // token interval)
+  double drift_nu = 0, drift_nu_sigma = 0, drift_t0_s = 1.0;
+  bool drift_compensation = true;
 };
 
 struct Precision {

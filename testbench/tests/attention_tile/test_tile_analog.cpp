@@ -212,6 +212,149 @@ TEST(AnalogTile, RefreshWritesEqualTheHandCountOfTokensOlderThanTheInterval) {
   EXPECT_THROW(digital.validate("tile"), kvcim::Error);
 }
 
+// Conductance drift of non-volatile KV cells: each token's cells read level x (a / t0)^-nu, a the
+// token's age. Helpers: a tile of `p` with the problem's tokens appended every `step_ns` from 0,
+// read once at `read_ns`.
+std::vector<int32_t> drifted_read(const TileParams& p, const Problem& pr, double step_ns, double read_ns) {
+  AnalogTile t(p);
+  for (size_t i = 0; i < pr.k.size(); ++i) {
+    t.set_time_ns(step_ns * static_cast<double>(i));
+    t.append(pr.k[i], pr.v[i], pr.ek[i], pr.ev[i]);
+  }
+  t.set_time_ns(read_ns);
+  return t.query(pr.q, pr.scale).o;
+}
+
+// nu = 0 (no spread), or every token younger than t0: bit for bit the tile without drift, with
+// cell and read noise on (the drift exponents have a stream of their own: the noises' draws are
+// the same).
+TEST(AnalogTile, DriftWithNoExponentOrBeforeT0ChangesNothing) {
+  std::mt19937_64 rng(21);
+  const Problem pr = random_problem(rng, TileParams{}, 16);
+  TileParams p = lossless(TileParams{}, 4);
+  p.cell_noise_sigma = 0.3;
+  p.read_noise_sigma = 1e-3;
+  const double step = 1e8, read = 2e9;  // ages 0.5 .. 2 s
+  const std::vector<int32_t> none = drifted_read(p, pr, step, read);
+  for (bool comp : {false, true}) {
+    TileParams d = p;
+    d.drift_compensation = comp;
+    d.drift_nu = 0.0;  // no exponent at all: old tokens (2 s) unchanged
+    EXPECT_EQ(drifted_read(d, pr, step, read), none) << "nu 0, compensation " << comp;
+    d.drift_nu = 0.2;
+    d.drift_nu_sigma = 0.1;
+    d.drift_t0_s = 2.0;  // every age <= t0: no drift yet
+    EXPECT_EQ(drifted_read(d, pr, step, read), none) << "ages <= t0, compensation " << comp;
+    d.drift_t0_s = 0.5;  // ages past t0: now it drifts
+    EXPECT_NE(drifted_read(d, pr, step, read), none) << "ages > t0, compensation " << comp;
+  }
+}
+
+// One token (its probability is the whole sum whatever its score), nu = 0.1 with no spread, read
+// 10^4 t0 after it was written: every output is the fresh one times (10^4)^-0.1 = 0.398, to the
+// ADC's rounding. Global compensation (the mean drift divided out) then gives back the fresh read
+// bit for bit; t0 scales the age.
+TEST(AnalogTile, DriftFollowsThePowerLawByHand) {
+  std::mt19937_64 rng(23);
+  const Problem pr = random_problem(rng, TileParams{}, 1);
+  TileParams p = lossless(TileParams{}, 8);
+  const std::vector<int32_t> fresh = drifted_read(p, pr, 0, 0);
+  p.drift_nu = 0.1;
+  p.drift_compensation = false;
+  for (double t0 : {1.0, 1e-3}) {
+    p.drift_t0_s = t0;
+    const double age_s = 1e4 * t0;
+    const std::vector<int32_t> o = drifted_read(p, pr, 0, age_s * 1e9);
+    const double factor = std::pow(1e4, -0.1);
+    for (size_t i = 0; i < o.size(); ++i)
+      EXPECT_NEAR(o[i], fresh[i] * factor, 0.5 + 1e-9) << "t0 " << t0 << " output " << i;
+  }
+  p.drift_compensation = true;
+  EXPECT_EQ(drifted_read(p, pr, 0, 1e13), fresh);
+}
+
+// Each token drifts with its own age: a token written at 0 and one written at 0.9 T, both read at
+// T = 10^4 s, follow (age / t0)^-nu each (ages 10^4 s and 10^3 s): the older reads smaller. Two
+// tokens of equal score sharing one tile: the output is the mean of the two, each drifted by its
+// own age.
+TEST(AnalogTile, OlderTokensDriftMoreThanNewerOnes) {
+  std::mt19937_64 rng(25);
+  Problem pr = random_problem(rng, TileParams{}, 2);
+  pr.k[1] = pr.k[0];
+  pr.ek[1] = pr.ek[0];
+  pr.ev[1] = pr.ev[0];
+  TileParams p = lossless(TileParams{}, 8);
+  p.drift_nu = 0.1;
+  p.drift_compensation = false;
+  const double T = 1e13;  // ns
+  Problem one = pr, other = pr;
+  one.k.resize(1), one.v.resize(1), one.ek.resize(1), one.ev.resize(1);
+  other.k.erase(other.k.begin()), other.v.erase(other.v.begin());
+  other.ek.erase(other.ek.begin()), other.ev.erase(other.ev.begin());
+  TileParams fresh_p = p;
+  fresh_p.drift_nu = 0.0;
+  const std::vector<int32_t> f0 = drifted_read(fresh_p, one, 0, 0), f1 = drifted_read(fresh_p, other, 0, 0);
+  const std::vector<int32_t> old_o = drifted_read(p, one, 0, T);
+  AnalogTile nt(p);
+  nt.set_time_ns(0.9 * T);
+  nt.append(other.k[0], other.v[0], other.ek[0], other.ev[0]);
+  nt.set_time_ns(T);
+  const std::vector<int32_t> new_o = nt.query(pr.q, pr.scale).o;
+  int smaller = 0;
+  for (size_t i = 0; i < f0.size(); ++i) {
+    EXPECT_NEAR(old_o[i], f0[i] * std::pow(1e4, -0.1), 0.5 + 1e-9) << i;
+    EXPECT_NEAR(new_o[i], f1[i] * std::pow(1e3, -0.1), 0.5 + 1e-9) << i;
+    if (std::abs(f0[i]) > 8) smaller += std::abs(old_o[i]) < std::abs(f0[i] * std::pow(1e3, -0.1));
+  }
+  EXPECT_GT(smaller, 0);
+  // both in one tile, equal scores: each token's probability is floor((2^P - 1) / 2) = 2047 where
+  // alone it had 4095
+  AnalogTile both(p);
+  both.append(pr.k[0], pr.v[0], pr.ek[0], pr.ev[0]);
+  both.set_time_ns(0.9 * T);
+  both.append(pr.k[1], pr.v[1], pr.ek[1], pr.ev[1]);
+  both.set_time_ns(T);
+  const std::vector<int32_t> o = both.query(pr.q, pr.scale).o;
+  for (size_t i = 0; i < o.size(); ++i)
+    EXPECT_NEAR(o[i], (f0[i] * std::pow(1e4, -0.1) + f1[i] * std::pow(1e3, -0.1)) * 2047 / 4095, 1.0 + 1e-9) << i;
+}
+
+// The spread of nu: drawn per cell from the seed (the same seed, the same drifted reads; another
+// seed, others); with compensation only the spread is left, so the reads move off the fresh ones.
+// Negative or non-finite drift fields, and drift on the digital tile, are bad input naming the field.
+TEST(AnalogTile, DriftSpreadIsReproduciblePerSeedAndBadFieldsAreNamed) {
+  std::mt19937_64 rng(27);
+  const Problem pr = random_problem(rng, TileParams{}, 16);
+  TileParams p = lossless(TileParams{}, 4);
+  const std::vector<int32_t> fresh = drifted_read(p, pr, 0, 0);
+  p.drift_nu = 0.05;
+  p.drift_nu_sigma = 0.05;
+  const double read = 3.15e16;  // a year
+  const std::vector<int32_t> a = drifted_read(p, pr, 1e9, read);
+  EXPECT_EQ(drifted_read(p, pr, 1e9, read), a);
+  EXPECT_NE(a, fresh);
+  TileParams other = p;
+  other.seed = 2;
+  EXPECT_NE(drifted_read(other, pr, 1e9, read), a);
+  for (const char* field : {"drift_nu", "drift_nu_sigma", "drift_t0_s"}) {
+    TileParams bad = p;
+    double& f = std::string(field) == "drift_nu" ? bad.drift_nu
+                : std::string(field) == "drift_nu_sigma" ? bad.drift_nu_sigma : bad.drift_t0_s;
+    for (double v : {-0.1, std::nan("")}) {
+      f = v;
+      try {
+        bad.validate("tile");
+        ADD_FAILURE() << field << " = " << v << " accepted";
+      } catch (const kvcim::Error& e) {
+        EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      }
+    }
+  }
+  TileParams digital;
+  digital.drift_nu = 0.1;
+  EXPECT_THROW(digital.validate("tile"), kvcim::Error);
+}
+
 TEST(AnalogTile, HardSigmoidAndReluByHand) {
   TileParams p = lossless(TileParams{1, 4, 8, 6, 12}, 8);
   p.softmax = TileSoftmax::hardsigmoid;

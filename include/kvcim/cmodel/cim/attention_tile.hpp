@@ -74,6 +74,19 @@ struct TileParams {
   // counted as cell writes; 0 = no refresh. Time reaches the tile through set_time_ns.
   double retention_ns = 0.0;
   double refresh_ns = 0.0;
+  // Conductance drift of non-volatile cells (ReRAM/PCM KV cells; MacroSpec's meanings, per token):
+  // a level written at time w reads, at time t, as level x (a / t0)^-nu with a = t - w the token's
+  // age (its time since it was last written, as retention uses it; a refresh re-programs the
+  // level and restarts the clock), nu drawn per cell when the token is appended ~ N(drift_nu,
+  // drift_nu_sigma), from a stream of the seed of its own (the other noises' draws unchanged).
+  // With drift_compensation the reads of a token are rescaled by its mean drift (a / t0)^drift_nu
+  // (a global compensation, knowing each token's write time): only the spread of nu is left.
+  // a <= drift_t0_s: no drift. Retention and drift multiply.
+  double drift_nu = 0.0;
+  double drift_nu_sigma = 0.0;
+  double drift_t0_s = 1.0;
+  bool drift_compensation = true;
+  bool drifts() const { return kind == TileKind::analog && (drift_nu != 0.0 || drift_nu_sigma != 0.0); }
   int kb() const { return k_bits > 0 ? k_bits : kv_bits; }
   int vb() const { return v_bits > 0 ? v_bits : kv_bits; }
   // Throws kvcim::Error naming `where`, the field and the value.

@@ -83,6 +83,8 @@ class AnalogTile final : public AttentionTile {
   int64_t stuck_ = 0;
   double now_ns_ = 0;
   std::vector<double> written_ns_;  // [T] when each token was last written (or refreshed)
+  std::vector<double> knu_, vnu_;    // [T][D][S] drift exponent of each cell (drift only)
+  uint64_t drift_rng_;               // the drift exponents' own stream of the seed
   int64_t refreshes_ = 0;
   TileEvents ev_count_;
   double gaussian();
@@ -90,6 +92,10 @@ class AnalogTile final : public AttentionTile {
   double uniform();  // [0, 1)
   void store(std::vector<float>& cells, int slices, int token, std::span<const int8_t> x, int bits);
   double decay(int token) const;  // exp(-age / retention_ns), 1 without retention
+  double drift_gaussian();        // a normal of the drift stream
+  void draw_nu(std::vector<double>& nu, int slices, int token);
+  // ln(max(age, t0) / t0) of each token held (0: no drift yet); empty without drift
+  std::vector<double> drift_logs() const;
 };
 
 }  // namespace kvcim::cmodel::cim
