@@ -47,10 +47,21 @@ std::string rtl_config_name(const cmodel::cim::TileParams& p) {
 
 std::vector<std::string> RtlTiles::rtl_module_dirs() {
   if (const char* env = std::getenv("KVCIM_RTL_MODULE_DIR"); env && *env) return {env};
+  std::vector<std::string> dirs;
+  auto add = [&](fs::path d) {  // the folder, its parent and its grandparent
+    for (int up = 0; up < 3; ++up, d = d.parent_path())
+      if (std::find(dirs.begin(), dirs.end(), d.string()) == dirs.end()) dirs.push_back(d.string());
+  };
+  // The object holding this code: a shared library (Python's _core) names its file; for the
+  // program itself the name may be argv[0] as typed, so the program's own path comes first.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) add(exe.parent_path());
   Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&rtl_config_name), &info) == 0 || !info.dli_fname) return {};
-  const fs::path here = fs::weakly_canonical(fs::path(info.dli_fname)).parent_path();
-  return {here.string(), here.parent_path().string(), here.parent_path().parent_path().string()};
+  if (::dladdr(reinterpret_cast<void*>(&rtl_config_name), &info) != 0 && info.dli_fname &&
+      fs::path(info.dli_fname).is_absolute())
+    add(fs::path(info.dli_fname).lexically_normal().parent_path());
+  return dirs;
 }
 
 RtlTiles::RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs)

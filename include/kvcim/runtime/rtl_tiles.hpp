@@ -50,8 +50,9 @@ class RtlTiles {
   std::vector<std::string> available() const;
   bool built() const { return linked_.has_value(); }
 
-  // $KVCIM_RTL_MODULE_DIR if set; else the folder of the program or library holding this code,
-  // and its parent and grandparent (the build folder, from build/ or build/python/kvcim/).
+  // $KVCIM_RTL_MODULE_DIR if set; else the folders of the running program and of the library
+  // holding this code (Python's _core, when it is one), each with its parent and grandparent (the
+  // build folder, from build/ or build/python/kvcim/).
   static std::vector<std::string> rtl_module_dirs();
 
  private:
