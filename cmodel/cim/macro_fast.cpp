@@ -123,24 +123,15 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     std::vector<double> pn_all(cell_noise_.empty() ? 0 : static_cast<size_t>(T) * C);
     std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
     const std::vector<double> zeros(pn_all.empty() ? C : 0, 0.0);
-    constexpr int kBlock = 512;  // columns per block: T blocks of doubles stay in L1/L2
+    std::vector<uint32_t> levels(pn_all.empty() ? 0 : static_cast<size_t>(rpc) * T);  // [row][k]
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       if (!cell_noise_.empty()) {
-        std::fill(pn_all.begin(), pn_all.end(), 0.0);
-        for (int c0 = 0; c0 < C; c0 += kBlock) {
-          const int c1 = std::min(C, c0 + kBlock);
-          for (int r = r0; r < r1; ++r) {
-            const float* dr = cell_noise_.data() + static_cast<size_t>(r) * cols;
-            for (int k = 0; k < T; ++k) {
-              const uint32_t u = detail::input_level(spec_, pieces[k], x[r]);
-              if (u == 0) continue;
-              const double du = u;
-              double* pnp = pn_all.data() + static_cast<size_t>(k) * C;
-              for (int col = c0; col < c1; ++col) pnp[col] += du * dr[col];
-            }
-          }
-        }
+        for (int r = r0; r < r1; ++r)
+          for (int k = 0; k < T; ++k)
+            levels[static_cast<size_t>(r - r0) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
+        detail::cell_noise_sums(cell_noise_.data() + static_cast<size_t>(r0) * cols, cols, r1 - r0,
+                                levels.data(), T, C, pn_all.data());
       }
       for (int k = 0; k < T; ++k) {
         const int s0 = step_begin[k * G + g];

@@ -1,16 +1,27 @@
 // The vector kernels of the analog macro's fast path (macro_kernels.hpp). Each has a portable
-// version and an AVX2 version selected once at run time; tests hold them equal.
+// version and vector versions (AVX2, AVX-512) chosen at run time; tests hold them all equal.
 #include "macro_kernels.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <vector>
 
 #include "kvcim/cmodel/cim/macro.hpp"
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+// GCC 12's unmasked AVX-512 intrinsics (shifts, min, broadcasts...) start from an "undefined"
+// vector and trip -Wmaybe-uninitialized where they are inlined (GCC bug 105593): silenced for
+// the intrinsics' header only.
+#if !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
+#if !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 #define KVCIM_MACRO_X86 1
 #endif
 
@@ -127,6 +138,26 @@ void adc_noisy_portable(const uint32_t* p, const double* pn, const double* rn, i
     code = code < 0.0 ? 0.0 : code;
     code = code > top ? top : code;
     pk[col] += static_cast<uint32_t>(static_cast<int32_t>(code)) << shift;
+  }
+}
+
+void cell_noise_sums_portable(const float* dev, size_t stride, int n_rows, const uint32_t* u,
+                              int T, int col0, int n, double* pn) {
+  for (int k = 0; k < T; ++k)
+    for (int col = col0; col < n; ++col) pn[static_cast<size_t>(k) * n + col] = 0.0;
+  constexpr int kBlock = 512;  // columns per block: T blocks of doubles stay in L1/L2
+  for (int c0 = col0; c0 < n; c0 += kBlock) {
+    const int c1 = std::min(n, c0 + kBlock);
+    for (int i = 0; i < n_rows; ++i) {
+      const float* dr = dev + static_cast<size_t>(i) * stride;
+      for (int k = 0; k < T; ++k) {
+        const uint32_t ui = u[static_cast<size_t>(i) * T + k];
+        if (ui == 0) continue;
+        const double du = ui;
+        double* pnp = pn + static_cast<size_t>(k) * n;
+        for (int col = c0; col < c1; ++col) pnp[col] += du * dr[col];
+      }
+    }
   }
 }
 
@@ -299,23 +330,252 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
   }
   analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc);
 }
+
+// ---- AVX-512 (F and BW; F, BW and VPOPCNTDQ for the vpopcntq kernels). 16 lanes of the same
+// operations as the AVX2 and portable kernels.
+
+// Popcount of each 64-bit lane without VPOPCNTDQ: nibble look-up (vpshufb) and vpsadbw.
+__attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v) {
+  const __m512i lut = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4));
+  const __m512i low = _mm512_set1_epi8(0x0f);
+  const __m512i lo = _mm512_and_si512(v, low);
+  const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
+  const __m512i bytes = _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo), _mm512_shuffle_epi8(lut, hi));
+  return _mm512_sad_epu8(bytes, _mm512_setzero_si512());
+}
+
+// popcount_columns and analog_columns on 512-bit vectors, once per popcount instruction
+// (POPCNT: popcnt64_bw or _mm512_popcnt_epi64), in functions of the matching target. The layout
+// is the AVX2 kernels' with 8 columns per vector.
+#define KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(SUFFIX, TARGET, POPCNT)                                \
+  __attribute__((target(TARGET))) void popcount_columns_##SUFFIX(const PopTerm* terms, int n_terms, \
+                                                                 int n, uint32_t* p) {              \
+    int col = 0;                                                                                    \
+    for (; col + 16 <= n; col += 16) {                                                              \
+      __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512(); /* columns 0-7, 8-15 */       \
+      for (int t = 0; t < n_terms; ++t) {                                                           \
+        const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));                  \
+        const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                       \
+        const uint64_t* pl = terms[t].plane + col;                                                  \
+        a = _mm512_add_epi64(a, _mm512_sll_epi64(POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl))), sh)); \
+        b = _mm512_add_epi64(b, _mm512_sll_epi64(POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8))), sh)); \
+      }                                                                                             \
+      /* sums below 2^32: the low halves */                                                         \
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + col), _mm512_cvtepi64_epi32(a));           \
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + col + 8), _mm512_cvtepi64_epi32(b));       \
+    }                                                                                               \
+    if (col < n) {                                                                                  \
+      for (int c = col; c < n; ++c) p[c] = 0;                                                       \
+      for (int t = 0; t < n_terms; ++t)                                                             \
+        for (int c = col; c < n; ++c)                                                               \
+          p[c] += static_cast<uint32_t>(std::popcount(terms[t].xm & terms[t].plane[c])) << terms[t].shift; \
+    }                                                                                               \
+  }                                                                                                 \
+                                                                                                    \
+  __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                     \
+      const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,                   \
+      const int* offset, AdcRule adc, int n, int64_t* acc) {                                        \
+    /* 32 columns per block in two halves of 16: 32-bit lane 2i holds column i, lane 2i + 1 */      \
+    /* column 8 + i (as analog_columns_avx2, with 8 columns per 64-bit vector) */                   \
+    const __m512i half = _mm512_set1_epi32(static_cast<int>(adc.half));                            \
+    const __m512i top = _mm512_set1_epi32(static_cast<int>(adc.top));                              \
+    const __m512i low32 = _mm512_set1_epi64(0xffffffffll);                                         \
+    const __m128i adc_shift = _mm_cvtsi32_si128(adc.shift);                                         \
+    int col = 0;                                                                                    \
+    for (; col + 32 <= n; col += 32) {                                                              \
+      __m512i acc_v[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
+                          _mm512_setzero_si512()}; /* int64 columns 0-7, 8-15, 16-23, 24-31 */      \
+      for (int k = 0; k < T; ++k) {                                                                 \
+        __m512i pk0 = _mm512_setzero_si512(), pk1 = _mm512_setzero_si512();                         \
+        for (int g = 0; g < G; ++g) {                                                               \
+          __m512i c[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
+                          _mm512_setzero_si512()};                                                  \
+          for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t) {                 \
+            const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));              \
+            const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                   \
+            const uint64_t* pl = terms[t].plane + col;                                              \
+            for (int i = 0; i < 4; ++i)                                                             \
+              c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i))), sh)); \
+          }                                                                                         \
+          const __m512i p0 = _mm512_or_si512(c[0], _mm512_slli_epi64(c[1], 32));                    \
+          const __m512i p1 = _mm512_or_si512(c[2], _mm512_slli_epi64(c[3], 32));                    \
+          const __m512i q0 = _mm512_min_epu32(_mm512_srl_epi32(_mm512_add_epi32(p0, half), adc_shift), top); \
+          const __m512i q1 = _mm512_min_epu32(_mm512_srl_epi32(_mm512_add_epi32(p1, half), adc_shift), top); \
+          pk0 = _mm512_add_epi32(pk0, _mm512_sll_epi32(q0, adc_shift));                             \
+          pk1 = _mm512_add_epi32(pk1, _mm512_sll_epi32(q1, adc_shift));                             \
+        }                                                                                           \
+        const __m128i off = _mm_cvtsi32_si128(offset[k]);                                           \
+        const __m512i w[4] = {_mm512_sll_epi64(_mm512_and_si512(pk0, low32), off),                  \
+                              _mm512_sll_epi64(_mm512_srli_epi64(pk0, 32), off),                    \
+                              _mm512_sll_epi64(_mm512_and_si512(pk1, low32), off),                  \
+                              _mm512_sll_epi64(_mm512_srli_epi64(pk1, 32), off)};                   \
+        for (int i = 0; i < 4; ++i)                                                                 \
+          acc_v[i] = sign[k] > 0 ? _mm512_add_epi64(acc_v[i], w[i]) : _mm512_sub_epi64(acc_v[i], w[i]); \
+      }                                                                                             \
+      for (int i = 0; i < 4; ++i) _mm512_storeu_si512(acc + col + 8 * i, acc_v[i]);                 \
+    }                                                                                               \
+    analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc);               \
+  }
+
+KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512bw, "avx512f,avx512bw", popcnt64_bw)
+KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512vp, "avx512f,avx512bw,avx512vpopcntdq", _mm512_popcnt_epi64)
+#undef KVCIM_MACRO_AVX512_POPCOUNT_KERNELS
+
+__attribute__((target("avx512f,avx512bw"))) void adc_noisy_avx512(const uint32_t* p, const double* pn,
+                                                                  const double* rn, int n, double scale,
+                                                                  double top, int shift, uint32_t* pk) {
+  const __m512d vs = _mm512_set1_pd(scale), vh = _mm512_set1_pd(0.5), vt = _mm512_set1_pd(top);
+  const __m512d zero = _mm512_setzero_pd();
+  const __m128i sh = _mm_cvtsi32_si128(shift);
+  int col = 0;
+  for (; col + 16 <= n; col += 16) {
+    __m256i c[2];
+    for (int h = 0; h < 2; ++h) {
+      const int i = col + 8 * h;
+      const __m512d pv = _mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)));
+      const __m512d v = _mm512_add_pd(pv, _mm512_add_pd(_mm512_loadu_pd(pn + i), _mm512_loadu_pd(rn + i)));
+      __m512d code = _mm512_roundscale_pd(_mm512_add_pd(_mm512_mul_pd(v, vs), vh), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+      code = _mm512_min_pd(_mm512_max_pd(code, zero), vt);
+      c[h] = _mm512_cvttpd_epi32(code);
+    }
+    const __m512i cv = _mm512_sll_epi32(_mm512_inserti64x4(_mm512_castsi256_si512(c[0]), c[1], 1), sh);
+    _mm512_storeu_si512(pk + col, _mm512_add_epi32(_mm512_loadu_si512(pk + col), cv));
+  }
+  adc_noisy_portable(p, pn, rn, col, n, scale, top, shift, pk);
+}
+
+__attribute__((target("avx512f,avx512bw"))) inline __m512i mix32_avx512(__m512i x) {
+  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(static_cast<int>(0x846ca68bu)));
+  return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+}
+
+// Blocks m and m + 1 (32 draws: pairs 8 m .. 8 m + 15), the operations of normal_pair lane by lane.
+__attribute__((target("avx512f,avx512bw"))) void normal_blocks_avx512(const NoiseKey& key, uint64_t m, float* out) {
+  const uint64_t j0 = m << 3;
+  const __m512i base = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(j0)));
+  const __m512i lo = _mm512_add_epi32(base, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  // The high word of the counter: + 1 in the lanes past a carry out of the low word.
+  __m512i hik = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(j0 >> 32) + key.k1));
+  hik = _mm512_mask_add_epi32(hik, _mm512_cmplt_epu32_mask(lo, base), hik, _mm512_set1_epi32(1));
+  const __m512i a = mix32_avx512(_mm512_xor_si512(mix32_avx512(_mm512_xor_si512(lo, _mm512_set1_epi32(static_cast<int>(key.k0)))), hik));
+  const __m512i b = mix32_avx512(_mm512_xor_si512(a, _mm512_set1_epi32(static_cast<int>(key.k2))));
+  const __m512 mf = _mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_srli_epi32(a, 8), _mm512_set1_epi32(1)));
+  const __m512i bits = _mm512_castps_si512(mf);
+  __m512i e = _mm512_sub_epi32(_mm512_srli_epi32(bits, 23), _mm512_set1_epi32(127));
+  __m512 f = _mm512_castsi512_ps(_mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffff)),
+                                                  _mm512_set1_epi32(0x3f800000)));
+  const __mmask16 big = _mm512_cmp_ps_mask(f, _mm512_set1_ps(kSqrt2), _CMP_GT_OQ);
+  f = _mm512_mask_mul_ps(f, big, f, _mm512_set1_ps(0.5f));
+  e = _mm512_mask_add_epi32(e, big, e, _mm512_set1_epi32(1));
+  const __m512 t = _mm512_sub_ps(f, _mm512_set1_ps(1.0f));
+  const __m512 z = _mm512_mul_ps(t, t);
+  __m512 q = _mm512_set1_ps(7.0376836292e-2f);
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.1514610310e-1f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.1676998740e-1f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.2420140846e-1f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(1.4249322787e-1f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-1.6668057665e-1f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(2.0000714765e-1f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(-2.4999993993e-1f));
+  q = _mm512_fmadd_ps(q, t, _mm512_set1_ps(3.3333331174e-1f));
+  __m512 y = _mm512_mul_ps(q, t);
+  y = _mm512_mul_ps(y, z);
+  y = _mm512_fmadd_ps(_mm512_set1_ps(-0.5f), z, y);
+  const __m512 ln_u1 = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(e, _mm512_set1_epi32(24))),
+                                       _mm512_set1_ps(kLn2), _mm512_add_ps(t, y));
+  const __m512 r = _mm512_sqrt_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_set1_ps(-2.0f), ln_u1), _mm512_setzero_ps()));
+  const __m512i u = _mm512_srli_epi32(b, 8);
+  const __m512i o = _mm512_srli_epi32(u, 21);
+  const __m512 w = _mm512_sub_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(u, _mm512_set1_epi32(0x1fffff))),
+                                               _mm512_set1_ps(0x1p-21f)),
+                                 _mm512_set1_ps(0.5f));
+  const __m512 th = _mm512_mul_ps(w, _mm512_set1_ps(kPiOver4));
+  const __m512 z2 = _mm512_mul_ps(th, th);
+  __m512 ps = _mm512_fmadd_ps(_mm512_set1_ps(-1.9515295891e-4f), z2, _mm512_set1_ps(8.3321608736e-3f));
+  ps = _mm512_fmadd_ps(ps, z2, _mm512_set1_ps(-1.6666654611e-1f));
+  const __m512 s_th = _mm512_fmadd_ps(_mm512_mul_ps(ps, z2), th, th);
+  __m512 pc = _mm512_fmadd_ps(_mm512_set1_ps(2.443315711809948e-5f), z2, _mm512_set1_ps(-1.388731625493765e-3f));
+  pc = _mm512_fmadd_ps(pc, z2, _mm512_set1_ps(4.166664568298827e-2f));
+  const __m512 c_th = _mm512_fmadd_ps(_mm512_mul_ps(pc, z2), z2,
+                                      _mm512_fmadd_ps(_mm512_set1_ps(-0.5f), z2, _mm512_set1_ps(1.0f)));
+  // o < 8 reads the low 8 lanes of each table only.
+  const __m512 oc = _mm512_permutexvar_ps(o, _mm512_castps256_ps512(_mm256_loadu_ps(kOctCos)));
+  const __m512 os = _mm512_permutexvar_ps(o, _mm512_castps256_ps512(_mm256_loadu_ps(kOctSin)));
+  const __m512 cos_t = _mm512_fmsub_ps(oc, c_th, _mm512_mul_ps(os, s_th));  // fma(oc, c_th, -(os s_th))
+  const __m512 sin_t = _mm512_fmadd_ps(os, c_th, _mm512_mul_ps(oc, s_th));
+  const __m512 rc = _mm512_mul_ps(r, cos_t), rs = _mm512_mul_ps(r, sin_t);
+  // Block m: cosines then sines of lanes 0-7; block m + 1: the same of lanes 8-15.
+  _mm512_storeu_ps(out, _mm512_permutex2var_ps(rc, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), rs));
+  _mm512_storeu_ps(out + 16, _mm512_permutex2var_ps(rc, _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31), rs));
+}
+
+// cell_noise_sums over blocks of 64 columns: for each k, 8 vectors of double sums stay in registers
+// while the rows with u != 0 go by in ascending order (fma(u, dev, s) == s + u * dev: the product
+// is exact). The block's deviations (64 rows x 256 bytes) stay in L1 across the k.
+__attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const float* dev, size_t stride,
+                                                                       int n_rows, const uint32_t* u,
+                                                                       int T, int n, double* pn) {
+  std::vector<int> rows(static_cast<size_t>(T) * n_rows);
+  std::vector<double> level(static_cast<size_t>(T) * n_rows);
+  std::vector<int> count(T, 0);
+  for (int k = 0; k < T; ++k)
+    for (int i = 0; i < n_rows; ++i) {
+      const uint32_t ui = u[static_cast<size_t>(i) * T + k];
+      if (ui == 0) continue;
+      const size_t at = static_cast<size_t>(k) * n_rows + count[k]++;
+      rows[at] = i;
+      level[at] = ui;
+    }
+  int col = 0;
+  for (; col + 64 <= n; col += 64) {
+    for (int k = 0; k < T; ++k) {
+      __m512d s[8];
+      for (int j = 0; j < 8; ++j) s[j] = _mm512_setzero_pd();
+      const int* rk = rows.data() + static_cast<size_t>(k) * n_rows;
+      const double* lk = level.data() + static_cast<size_t>(k) * n_rows;
+      for (int i = 0; i < count[k]; ++i) {
+        const float* d = dev + static_cast<size_t>(rk[i]) * stride + col;
+        const __m512d du = _mm512_set1_pd(lk[i]);
+        for (int j = 0; j < 8; ++j) s[j] = _mm512_fmadd_pd(du, _mm512_cvtps_pd(_mm256_loadu_ps(d + 8 * j)), s[j]);
+      }
+      double* out = pn + static_cast<size_t>(k) * n + col;
+      for (int j = 0; j < 8; ++j) _mm512_storeu_pd(out + 8 * j, s[j]);
+    }
+  }
+  if (col < n) cell_noise_sums_portable(dev, stride, n_rows, u, T, col, n, pn);
+}
 #endif
 
-std::atomic<bool> g_portable{false};
+// The dispatch level: the CPU's, capped by cap_kernel_level() (tests).
+std::atomic<int> g_cap{static_cast<int>(KernelLevel::avx512_vpopcntdq)};
 
-bool have_avx2() {
+KernelLevel detect_level() {
 #ifdef KVCIM_MACRO_X86
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes && !g_portable.load(std::memory_order_relaxed);
+  if (!__builtin_cpu_supports("avx2")) return KernelLevel::portable;
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) return KernelLevel::avx2;
+  if (!__builtin_cpu_supports("avx512vpopcntdq")) return KernelLevel::avx512;
+  return KernelLevel::avx512_vpopcntdq;
 #else
-  return false;
+  return KernelLevel::portable;
 #endif
 }
+
+int level() {
+  static const int cpu = static_cast<int>(detect_level());
+  return std::min(cpu, g_cap.load(std::memory_order_relaxed));
+}
+
+constexpr int kAvx2 = static_cast<int>(KernelLevel::avx2);
+constexpr int kAvx512 = static_cast<int>(KernelLevel::avx512);
+constexpr int kAvx512Vp = static_cast<int>(KernelLevel::avx512_vpopcntdq);
 
 bool have_avx2_fma() {
 #ifdef KVCIM_MACRO_X86
   static const bool yes = __builtin_cpu_supports("fma");
-  return yes && have_avx2();
+  return yes && level() >= kAvx2;
 #else
   return false;
 #endif
@@ -323,10 +583,26 @@ bool have_avx2_fma() {
 
 }  // namespace
 
+KernelLevel cpu_kernel_level() {
+  static const KernelLevel cpu = detect_level();
+  return cpu;
+}
+
+KernelLevel kernel_level() { return static_cast<KernelLevel>(level()); }
+
+void cap_kernel_level(KernelLevel cap) { g_cap.store(static_cast<int>(cap), std::memory_order_relaxed); }
+
+void force_portable_kernels(bool on) {
+  cap_kernel_level(on ? KernelLevel::portable : KernelLevel::avx512_vpopcntdq);
+}
+
 void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
                     const int* offset, AdcRule adc, int n, int64_t* acc) {
 #ifdef KVCIM_MACRO_X86
-  if (have_avx2()) return analog_columns_avx2(terms, step_begin, T, G, sign, offset, adc, n, acc);
+  const int l = level();
+  if (l >= kAvx512Vp) return analog_columns_avx512vp(terms, step_begin, T, G, sign, offset, adc, n, acc);
+  if (l >= kAvx512) return analog_columns_avx512bw(terms, step_begin, T, G, sign, offset, adc, n, acc);
+  if (l >= kAvx2) return analog_columns_avx2(terms, step_begin, T, G, sign, offset, adc, n, acc);
 #endif
   analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, 0, n, acc);
 }
@@ -351,6 +627,8 @@ void normal_draws(const NoiseKey& key, uint64_t first, int n, float* out) {
   if (have_avx2_fma()) {
     int i = 0;
     for (; i < n && ((first + static_cast<uint64_t>(i)) & 15) != 0; ++i) out[i] = normal_draw(key, first + i);
+    if (level() >= kAvx512)
+      for (; i + 32 <= n; i += 32) normal_blocks_avx512(key, (first + static_cast<uint64_t>(i)) >> 4, out + i);
     for (; i + 16 <= n; i += 16) normal_block_avx2(key, (first + static_cast<uint64_t>(i)) >> 4, out + i);
     for (; i < n; ++i) out[i] = normal_draw(key, first + static_cast<uint64_t>(i));
     return;
@@ -362,16 +640,27 @@ void normal_draws(const NoiseKey& key, uint64_t first, int n, float* out) {
 void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, double scale,
                double top, int shift, uint32_t* pk) {
 #ifdef KVCIM_MACRO_X86
-  if (have_avx2()) return adc_noisy_avx2(p, pn, rn, n, scale, top, shift, pk);
+  const int l = level();
+  if (l >= kAvx512) return adc_noisy_avx512(p, pn, rn, n, scale, top, shift, pk);
+  if (l >= kAvx2) return adc_noisy_avx2(p, pn, rn, n, scale, top, shift, pk);
 #endif
   adc_noisy_portable(p, pn, rn, 0, n, scale, top, shift, pk);
 }
 
-void force_portable_kernels(bool on) { g_portable.store(on, std::memory_order_relaxed); }
+void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t* u, int T, int n,
+                     double* pn) {
+#ifdef KVCIM_MACRO_X86
+  if (level() >= kAvx512) return cell_noise_sums_avx512(dev, stride, n_rows, u, T, n, pn);
+#endif
+  cell_noise_sums_portable(dev, stride, n_rows, u, T, 0, n, pn);
+}
 
 void popcount_columns(const PopTerm* terms, int n_terms, int n, uint32_t* p) {
 #ifdef KVCIM_MACRO_X86
-  if (have_avx2()) return popcount_columns_avx2(terms, n_terms, n, p);
+  const int l = level();
+  if (l >= kAvx512Vp) return popcount_columns_avx512vp(terms, n_terms, n, p);
+  if (l >= kAvx512) return popcount_columns_avx512bw(terms, n_terms, n, p);
+  if (l >= kAvx2) return popcount_columns_avx2(terms, n_terms, n, p);
 #endif
   popcount_columns_portable(terms, n_terms, n, p);
 }

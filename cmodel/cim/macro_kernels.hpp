@@ -1,6 +1,7 @@
 // Internal to the macro C model: the vector kernels of the analog fast path, chosen at run time
-// (AVX2 where the CPU has it, portable code elsewhere; both give identical results).
+// (AVX-512, AVX2 or portable code: KernelLevel in macro.hpp; all give identical results).
 #pragma once
+#include <cstddef>
 #include <cstdint>
 
 #include "kvcim/cmodel/cim/macro.hpp"
@@ -35,6 +36,12 @@ void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, c
 // for col < n, in double (scale = 2^-shift), as the reference computes it.
 void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, double scale,
                double top, int shift, uint32_t* pk);
+
+// The cell noise of one row group: pn[k * n + col] = the sum over rows i < n_rows, in ascending
+// order, of u[i * T + k] * dev[i * stride + col] in double (rows with u == 0 add nothing; u * dev
+// is exact), for k < T and col < n. Every lane's additions are the scalar loop's, in its order.
+void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t* u, int T, int n,
+                     double* pn);
 
 // The noise generator (noise_key, normal_draw, normal_draws) is declared in macro.hpp.
 

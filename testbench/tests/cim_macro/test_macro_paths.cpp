@@ -5,6 +5,7 @@
 #include "macro_test_util.hpp"
 
 using namespace macro_test;
+using kvcim::cmodel::cim::detail::KernelLevel;
 
 TEST(MacroPaths, AnalogFastEqualsReferenceWhenLossy) {
   std::mt19937_64 g(303);
@@ -54,28 +55,48 @@ TEST(MacroPaths, NoisyFastEqualsReferenceBitForBit) {
   }
 }
 
-TEST(MacroPaths, PortableKernelsEqualTheVectorKernels) {
-  // The fast path runs AVX2 kernels where the CPU has them; the portable kernels must give the
-  // same bits (results, noise) on every geometry, including column counts that leave a tail.
+TEST(MacroPaths, EveryKernelLevelEqualsThePortableKernels) {
+  // The fast path runs the best kernels the CPU has (AVX-512 with VPOPCNTDQ, AVX-512 F/BW, AVX2);
+  // each level the CPU supports must give the portable kernels' bits (results, noise, generator
+  // state) on every geometry: wide ones too (the AVX-512 kernels take 16, 32 or 64 columns at a
+  // time) and column counts that leave a tail.
+  const KernelLevel best = detail::cpu_kernel_level();
+  std::vector<KernelLevel> levels;
+  for (int l = 1; l <= static_cast<int>(best); ++l) levels.push_back(static_cast<KernelLevel>(l));
+  if (levels.empty()) GTEST_SKIP() << "this CPU runs the portable kernels only";
   std::mt19937_64 g(505);
   for (int t = 0; t < 400; ++t) {
     // every fourth case digital (its fast path has no vector kernel: the same results either way)
     MacroSpec s = random_spec(g, t % 4 == 3 ? MacroKind::digital : MacroKind::analog);
+    if (t % 2 == 0) {  // a wide macro: up to a few hundred columns
+      const int S = s.slices_per_weight();
+      s.cols = S * pick(g, 1, 300 / S + 1) + pick(g, 0, S - 1);
+      s.adc_share = pick(g, 1, s.cols);
+    }
     s.rows_per_cycle = pick(g, 1, s.rows);
     s.adc_bits = pick(g, 1, 10);
     const bool analog = s.kind == MacroKind::analog;
     s.cell_noise_sigma = analog && t % 3 == 0 ? 0.3 : 0.0;
     s.read_noise_sigma = analog && t % 4 == 0 ? 0.6 : 0.0;
     SCOPED_TRACE("case " + std::to_string(t));
-    Macro vec(s), port(s);
     const auto [n_rows, n_out, w, x] = random_block(g, s);
-    vec.write_block(w.data(), n_rows, n_out);
-    detail::force_portable_kernels(true);
-    port.write_block(w.data(), n_rows, n_out);
-    std::vector<int64_t> yv(n_out), yp(n_out);
-    port.compute(x.data(), n_rows, yp.data(), n_out);
-    detail::force_portable_kernels(false);
-    vec.compute(x.data(), n_rows, yv.data(), n_out);
-    ASSERT_EQ(yv, yp);
+    // Two computes per macro: the second checks that the generators stayed in step.
+    auto run = [&](KernelLevel level) {
+      detail::cap_kernel_level(level);
+      EXPECT_EQ(detail::kernel_level(), level);
+      Macro m(s);
+      m.write_block(w.data(), n_rows, n_out);
+      std::vector<int64_t> y(2 * n_out);
+      m.compute(x.data(), n_rows, y.data(), n_out);
+      m.compute(x.data(), n_rows, y.data() + n_out, n_out);
+      detail::force_portable_kernels(false);
+      return y;
+    };
+    const auto portable = run(KernelLevel::portable);
+    for (KernelLevel level : levels) {
+      SCOPED_TRACE("kernel level " + std::to_string(static_cast<int>(level)));
+      ASSERT_EQ(run(level), portable);
+    }
   }
+  EXPECT_EQ(detail::kernel_level(), best);  // no cap left behind
 }

@@ -97,8 +97,14 @@ struct Piece {
   int sign = 1;                  // +1, or -1 for the sign bit / the negative differential group
   bool negative_source = false;  // differential: the slice holds bits of max(-w, 0)
 };
-// The analog fast path and the noise generator run vector kernels chosen at run time (AVX2 where
-// the CPU has it). Tests force the portable kernels with true to prove both give the same bits.
+// The analog fast path and the noise generator run vector kernels chosen at run time: the best
+// level the CPU has (AVX-512 with VPOPCNTDQ, AVX-512 F/BW, AVX2, portable code), all giving the
+// same bits. Tests cap the level to run each one the CPU supports against the portable kernels.
+enum class KernelLevel : int { portable = 0, avx2 = 1, avx512 = 2, avx512_vpopcntdq = 3 };
+KernelLevel cpu_kernel_level();  // the best level this CPU runs (with no cap)
+KernelLevel kernel_level();      // the level in use: min(cpu_kernel_level(), the cap)
+void cap_kernel_level(KernelLevel cap);
+// cap_kernel_level(portable) with true, no cap with false.
 void force_portable_kernels(bool on);
 // The macros' Gaussian noise generator: counter-based, so draw i of a seed is a pure function of
 // (seed, i), the same on every machine, vector width and thread count. Pair j (a 64-bit counter)
