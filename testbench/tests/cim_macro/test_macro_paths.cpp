@@ -2,6 +2,9 @@
 // calibrated (clipping) ranges, shared ADCs, every encoding and geometry. Results and events.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "../../../cmodel/cim/macro_kernels.hpp"  // the kernels themselves (internal)
 #include "macro_test_util.hpp"
 
 using namespace macro_test;
@@ -99,4 +102,93 @@ TEST(MacroPaths, EveryKernelLevelEqualsThePortableKernels) {
     }
   }
   EXPECT_EQ(detail::kernel_level(), best);  // no cap left behind
+}
+
+namespace {
+
+std::vector<KernelLevel> vector_levels() {
+  std::vector<KernelLevel> levels;
+  for (int l = 1; l <= static_cast<int>(detail::cpu_kernel_level()); ++l) levels.push_back(static_cast<KernelLevel>(l));
+  return levels;
+}
+
+std::vector<uint64_t> bits_of(const std::vector<double>& v) {
+  std::vector<uint64_t> b(v.size());
+  for (size_t i = 0; i < v.size(); ++i) b[i] = std::bit_cast<uint64_t>(v[i]);
+  return b;
+}
+
+}  // namespace
+
+TEST(MacroKernels, CellNoiseSumsKeepTheRowOrderAtEveryLevel) {
+  // Deviations of wildly different magnitudes, so that the double sums round differently in any
+  // other order of the rows: every level must add each column's rows in ascending order.
+  std::mt19937_64 g(606);
+  for (int t = 0; t < 200; ++t) {
+    SCOPED_TRACE("case " + std::to_string(t));
+    const int n_rows = pick(g, 1, 70), T = pick(g, 1, 16), n = pick(g, 1, 300);
+    const int stride = n + pick(g, 0, 9);
+    std::vector<float> dev(static_cast<size_t>(n_rows) * stride);
+    for (auto& d : dev) d = std::ldexp(static_cast<float>(pick(g, -(1 << 23), 1 << 23)), pick(g, -60, 10));
+    std::vector<uint32_t> u(static_cast<size_t>(n_rows) * T);
+    for (auto& v : u) v = pick(g, 0, 2) == 0 ? 0u : static_cast<uint32_t>(pick(g, 1, 255));
+    auto run = [&](KernelLevel level) {
+      detail::cap_kernel_level(level);
+      std::vector<double> pn(static_cast<size_t>(T) * n, -1.0);
+      detail::cell_noise_sums(dev.data(), stride, n_rows, u.data(), T, n, pn.data());
+      detail::force_portable_kernels(false);
+      return bits_of(pn);
+    };
+    const auto portable = run(KernelLevel::portable);
+    for (KernelLevel level : vector_levels()) ASSERT_EQ(run(level), portable) << "level " << static_cast<int>(level);
+  }
+}
+
+TEST(MacroKernels, PopcountsAndAdcsEqualThePortableKernelsAtEveryLevel) {
+  // Several terms per step with shifts, random words and ADC rules; the noisy ADC on values near
+  // its rounding edges and outside its range.
+  std::mt19937_64 g(707);
+  for (int t = 0; t < 300; ++t) {
+    SCOPED_TRACE("case " + std::to_string(t));
+    const int n = pick(g, 1, 200), T = pick(g, 1, 4), G = pick(g, 1, 3), words = pick(g, 1, 4);
+    std::vector<uint64_t> planes(static_cast<size_t>(words) * n);
+    for (auto& w : planes) w = g() & (pick(g, 0, 1) ? ~uint64_t{0} : g());
+    std::vector<detail::PopTerm> terms;
+    std::vector<int> step_begin;
+    for (int s = 0; s < T * G; ++s) {
+      step_begin.push_back(static_cast<int>(terms.size()));
+      for (int j = pick(g, 0, 4); j > 0; --j)
+        terms.push_back({g(), planes.data() + static_cast<size_t>(pick(g, 0, words - 1)) * n, pick(g, 0, 8)});
+    }
+    step_begin.push_back(static_cast<int>(terms.size()));
+    std::vector<int> sign(T), offset(T);
+    for (int k = 0; k < T; ++k) {
+      sign[k] = pick(g, 0, 1) ? 1 : -1;
+      offset[k] = pick(g, 0, 16);
+    }
+    const int adc_shift = pick(g, 0, 8);
+    const detail::AdcRule adc{adc_shift, adc_shift > 0 ? 1u << (adc_shift - 1) : 0u, static_cast<uint32_t>(pick(g, 1, 4095))};
+    std::vector<double> pn(n), rn(n);
+    for (int c = 0; c < n; ++c) {
+      pn[c] = pick(g, 0, 3) == 0 ? 0.0 : std::uniform_real_distribution<double>(-300, 300)(g);
+      rn[c] = pick(g, 0, 3) == 0 ? (pick(g, 0, 1) ? 0.5 : -0.5) : std::uniform_real_distribution<double>(-50, 50)(g);
+    }
+    const double scale = std::ldexp(1.0, -adc_shift), top = adc.top;
+    auto run = [&](KernelLevel level) {
+      detail::cap_kernel_level(level);
+      std::vector<int64_t> acc(n, -7);
+      detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(), adc, n, acc.data());
+      std::vector<uint32_t> p(n, 7), pk(n, 3);
+      for (int s = 0; s < T * G; ++s) {
+        detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], n, p.data());
+        for (int c = 0; c < n; ++c) acc.push_back(p[c]);
+        detail::adc_noisy(p.data(), pn.data(), rn.data(), n, scale, top, adc_shift, pk.data());
+      }
+      for (int c = 0; c < n; ++c) acc.push_back(pk[c]);
+      detail::force_portable_kernels(false);
+      return acc;
+    };
+    const auto portable = run(KernelLevel::portable);
+    for (KernelLevel level : vector_levels()) ASSERT_EQ(run(level), portable) << "level " << static_cast<int>(level);
+  }
 }
