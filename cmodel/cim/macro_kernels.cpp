@@ -514,7 +514,8 @@ __attribute__((target("avx512f,avx512bw"))) void normal_blocks_avx512(const Nois
 
 // cell_noise_sums over blocks of 64 columns: for each k, 8 vectors of double sums stay in registers
 // while the rows with u != 0 go by in ascending order (fma(u, dev, s) == s + u * dev: the product
-// is exact). The block's deviations (64 rows x 256 bytes) stay in L1 across the k.
+// is exact). The block's deviations are converted to double once, into a scratch that the k
+// then read from L1 (a 64-row group: 32 KB).
 __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const float* dev, size_t stride,
                                                                        int n_rows, const uint32_t* u,
                                                                        int T, int n, double* pn) {
@@ -529,20 +530,32 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
       rows[at] = i;
       level[at] = ui;
     }
+  constexpr int kW = 64;  // columns per block
+  std::vector<double> dd(static_cast<size_t>(n_rows) * kW);  // the block's deviations in double
   int col = 0;
-  for (; col + 64 <= n; col += 64) {
+  for (; col + kW <= n; col += kW) {
+    // Converted once, row by row; the rows of the block after next are fetched meanwhile (the
+    // hardware prefetcher does not follow these short strided runs).
+    const bool ahead = col + 3 * kW <= n;
+    for (int i = 0; i < n_rows; ++i) {
+      const float* d = dev + static_cast<size_t>(i) * stride + col;
+      if (ahead)
+        for (int b = 0; b < kW * 4; b += 64) _mm_prefetch(reinterpret_cast<const char*>(d + 2 * kW) + b, _MM_HINT_T0);
+      for (int j = 0; j < kW / 8; ++j)
+        _mm512_storeu_pd(dd.data() + static_cast<size_t>(i) * kW + 8 * j, _mm512_cvtps_pd(_mm256_loadu_ps(d + 8 * j)));
+    }
     for (int k = 0; k < T; ++k) {
-      __m512d s[8];
-      for (int j = 0; j < 8; ++j) s[j] = _mm512_setzero_pd();
+      __m512d s[kW / 8];
+      for (int j = 0; j < kW / 8; ++j) s[j] = _mm512_setzero_pd();
       const int* rk = rows.data() + static_cast<size_t>(k) * n_rows;
       const double* lk = level.data() + static_cast<size_t>(k) * n_rows;
       for (int i = 0; i < count[k]; ++i) {
-        const float* d = dev + static_cast<size_t>(rk[i]) * stride + col;
+        const double* d = dd.data() + static_cast<size_t>(rk[i]) * kW;
         const __m512d du = _mm512_set1_pd(lk[i]);
-        for (int j = 0; j < 8; ++j) s[j] = _mm512_fmadd_pd(du, _mm512_cvtps_pd(_mm256_loadu_ps(d + 8 * j)), s[j]);
+        for (int j = 0; j < kW / 8; ++j) s[j] = _mm512_fmadd_pd(du, _mm512_loadu_pd(d + 8 * j), s[j]);
       }
       double* out = pn + static_cast<size_t>(k) * n + col;
-      for (int j = 0; j < 8; ++j) _mm512_storeu_pd(out + 8 * j, s[j]);
+      for (int j = 0; j < kW / 8; ++j) _mm512_storeu_pd(out + 8 * j, s[j]);
     }
   }
   if (col < n) cell_noise_sums_portable(dev, stride, n_rows, u, T, col, n, pn);
