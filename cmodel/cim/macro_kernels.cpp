@@ -12,11 +12,12 @@
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 // GCC 12's unmasked AVX-512 intrinsics (shifts, min, broadcasts...) start from an "undefined"
-// vector and trip -Wmaybe-uninitialized where they are inlined (GCC bug 105593): silenced for
+// vector and trip -W(maybe-)uninitialized where they are inlined (GCC bug 105593): silenced for
 // the intrinsics' header only.
 #if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 #include <immintrin.h>
 #if !defined(__clang__)

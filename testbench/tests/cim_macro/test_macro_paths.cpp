@@ -82,16 +82,16 @@ TEST(MacroPaths, EveryKernelLevelEqualsThePortableKernels) {
     s.cell_noise_sigma = analog && t % 3 == 0 ? 0.3 : 0.0;
     s.read_noise_sigma = analog && t % 4 == 0 ? 0.6 : 0.0;
     SCOPED_TRACE("case " + std::to_string(t));
-    const auto [n_rows, n_out, w, x] = random_block(g, s);
+    const Block b = random_block(g, s);
     // Two computes per macro: the second checks that the generators stayed in step.
     auto run = [&](KernelLevel level) {
       detail::cap_kernel_level(level);
       EXPECT_EQ(detail::kernel_level(), level);
       Macro m(s);
-      m.write_block(w.data(), n_rows, n_out);
-      std::vector<int64_t> y(2 * n_out);
-      m.compute(x.data(), n_rows, y.data(), n_out);
-      m.compute(x.data(), n_rows, y.data() + n_out, n_out);
+      m.write_block(b.w.data(), b.n_rows, b.n_out);
+      std::vector<int64_t> y(2 * b.n_out);
+      m.compute(b.x.data(), b.n_rows, y.data(), b.n_out);
+      m.compute(b.x.data(), b.n_rows, y.data() + b.n_out, b.n_out);
       detail::force_portable_kernels(false);
       return y;
     };
