@@ -175,11 +175,7 @@ module cim_attention_tile #(
       case (state)
         IDLE: begin
           if (clear_i && !k_col_busy) count <= '0;
-          if (app_fire) begin
-            ek[32'(count)*XB +: XB] <= app_ek_i;
-            ev[32'(count)*XB +: XB] <= app_ev_i;
-            count <= count + 1'b1;
-          end
+          if (app_fire) count <= count + 1'b1;  // (and ek, ev of token `count`: below)
           if (q_fire) begin
             qmul_q <= qmul_i;
             qexp_q <= qexp_i;
@@ -194,6 +190,20 @@ module cim_attention_tile #(
         default: state <= IDLE;
         /* verilator coverage_on */
       endcase
+    end
+  end
+
+  // The appended token's exponents: one decoded write enable per token, every part-select
+  // constant (a variable part-select would be a shifter over TOKENS x XB bits, and Yosys's proc
+  // expands it into a case over every token: a minute and 1 GB of the glue's synthesis at 128
+  // tokens).
+  wire exp_we = !rst && (state == IDLE) && app_fire;
+  for (genvar t = 0; t < TOKENS; t++) begin : g_exp
+    always_ff @(posedge clk) begin
+      if (exp_we && 32'(count) == t) begin
+        ek[t*XB +: XB] <= app_ek_i;
+        ev[t*XB +: XB] <= app_ev_i;
+      end
     end
   end
 

@@ -91,36 +91,49 @@ module cim_macro #(
   wire [W_BITS-1:0] col_bits = col_fire ? col_data_i[0 +: W_BITS] : wr_data[32'(wr_row)*W_BITS +: W_BITS];
 
   // Wordlines driven in this input cycle: bit bit_q of each row's input, rows below n_rows only.
+  // The bit is selected within the row's own input (a constant slice, then an IN_BITS-to-1
+  // multiplexer): an index into the whole x_q would be a shifter over ROWS x IN_BITS bits per row,
+  // which made the V macro's synthesis take a minute and 3 GB at two column groups.
   logic [ROWS-1:0] xb;
   always_comb begin
-    for (int r = 0; r < ROWS; r++) xb[r] = x_q[r*IN_BITS + 32'(bit_q)] && (r < 32'(nr_q));
+    for (int r = 0; r < ROWS; r++) begin
+      logic [IN_BITS-1:0] xr;
+      xr = x_q[r*IN_BITS +: IN_BITS];
+      xb[r] = xr[bit_q] && (r < 32'(nr_q));
+    end
   end
 
   // ---- the cell array: one word per column group, in one flat vector ------------------------
   // cells[g*WORD + s*ROWS + r]: the cell of slice s (bitline g*W_BITS + s) on wordline r. A
   // column-group write replaces one bit of each slice of one word per cycle; a row write one bit
   // in every word. The tile never does both in one cycle on the same macro. Written through
-  // one-hot wordline masks, as one vector (not an unpacked array, not a variable bit index: Yosys
-  // orders every pair of writes to an array and expands a variable bit index into a case over
-  // every bit, which made the macro's synthesis take many minutes).
+  // one-hot wordline masks and one decoded enable per word, every part-select constant (not an
+  // unpacked array, not a variable index: Yosys orders every pair of writes to an array, expands
+  // a variable bit index into a case over every bit and a variable part-select into a shifter
+  // over the whole array, which made the macro's synthesis take minutes and grow faster than its
+  // size).
   localparam int WORD = W_BITS * ROWS;
   logic [N_W*WORD-1:0] cells;
   wire [ROWS-1:0] col_sel = ROWS'(1) << col_row;
   wire [ROWS-1:0] row_sel = ROWS'(1) << row_addr_i;
   wire [WORD-1:0] col_mask = {W_BITS{col_sel}};
-  wire [N_W*WORD-1:0] row_mask = {(N_W*W_BITS){row_sel}};
+  wire [WORD-1:0] row_mask = {W_BITS{row_sel}};
   logic [WORD-1:0] col_word;
-  logic [N_W*WORD-1:0] row_words;
   always_comb begin
     for (int s = 0; s < W_BITS; s++) col_word[s*ROWS +: ROWS] = {ROWS{col_bits[s]}};
-    for (int b = 0; b < N_W * W_BITS; b++) row_words[b*ROWS +: ROWS] = {ROWS{row_data_i[b]}};
   end
-  always_ff @(posedge clk) begin
-    if (col_we) begin
-      cells[32'(col_grp)*WORD +: WORD] <=
-          (cells[32'(col_grp)*WORD +: WORD] & ~col_mask) | (col_word & col_mask);
-    end else if (row_we_i) begin
-      cells <= (cells & ~row_mask) | (row_words & row_mask);
+  for (genvar g = 0; g < N_W; g++) begin : g_word
+    logic [WORD-1:0] row_word;  // word g's slice bits of the written row, on every wordline
+    always_comb begin
+      for (int s = 0; s < W_BITS; s++) row_word[s*ROWS +: ROWS] = {ROWS{row_data_i[g*W_BITS + s]}};
+    end
+    wire col_hit = col_we && (32'(col_grp) == g);
+    always_ff @(posedge clk) begin
+      if (col_hit) begin
+        cells[g*WORD +: WORD] <= (cells[g*WORD +: WORD] & ~col_mask) | (col_word & col_mask);
+      end else if (!col_we && row_we_i) begin
+        cells[g*WORD +: WORD] <= (cells[g*WORD +: WORD] & ~row_mask) | (row_word & row_mask);
+      end
     end
   end
 

@@ -13,7 +13,7 @@
 option(KVCIM_FUZZ "Build the libFuzzer targets (clang, with -fsanitize=fuzzer-no-link code)" OFF)
 option(KVCIM_WITH_SANITIZER_TESTS
        "Register the nested ASan/UBSan build, its test run and bounded fuzzing as CTest tests" ON)
-set(KVCIM_FUZZ_SECONDS 20 CACHE STRING "Seconds each fuzz target runs in CTest")
+set(KVCIM_FUZZ_SECONDS 10 CACHE STRING "Seconds each fuzz target runs in CTest")
 
 set(KVCIM_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/testbench/fuzz)
 # target name -> the library it needs (cmodel readers; the spec parser lives in the mapper)

@@ -14,10 +14,10 @@
 # configure time and needs its sources to exist. Yosys runs only when its inputs change (a SHA-256
 # of the package, the RTL and the script is kept next to the netlist): ~1 min CPU.
 #
-# Flow (lighter than rtl_synth's, whose `opt -full` on the gate-level tile takes minutes): synth's
+# Flow (as testbench/synth/synth.py per unit; `synth`'s full `opt -full` after techmap takes minutes): synth's
 # begin and coarse stages with -flatten (proc, opt, fsm, wreduce, alumacc, share, memory), then
 # memory_map, opt -fast, techmap to generic gates, abc -fast, opt -fast; `check -assert` and no
-# latch, as rtl_synth; write_verilog -noattr (gates as assign expressions, flops as always blocks:
+# latch, as synth.py; write_verilog -noattr (gates as assign expressions, flops as always blocks:
 # no Yosys simulation library needed).
 set(KVCIM_GATES_CONFIG "hd8_t32_kv2_p8:8:32:2:8")  # name : head_dim : tokens : kv_bits : prob_bits
 string(REPLACE ":" ";" fields ${KVCIM_GATES_CONFIG})
@@ -59,6 +59,7 @@ opt -fast
 check -assert
 select -assert-none t:$dlatch t:$_DLATCH*
 tee -q -o ${gdir}/gates.stat stat
+tee -q -o ${gdir}/gates.ltp ltp -noff
 write_verilog -noattr ${netlist}.tmp
 ")
 file(WRITE ${gdir}/gates.ys "${script}")
