@@ -36,7 +36,7 @@ NAND2X1). The macros' bit cells are synthesised as flip-flops (a real macro uses
 from above; `cell_bits` (how many of the macro's flip-flops are bit cells) is reported too.
 
 Usage: synth.py --yosys yosys --pkg <kvcim_tile_pkg.sv> --rtl <rtl dir> --out <report.json>
-                --config name:head_dim:tokens:kv_bits:prob_bits [--groups 2,4] [--check-linear]
+                --config name:head_dim:tokens:kv_bits:prob_bits [--groups 1,2] [--check-linear]
                 [--whole <stat>,<ltp>]   (the flattened whole tile's figures, to compare)
 """
 import argparse
@@ -199,7 +199,9 @@ def main():
     units["cim_attention_tile"] = total
     for u in units.values():
         finish(u)
-    report = {"config": name, "params": dict(tile, EXP_FRAC=None),
+    pkg = {m.group(1): int(m.group(2)) for m in
+           re.finditer(r"localparam int (\w+) = (-?\d+);", open(a.pkg).read())}
+    report = {"config": name, "params": dict(tile, EXP_FRAC=pkg.get("EXP_FRAC")),
               "method": {"flow": "yosys 0.23: synth -flatten -run :fine; memory_map; opt -fast; "
                                  "techmap; abc -fast; opt -fast (per unit)",
                          "macros": f"synthesised at {counts[0]} and {counts[1]} column groups, "
@@ -207,9 +209,6 @@ def main():
                          "levels": "ltp -noff (gate levels between flops/ports)",
                          "nand2_eq": "transistors (Yosys's CMOS gate table, every flip-flop counted) / 4", "nand2_um2": NAND2_UM2},
               "units": units}
-    p = {m.group(1): int(m.group(2)) for m in
-         re.finditer(r"localparam int (\w+) = (-?\d+);", open(a.pkg).read())}
-    report["params"]["EXP_FRAC"] = p.get("EXP_FRAC")
     if a.whole:
         stat, ltp = a.whole.split(",")
         try:
