@@ -31,7 +31,11 @@ double macro_um2(const HardwareSpec& hw, const energy::Areas& a) {
 }
 }  // namespace
 
-ChipArea cim_area(const HardwareSpec& hw) {
+double tile_logic_nand2(const KvSpec& kv) {
+  return kTileLogicFixedNand2 + kTileLogicPerTokenBitNand2 * kv.tokens_per_tile * kv.prob_bits;
+}
+
+ChipArea cim_area(const HardwareSpec& hw, int64_t kv_tiles) {
   const energy::Areas a = hw.tech.areas(hw.comparison), base = hw.baseline_tech.areas(hw.comparison);
   ChipArea c;
   const double macros = static_cast<double>(hw.organization.macros);
@@ -39,6 +43,8 @@ ChipArea cim_area(const HardwareSpec& hw) {
   c.adcs_mm2 = macros * static_cast<double>(adcs_per_macro(hw)) * a.adc_um2 / kUm2PerMm2;
   c.buffer_mm2 = static_cast<double>(hw.buffer_bytes) * 8 * base.bit_cell_um2 / kUm2PerMm2;
   c.lanes_mm2 = static_cast<double>(hw.digital_units) * a.lane_um2 / kUm2PerMm2;
+  c.tile_logic_mm2 = static_cast<double>(std::max<int64_t>(kv_tiles, 0)) * tile_logic_nand2(hw.kv) *
+                     hw.kv_tech.areas(hw.comparison).nand2_um2 / kUm2PerMm2;
   return c;
 }
 
@@ -130,9 +136,9 @@ energy::Ledger conventional_ledger(const ModelShape& shape, const HardwareSpec& 
   return l;
 }
 
-HardwareSpec iso_area_baseline(const HardwareSpec& hw) {
+HardwareSpec iso_area_baseline(const HardwareSpec& hw, int64_t kv_tiles) {
   HardwareSpec iso = hw;
-  const ChipArea cim = cim_area(hw);
+  const ChipArea cim = cim_area(hw, kv_tiles);
   iso.baseline.sram_bytes = 0;
   const double rest_mm2 = baseline_area(iso).total_mm2();
   const double bit_mm2 = hw.baseline_tech.areas(hw.comparison).bit_cell_um2 / kUm2PerMm2;
@@ -166,7 +172,7 @@ std::string bytes_text(double b) {
 
 }  // namespace
 
-EnergyConditions energy_conditions(const HardwareSpec& hw) {
+EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles) {
   EnergyConditions c;
   c.at = hw.comparison;
   c.extrapolated = energy::is_extrapolated(c.at.node_nm);
@@ -176,10 +182,14 @@ EnergyConditions energy_conditions(const HardwareSpec& hw) {
   if (hw.kv_tech.path != hw.tech.path) c.tables.push_back(table_conditions("kv", hw.kv_tech, c.at));
   c.tables.push_back(table_conditions("baseline", hw.baseline_tech, c.at));
   c.baseline = hw.baseline;
-  c.iso_area_sram_bytes = iso_area_baseline(hw).baseline.sram_bytes;
+  c.iso_area_sram_bytes = iso_area_baseline(hw, kv_tiles).baseline.sram_bytes;
   c.included = {"macro arrays and converters", "cell writes", "buffers", "SRAM banks (weights, KV)",
                 "off-chip memory", "on-chip interconnect", "digital units", "clock and control", "leakage"};
-  c.area_cim_mm2 = cim_area(hw).total_mm2();
+  const ChipArea cim = cim_area(hw, kv_tiles);
+  c.area_cim_mm2 = cim.total_mm2();
+  c.kv_tiles = std::max<int64_t>(kv_tiles, 0);
+  c.tile_logic_nand2 = tile_logic_nand2(hw.kv);
+  c.area_tile_logic_mm2 = cim.tile_logic_mm2;
   c.area_baseline_mm2 = baseline_area(hw).total_mm2();
   return c;
 }
@@ -208,7 +218,12 @@ nlohmann::json to_json(const EnergyConditions& c) {
                         {"mac_units", c.baseline.mac_units},
                         {"iso_area_sram_bytes", c.iso_area_sram_bytes}}},
           {"included", c.included},
-          {"area_mm2", {{"cim", c.area_cim_mm2}, {"baseline", c.area_baseline_mm2}}}};
+          {"area_mm2", {{"cim", c.area_cim_mm2}, {"baseline", c.area_baseline_mm2}}},
+          {"tile_logic", {{"tiles", c.kv_tiles},
+                          {"nand2_per_tile", c.tile_logic_nand2},
+                          {"mm2", c.area_tile_logic_mm2},
+                          {"source", "synthesised RTL (softmax unit and control), fit of "
+                                     "testbench/synth; area at the KV table's nand2_um2"}}}};
 }
 
 EnergyConditions energy_conditions_from_json(const nlohmann::json& j) {
@@ -235,6 +250,10 @@ EnergyConditions energy_conditions_from_json(const nlohmann::json& j) {
     c.included = j.at("included").get<std::vector<std::string>>();
     c.area_cim_mm2 = j.at("area_mm2").at("cim").get<double>();
     c.area_baseline_mm2 = j.at("area_mm2").at("baseline").get<double>();
+    const auto& t = j.at("tile_logic");
+    c.kv_tiles = t.at("tiles").get<int64_t>();
+    c.tile_logic_nand2 = t.at("nand2_per_tile").get<double>();
+    c.area_tile_logic_mm2 = t.at("mm2").get<double>();
     return c;
   } catch (const nlohmann::json::exception& e) {
     fail("report", "energy.conditions", "(as read)", e.what());
@@ -274,6 +293,12 @@ std::vector<std::string> conditions_lines(const EnergyConditions& c) {
        << num("%.3g mm2", c.area_baseline_mm2) << " (iso-area conventional: "
        << bytes_text(static_cast<double>(c.iso_area_sram_bytes)) << " SRAM)";
   out.push_back(area.str());
+  std::ostringstream logic;
+  logic << "  of the CIM area, attention tile logic " << num("%.3g mm2", c.area_tile_logic_mm2) << ": "
+        << c.kv_tiles << " tiles x " << num("%.0f", c.tile_logic_nand2)
+        << " NAND2-eq (softmax unit and control, synthesised RTL; leakage not charged: idle tiles "
+           "power-gated, an assumption)";
+  out.push_back(logic.str());
   return out;
 }
 

@@ -108,8 +108,8 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
                   continue;
                 }
                 try {
-                  const HardwareSpec conv = r.iso_area ? iso_area_baseline(hw) : hw;
-                  d.area_mm2_cim = cim_area(hw).total_mm2();
+                  const HardwareSpec conv = r.iso_area ? iso_area_baseline(hw, kv.tiles) : hw;
+                  d.area_mm2_cim = cim_area(hw, kv.tiles).total_mm2();
                   d.area_mm2_conventional = baseline_area(conv).total_mm2();
                   d.figures = figures(shape, hw, p, w, kv, d.context_evaluated, &baseline(d.context_evaluated, conv));
                 } catch (const Error&) {

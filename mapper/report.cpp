@@ -56,7 +56,7 @@ MapReport analyse(const Placement& p) {
   r.conventional = conventional_ledger(p.shape, p.hw, p.context - 1);
   r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
   r.ledgers = token_ledgers(p);
-  const HardwareSpec iso = iso_area_baseline(p.hw);
+  const HardwareSpec iso = iso_area_baseline(p.hw, p.kv.tiles);
   // A chip sized for a 70B model with a long batch of contexts has ~1e5 mm2: the SRAM of an
   // engine of that area leaks beyond the ledger's int64 range (9.2 J per token). Reported as
   // unavailable (NaN; null in JSON) rather than failing the whole map.
@@ -102,7 +102,7 @@ json to_json(const Placement& p, const MapReport& r) {
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
   j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
                               {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
-  j["conditions"] = to_json(energy_conditions(hw));
+  j["conditions"] = to_json(energy_conditions(hw, p.kv.tiles));
   j["conditions"]["context"] = {
       {"tokens", p.context},
       {"sequences", p.policy.sequences},
@@ -296,7 +296,7 @@ std::string summary(const Placement& p, const MapReport& r) {
                   fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) + "x)"
             : std::string("beyond the ledger's range (over 9.2 J/token)"))
     << "\n";
-  for (const std::string& line : conditions_lines(energy_conditions(hw))) o << "          " << line << "\n";
+  for (const std::string& line : conditions_lines(energy_conditions(hw, p.kv.tiles))) o << "          " << line << "\n";
   const char* per = f.sequences == 1 ? " ns/token " : " ns/step ";
   o << "latency   " << fmt("%.1f", f.latency_ns_cim) << per << "CIM (bound by " << name(f.bound_cim)
     << (f.sequences == 1 ? "" : "; one token alone") << ": critical path " << fmt("%.1f", f.latency.critical_path_ns())

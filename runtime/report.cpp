@@ -117,7 +117,7 @@ RunReport make_run_report(GenerationResult result, const SessionOptions& options
   rep.cim = r.ledger.cost(cim_costs, &kv_costs);
   rep.conventional = r.conventional.cost(hw.baseline_costs());
   rep.weight_load = r.load_ledger.cost(cim_costs);
-  const mapper::HardwareSpec iso = mapper::iso_area_baseline(hw);
+  const mapper::HardwareSpec iso = mapper::iso_area_baseline(hw, placement.kv.tiles);
   energy::Ledger iso_ledger(placement.shape.config.n_layers);
   for (size_t pos = 0; pos < r.active.size(); ++pos)
     iso_ledger += mapper::conventional_step_ledger(placement.shape, iso, static_cast<int64_t>(pos) + 1, r.active[pos]);
@@ -126,7 +126,7 @@ RunReport make_run_report(GenerationResult result, const SessionOptions& options
     rep.conventional_over_cim = double(rep.conventional.energy_aj) / double(rep.cim.energy_aj);
     rep.conventional_over_cim_iso_area = double(rep.conventional_iso_area.energy_aj) / double(rep.cim.energy_aj);
   }
-  rep.conditions = mapper::energy_conditions(hw);
+  rep.conditions = mapper::energy_conditions(hw, placement.kv.tiles);
   rep.figures = mapper::figures(placement);
   return rep;
 }

@@ -24,7 +24,7 @@ const std::set<std::string>& known_ids() {
   return ids;
 }
 
-const std::vector<std::string> kAreaKeys = {"bit_cell_um2", "lane_um2", "adc_um2"};
+const std::vector<std::string> kAreaKeys = {"bit_cell_um2", "lane_um2", "adc_um2", "nand2_um2"};
 
 // Tables inherit through `base:`; a chain longer than this is a cycle.
 constexpr int kMaxBaseDepth = 8;
@@ -227,6 +227,7 @@ TechTable load_tech_table(const std::string& path) {
   t.bit_cell_um2 = p.area.at("bit_cell_um2");
   t.lane_um2 = p.area.at("lane_um2");
   t.adc_um2 = p.area.at("adc_um2");
+  t.nand2_um2 = p.area.at("nand2_um2");
   return t;
 }
 
@@ -293,7 +294,7 @@ Costs TechTable::costs(const CostContext& ctx) const {
 
 Areas TechTable::areas(const NodePoint& target) const {
   auto at = [&](const TechValue& v) { return v.value * area_factor(v.node.node_nm, target.node_nm); };
-  return {at(bit_cell_um2), at(lane_um2), at(adc_um2)};
+  return {at(bit_cell_um2), at(lane_um2), at(adc_um2), at(nand2_um2)};
 }
 
 std::vector<std::pair<std::string, NodePoint>> TechTable::sources() const {
@@ -309,7 +310,7 @@ std::vector<std::pair<std::string, NodePoint>> TechTable::sources() const {
     for (const auto& [b, v] : e.energy_pj_by_adc_bits) add(v);
     for (const auto& [b, v] : e.energy_pj_by_bank_bytes) add(v);
   }
-  for (const TechValue* v : {&bit_cell_um2, &lane_um2, &adc_um2}) add(*v);
+  for (const TechValue* v : {&bit_cell_um2, &lane_um2, &adc_um2, &nand2_um2}) add(*v);
   return out;
 }
 

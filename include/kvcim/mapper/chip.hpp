@@ -2,7 +2,9 @@
 //
 // Area: macros (rows x cols cells of cell_bits, at the CIM table's bit-cell area), one ADC per
 // adc_share columns of an analog macro, the buffer and the SRAM banks (at the base table's
-// bit-cell area), digital lanes; each carried to the comparison node (area_factor).
+// bit-cell area), digital lanes, and the logic of every KV attention tile the placement lays out
+// (its softmax unit and control, in NAND2 equivalents from the RTL's synthesis, at the KV table's
+// nand2_um2); each carried to the comparison node (area_factor).
 //
 // Floorplan (a documented simplification, docs/energy.md): the macros sit on a square grid at a
 // pitch of sqrt(macro area); the buffer and the digital periphery sit at its centre and the
@@ -30,10 +32,27 @@ namespace kvcim::mapper {
 
 struct ChipArea {
   double macros_mm2 = 0, adcs_mm2 = 0, buffer_mm2 = 0, sram_mm2 = 0, lanes_mm2 = 0;
-  double total_mm2() const { return macros_mm2 + adcs_mm2 + buffer_mm2 + sram_mm2 + lanes_mm2; }
+  double tile_logic_mm2 = 0;  // the KV attention tiles' softmax units and control
+  double total_mm2() const {
+    return macros_mm2 + adcs_mm2 + buffer_mm2 + sram_mm2 + lanes_mm2 + tile_logic_mm2;
+  }
 };
-// The CIM chip: every macro of organization.macros, the buffer, digital.units lanes.
-ChipArea cim_area(const HardwareSpec& hw);
+
+// The logic of one attention tile beside its K and V arrays (cim_attention_tile's softmax_unit
+// and its control, the "tile glue"), in NAND2 equivalents: kTileLogicFixedNand2 +
+// kTileLogicPerTokenBitNand2 x tokens x prob_bits. A least-squares fit to the Yosys synthesis of
+// every RTL configuration the build makes (testbench/synth; head_dim and kv_bits move it by under
+// 1%: the arrays hold those); CTest rtl.synth.area_model fits again from the synthesis reports
+// and fails when these constants leave the fit by more than 2% or the fit misses a configuration
+// by more than 8%. The K and V arrays are the macros' cells (bit_cell_um2), not synthesised gates.
+inline constexpr double kTileLogicFixedNand2 = 26005;
+inline constexpr double kTileLogicPerTokenBitNand2 = 75.1;
+double tile_logic_nand2(const KvSpec& kv);
+
+// The CIM chip: every macro of organization.macros, the buffer, digital.units lanes and the logic
+// of kv_tiles attention tiles (the placement's KvLayout::tiles; 0 leaves it out: the chip's
+// hardware alone, as organization.area_mm2 budgets it).
+ChipArea cim_area(const HardwareSpec& hw, int64_t kv_tiles = 0);
 // The conventional engine: its SRAM, the buffer, baseline.mac_units lanes.
 ChipArea baseline_area(const HardwareSpec& hw);
 
@@ -84,8 +103,9 @@ cmodel::energy::Ledger conventional_dynamic_ledger(const ModelShape& shape, cons
                                                    int64_t position, int64_t sequences);
 
 // The same spec with the conventional engine's SRAM sized so that its chip has the CIM chip's
-// area (iso-area comparison; at least no SRAM when the lanes and buffer alone are larger).
-HardwareSpec iso_area_baseline(const HardwareSpec& hw);
+// area with kv_tiles attention tiles (iso-area comparison; at least no SRAM when the lanes and
+// buffer alone are larger).
+HardwareSpec iso_area_baseline(const HardwareSpec& hw, int64_t kv_tiles = 0);
 
 // The conditions under which the energy comparison holds, for reports: the comparison node, the
 // node and supply of every table the values come from with the factor that carried them, the
@@ -111,8 +131,12 @@ struct EnergyConditions {
   int64_t iso_area_sram_bytes = 0;  // the conventional chip's SRAM at the CIM chip's area
   std::vector<std::string> included;  // the energy terms both sides count
   double area_cim_mm2 = 0, area_baseline_mm2 = 0;
+  int64_t kv_tiles = 0;                // attention tiles whose logic area_cim_mm2 holds
+  double tile_logic_nand2 = 0;         // per tile (tile_logic_nand2)
+  double area_tile_logic_mm2 = 0;      // all of them, part of area_cim_mm2
 };
-EnergyConditions energy_conditions(const HardwareSpec& hw);
+// kv_tiles: the placement's attention tiles (KvLayout::tiles); 0 for the hardware alone.
+EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles = 0);
 nlohmann::json to_json(const EnergyConditions& c);
 // Back from a report's JSON (the HTML page of a saved report); throws kvcim::Error naming a
 // missing or mistyped key.

@@ -40,7 +40,7 @@ std::string full_table(const std::string& extra_event_text = "") {
     s += "    latency_ns: {value: 1, assumption: \"one cycle at one gigahertz\"}\n";
   }
   s += "area:\n";
-  for (const char* k : {"bit_cell_um2", "lane_um2", "adc_um2"})
+  for (const char* k : {"bit_cell_um2", "lane_um2", "adc_um2", "nand2_um2"})
     s += std::string("  ") + k + ": {value: 1, assumption: \"one square micrometre for a test\"}\n";
   return s + extra_event_text;
 }

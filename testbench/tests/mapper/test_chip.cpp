@@ -59,11 +59,40 @@ TEST(Chip, AreaIsCellsTimesTheBitCellCarriedToTheComparisonNode) {
   const ChipArea b = baseline_area(hw);
   EXPECT_NEAR(b.sram_mm2, 4096.0 * 8 * 0.5 * f * 1e-6, 1e-15);
   EXPECT_NEAR(b.lanes_mm2, 8 * 400 * f * 1e-6, 1e-15);
-  EXPECT_DOUBLE_EQ(a.total_mm2(), a.macros_mm2 + a.adcs_mm2 + a.buffer_mm2 + a.sram_mm2 + a.lanes_mm2);
+  EXPECT_DOUBLE_EQ(a.total_mm2(), a.macros_mm2 + a.adcs_mm2 + a.buffer_mm2 + a.sram_mm2 + a.lanes_mm2 +
+                                     a.tile_logic_mm2);
   // compared at 45 nm the same chip is larger
   HardwareSpec at45 = hw;
   at45.compare_at(45, "test");
   EXPECT_GT(cim_area(at45).total_mm2(), a.total_mm2() * 10);
+}
+
+TEST(Chip, EveryKvTileAddsItsSynthesisedLogicAtTheNand2Area) {
+  const HardwareSpec hw = small_hw();  // 8-token tiles, 12-bit probabilities
+  const double nand2 = kTileLogicFixedNand2 + kTileLogicPerTokenBitNand2 * 8 * 12;
+  EXPECT_DOUBLE_EQ(tile_logic_nand2(hw.kv), nand2);
+  // the KV table's NAND2 (NanGate45's NAND2_X1, 0.798 um^2 at 45 nm) carried to 5 nm
+  const double gate = 0.798 * area_factor(45, 5);
+  EXPECT_NEAR(hw.kv_tech.areas(hw.comparison).nand2_um2, gate, 1e-15);
+  EXPECT_DOUBLE_EQ(cim_area(hw).tile_logic_mm2, 0.0);  // the hardware alone: no placement
+  const Placement pl = place(small_shape(), hw, half_kv(), 4);
+  ASSERT_EQ(pl.kv.tiles, 8);  // 32 KV macros of 256 cells, 1024 cells per tile
+  const ChipArea with = cim_area(hw, pl.kv.tiles), without = cim_area(hw);
+  EXPECT_NEAR(with.tile_logic_mm2, 8 * nand2 * gate * 1e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(with.total_mm2(), without.total_mm2() + with.tile_logic_mm2);
+  // the report's conditions hold it, and the iso-area conventional chip grows by its SRAM
+  const EnergyConditions c = energy_conditions(hw, pl.kv.tiles);
+  EXPECT_EQ(c.kv_tiles, 8);
+  EXPECT_DOUBLE_EQ(c.area_tile_logic_mm2, with.tile_logic_mm2);
+  EXPECT_DOUBLE_EQ(c.area_cim_mm2, with.total_mm2());
+  const double bit_mm2 = hw.baseline_tech.areas(hw.comparison).bit_cell_um2 * 1e-6;
+  const int64_t more = iso_area_baseline(hw, pl.kv.tiles).baseline.sram_bytes -
+                       iso_area_baseline(hw).baseline.sram_bytes;
+  EXPECT_NEAR(static_cast<double>(more), with.tile_logic_mm2 / (8 * bit_mm2), 1.0);
+  const EnergyConditions back = energy_conditions_from_json(to_json(c));
+  EXPECT_EQ(back.kv_tiles, c.kv_tiles);
+  EXPECT_DOUBLE_EQ(back.tile_logic_nand2, c.tile_logic_nand2);
+  EXPECT_DOUBLE_EQ(back.area_tile_logic_mm2, c.area_tile_logic_mm2);
 }
 
 TEST(Chip, WireBitsOfASmallPlacementEqualAHandCount) {

@@ -22,6 +22,7 @@
 //     bit_cell_um2: {...}            # one memory bit (macro or SRAM bank) with its periphery share
 //     lane_um2: {...}                # one digital lane (a MAC unit or periphery lane)
 //     adc_um2: {...}                 # one ADC of an analog macro
+//     nand2_um2: {...}               # one NAND2 gate: synthesised logic in NAND2 equivalents
 //
 // Values may be numbers in the unit of the key or strings with a unit ("1.67 pJ", "830 ps").
 // Costs are held as integers (attojoules, femtoseconds) so that every breakdown of a ledger sums
@@ -76,7 +77,7 @@ BankCurve fit_bank_curve(const std::map<int64_t, TechValue>& points);
 
 // Areas carried to a comparison node (area_factor), in um^2.
 struct Areas {
-  double bit_cell_um2 = 0, lane_um2 = 0, adc_um2 = 0;
+  double bit_cell_um2 = 0, lane_um2 = 0, adc_um2 = 0, nand2_um2 = 0;
 };
 
 // What a set of integer costs is made for.
@@ -107,7 +108,7 @@ struct TechTable {
   // Writes a cell survives; nullopt = unlimited (SRAM).
   std::optional<TechValue> endurance_writes;
   // Areas (um^2) at the node of the file that gave each.
-  TechValue bit_cell_um2, lane_um2, adc_um2;
+  TechValue bit_cell_um2, lane_um2, adc_um2, nand2_um2;
 
   const EventCost& event(EventKind k) const { return events[static_cast<int>(k)]; }
   // Integer costs at ctx.target. adc_bits > 0 selects the ADC row of energy_pj_by_adc_bits when
