@@ -8,6 +8,7 @@
 # The gate-level co-simulation's configuration (rtl_gates.cmake) also checks the method: its
 # macros are synthesised at a third column-group count (linear in the groups within 3%) and the
 # sum of its units is compared with its whole flattened tile (the netlist that suite co-simulates).
+# rtl.synth.area_model then checks the mapper's tile-logic area model against all of them.
 # Included from testbench/tests.cmake when KVCIM_WITH_RTL=ON and Yosys is found.
 set(synth_dir ${CMAKE_BINARY_DIR}/rtl_synth)
 file(MAKE_DIRECTORY ${synth_dir})
@@ -39,5 +40,12 @@ foreach(cfg ${synth_configs})
                    --yosys ${KVCIM_YOSYS} --pkg ${KVCIM_TILE_PKG} --rtl ${CMAKE_CURRENT_SOURCE_DIR}/rtl
                    --out ${synth_dir}/${name}.json --config ${cfg} ${extra})
   # (COST: started early, so that a minute-long Yosys run does not end the test run alone)
-  set_tests_properties(rtl.synth.${name} PROPERTIES TIMEOUT 900 COST 60)
+  set_tests_properties(rtl.synth.${name} PROPERTIES TIMEOUT 900 COST 60 FIXTURES_SETUP kvcim_synth)
+  list(APPEND synth_reports ${synth_dir}/${name}.json)
 endforeach()
+# The mapper's tile-logic area (kTileLogic* in chip.hpp) against these syntheses: a refit of
+# softmax_unit + tile_glue over tokens x prob_bits must agree with the header's constants.
+add_test(NAME rtl.synth.area_model
+         COMMAND ${KVCIM_SYNTH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/testbench/synth/area_model.py
+                 --header ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/mapper/chip.hpp ${synth_reports})
+set_tests_properties(rtl.synth.area_model PROPERTIES FIXTURES_REQUIRED kvcim_synth TIMEOUT 60)
