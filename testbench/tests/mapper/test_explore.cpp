@@ -108,7 +108,12 @@ TEST(Explore, IsoAreaGivesEachPointAConventionalChipOfItsOwnArea) {
     // the fixed baseline keeps the spec's 8 MiB whatever the CIM chip's size
     EXPECT_DOUBLE_EQ(fixed[i].area_mm2_conventional, fixed[0].area_mm2_conventional);
     EXPECT_DOUBLE_EQ(iso[i].figures.energy_pj_conventional,
-                     baseline_figures(shape, iso_area_baseline(base_with(base, iso[i].macros)), 64).energy_pj);
+                     baseline_figures(shape, iso_area_baseline(base_with(base, iso[i].macros), iso[i].figures.kv_tiles),
+                                      64).energy_pj);
+    // its area holds the logic of every KV tile of the point
+    EXPECT_GT(iso[i].figures.kv_tiles, 0);
+    EXPECT_DOUBLE_EQ(iso[i].area_mm2_cim,
+                     cim_area(base_with(base, iso[i].macros), iso[i].figures.kv_tiles).total_mm2());
   }
   // a larger CIM chip gets a larger conventional chip
   EXPECT_GT(iso[1].area_mm2_conventional, iso[0].area_mm2_conventional);
