@@ -314,7 +314,8 @@ void bind_mapper(py::module_& m) {
            "Prices both sides at another node from now on (as kvcim run/map --node).")
       .def("conditions", [](const HardwareSpec& h) { return to_python(to_json(energy_conditions(h))); },
            "What the energy figures assume: the node, every table's node, supply and factor, the "
-           "baseline's SRAM banks, the terms included, both chips' areas.")
+           "baseline's SRAM banks, the terms included, both chips' areas. The hardware alone: no "
+           "placement, so no attention tile logic (a map's or a run's report has it).")
       .def("tile", &HardwareSpec::tile, py::arg("head_dim"))
       .def("macro_cells", &HardwareSpec::macro_cells)
       .def("validate", &HardwareSpec::validate)
@@ -375,6 +376,9 @@ void bind_mapper(py::module_& m) {
         }
         return figures_dict(f);
       })
+      .def("conditions", [](const Placement& p) { return to_python(to_json(energy_conditions(p.hw, p.kv.tiles))); },
+           "As HardwareSpec.conditions, with the logic of the placement's KV attention tiles in the "
+           "CIM chip's area (and so in the iso-area conventional chip's SRAM), as `kvcim map` reports.")
       .def("token_ledgers",
            [](const Placement& p) {
              MapReport r;

@@ -162,7 +162,15 @@ def test_one_comparison_node_from_python():
     assert baseline["sources"][0]["node_nm"] == 45.0
     assert 0.0 < baseline["sources"][0]["energy_factor"] < 0.1
     assert c["area_mm2"]["cim"] > 0 and c["area_mm2"]["baseline"] > 0
-    before = kvcim.map("stories260k", hw, context=64).figures["energy_pj_conventional"]
+    assert c["tile_logic"]["tiles"] == 0 and c["tile_logic"]["mm2"] == 0  # the hardware alone
+    placed = kvcim.map("stories260k", hw, context=64)
+    pc = placed.conditions()  # with the placement's attention tiles, as `kvcim map` reports
+    t = pc["tile_logic"]
+    assert t["tiles"] == placed.figures["kv_tiles"] > 0
+    assert t["nand2_per_tile"] == pytest.approx(26005 + 75.1 * 64 * 12)
+    assert pc["area_mm2"]["cim"] == pytest.approx(c["area_mm2"]["cim"] + t["mm2"])
+    assert pc["baseline"]["iso_area_sram_bytes"] > c["baseline"]["iso_area_sram_bytes"]
+    before = placed.figures["energy_pj_conventional"]
     hw.compare_at(45)
     assert hw.comparison == {"node_nm": 45.0, "voltage_v": 0.9}
     after = kvcim.map("stories260k", hw, context=64).figures["energy_pj_conventional"]
