@@ -91,11 +91,15 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/error_flags.cpp
     runtime/cli/main.cpp
 )
-# the Verilator harness (kvcim_rtl_harness and each configuration of the RTL table)
+# the Verilator harness: rtl_tile.cpp compiled against each Verilated model (kvcim_rtl_harness and
+# each configuration of the RTL table), the model-independent rest once for all of them
+# (kvcim_rtl_shared, testbench/rtl.cmake)
 set(KVCIM_HARNESS_SOURCES
+    testbench/harness/rtl_tile.cpp
+)
+set(KVCIM_HARNESS_SHARED_SOURCES
     testbench/harness/cosim_job.cpp
     testbench/harness/problems.cpp
-    testbench/harness/rtl_tile.cpp
 )
 # a configuration of the table as a loadable module (testbench/tests/rtl_configs/rtl_configs.cmake)
 set(KVCIM_RTL_MODULE_SOURCES
@@ -275,7 +279,7 @@ set(KVCIM_RTL_XRAND_TEST_SOURCES
 # Fails the configure step naming every file on disk that no list above holds.
 function(kvcim_check_sources_listed)
   set(listed ${KVCIM_CMODEL_SOURCES} ${KVCIM_MAPPER_SOURCES} ${KVCIM_RUNTIME_SOURCES} ${KVCIM_CLI_SOURCES}
-      ${KVCIM_HARNESS_SOURCES} ${KVCIM_RTL_MODULE_SOURCES} ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES}
+      ${KVCIM_HARNESS_SOURCES} ${KVCIM_HARNESS_SHARED_SOURCES} ${KVCIM_RTL_MODULE_SOURCES} ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES}
       ${KVCIM_CLI_TESTS} ${KVCIM_RTL_CONFIG_TEST_SOURCES} ${KVCIM_RTL_GATES_TEST_SOURCES} ${KVCIM_RTL_XRAND_SOURCES}
       ${KVCIM_RTL_XRAND_TEST_SOURCES})
   foreach(suite ${KVCIM_TEST_SUITES})

@@ -59,6 +59,52 @@ endif()
 # What a harness compiled against such a model needs to know (rtl_tile.cpp picks its trace writer).
 set(KVCIM_RTL_TRACE_DEFINITION "KVCIM_RTL_TRACE_FST=$<STREQUAL:${KVCIM_RTL_TRACE},fst>")
 
+# What every Verilated model's library shares: the harness's model-independent sources and the
+# Verilator runtime (verilated.cpp, the trace writer, the thread pool). verilate() adds the runtime
+# to each target it is given, so the nine models of a build compiled it nine times (~13 s of CPU
+# each, with the harness's shared sources ~20 s): here it is compiled once, as objects archived
+# into each model's library by kvcim_rtl_use_shared(). Objects, not a library: each model's
+# library stays self-contained, as the RTL modules' hidden symbols need (rtl_configs.cmake).
+set(KVCIM_VERILATED_RUNTIME_RE "/include/verilated(_threads|_fst_c|_vcd_c)?\\.cpp$")
+if(KVCIM_RTL_TRACE STREQUAL "fst")
+  set(trace_writer ${VERILATOR_ROOT}/include/verilated_fst_c.cpp)
+else()
+  set(trace_writer ${VERILATOR_ROOT}/include/verilated_vcd_c.cpp)
+endif()
+add_library(kvcim_rtl_shared OBJECT ${KVCIM_HARNESS_SHARED_SOURCES} ${VERILATOR_ROOT}/include/verilated.cpp
+            ${VERILATOR_ROOT}/include/verilated_threads.cpp ${trace_writer})
+target_include_directories(kvcim_rtl_shared PRIVATE ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
+target_link_libraries(kvcim_rtl_shared PUBLIC kvcim_cmodel)  # (for its include directories)
+# as verilate() defines them for its targets' sources
+target_compile_definitions(kvcim_rtl_shared PRIVATE VM_COVERAGE=0 VM_SC=0 VM_TRACE=1
+                           VM_TRACE_VCD=$<STREQUAL:${KVCIM_RTL_TRACE},vcd>
+                           VM_TRACE_FST=$<STREQUAL:${KVCIM_RTL_TRACE},fst>)
+set_target_properties(kvcim_rtl_shared PROPERTIES UNITY_BUILD OFF)
+# (Verilator's runtime is not written for -Wextra)
+target_compile_options(kvcim_rtl_shared PRIVATE -Wno-unused-parameter -Wno-sign-compare
+                       -Wno-missing-field-initializers -Wno-maybe-uninitialized)
+
+# Called after verilate(target): the runtime sources verilate() added leave the target and the
+# shared objects come in. Fails the configure step unless it found the runtime verilate() adds
+# (another Verilator version may add other files: look in the target's generated .cmake).
+function(kvcim_rtl_use_shared target)
+  get_target_property(sources ${target} SOURCES)
+  set(kept "")
+  set(dropped 0)
+  foreach(s ${sources})
+    if(s MATCHES "${KVCIM_VERILATED_RUNTIME_RE}")
+      math(EXPR dropped "${dropped} + 1")
+    else()
+      list(APPEND kept ${s})
+    endif()
+  endforeach()
+  if(NOT dropped EQUAL 3)
+    message(FATAL_ERROR "kvcim: ${target}: expected verilate() to add verilated.cpp, "
+                        "verilated_threads.cpp and one trace writer; found ${dropped} of them")
+  endif()
+  set_property(TARGET ${target} PROPERTY SOURCES ${kept} $<TARGET_OBJECTS:kvcim_rtl_shared>)
+endfunction()
+
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
 target_link_libraries(kvcim_rtl_harness PUBLIC kvcim_cmodel Threads::Threads)
 target_compile_definitions(kvcim_rtl_harness PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION})
@@ -70,6 +116,7 @@ verilate(kvcim_rtl_harness
   ${KVCIM_RTL_TRACE_ARG}
   SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
   VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)
+kvcim_rtl_use_shared(kvcim_rtl_harness)
 set_target_properties(kvcim_rtl_harness PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # Verilator's generated C++ is not written for -Wextra.
 target_compile_options(kvcim_rtl_harness PRIVATE -Wno-unused-parameter -Wno-unused-variable

@@ -38,6 +38,7 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
     # that does not compile. Without it the copies stay unrolled.
     VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast -fno-reloop
                    -GHEAD_DIM=${hd} -GTOKENS=${tokens} -GKV_BITS=${kv} -GPROB_BITS=${prob})
+  kvcim_rtl_use_shared(${lib})
   set_target_properties(${lib} PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
   # -O1: each model runs a few hundred short problems; compile time matters more than its speed.
   target_compile_options(${lib} PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable

@@ -98,6 +98,7 @@ verilate(${lib}
   ${KVCIM_RTL_TRACE_ARG}
   SOURCES ${netlist}
   VERILATOR_ARGS -O3 -Wno-fatal -Wno-lint -Wno-style -Wno-UNOPTFLAT --x-assign fast --x-initial fast)
+kvcim_rtl_use_shared(${lib})
 set_target_properties(${lib} PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # -O1: compile time (the netlist's C++ is ~23 MB) matters more than the model's speed; -O0 for
 # the half Verilator marks slow (__Slow.cpp: the initial settle, run once per model).
