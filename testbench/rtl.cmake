@@ -32,6 +32,17 @@ endif()
 file(WRITE ${KVCIM_TILE_PKG}.tmp "${KVCIM_GEN_PKG_OUT}")
 configure_file(${KVCIM_TILE_PKG}.tmp ${KVCIM_TILE_PKG} COPYONLY)
 
+# Yosys (generic-cell synthesis, testbench/synth/synth.cmake; the gate-level co-simulation,
+# testbench/tests/rtl_gates/rtl_gates.cmake). Without it neither runs: warned here.
+find_program(KVCIM_YOSYS yosys)
+find_program(KVCIM_SYNTH_PYTHON NAMES python3 HINTS ${Python3_EXECUTABLE})
+if(NOT KVCIM_YOSYS)
+  message(WARNING "kvcim: yosys not found (scripts/setup.sh installs it): no synthesis tests, no gate-level co-simulation")
+endif()
+if(KVCIM_YOSYS)  # (its Yosys run goes on in the background while the models below are Verilated)
+  include(testbench/tests/rtl_gates/netlist.cmake)
+endif()
+
 set(KVCIM_RTL_SOURCES
     ${KVCIM_TILE_PKG}
     ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_macro.sv
@@ -137,11 +148,3 @@ add_test(NAME rtl.lint_v_macro
 add_test(NAME rtl.lint_softmax
          COMMAND ${VERILATOR_BIN} --lint-only -Wall ${KVCIM_TILE_PKG}
                  ${CMAKE_CURRENT_SOURCE_DIR}/rtl/softmax_unit.sv --top-module softmax_unit)
-
-# Yosys (generic-cell synthesis, testbench/synth/synth.cmake; the gate-level co-simulation,
-# testbench/tests/rtl_gates/rtl_gates.cmake). Without it neither runs: warned here.
-find_program(KVCIM_YOSYS yosys)
-find_program(KVCIM_SYNTH_PYTHON NAMES python3 HINTS ${Python3_EXECUTABLE})
-if(NOT KVCIM_YOSYS)
-  message(WARNING "kvcim: yosys not found (scripts/setup.sh installs it): no synthesis tests, no gate-level co-simulation")
-endif()

@@ -10,79 +10,33 @@
 # TileParams fields replaced, so the netlist's top is cim_attention_tile with the default ports of
 # that configuration, as the harness expects.
 #
-# The netlist is built at configure time, like the package, because verilate() runs Verilator at
-# configure time and needs its sources to exist. Yosys runs only when its inputs change (a SHA-256
-# of the package, the RTL and the script is kept next to the netlist): ~1 min CPU.
-#
-# Flow (as testbench/synth/synth.py per unit; `synth`'s full `opt -full` after techmap takes minutes): synth's
-# begin and coarse stages with -flatten (proc, opt, fsm, wreduce, alumacc, share, memory), then
-# memory_map, opt -fast, techmap to generic gates, abc -fast, opt -fast; `check -assert` and no
-# latch, as synth.py; write_verilog -noattr (gates as assign expressions, flops as always blocks:
-# no Yosys simulation library needed).
-set(KVCIM_GATES_CONFIG "hd8_t32_kv2_p8:8:32:2:8")  # name : head_dim : tokens : kv_bits : prob_bits
+# The configuration (netlist.cmake sets KVCIM_GATES_CONFIG and starts Yosys on it).
 string(REPLACE ":" ";" fields ${KVCIM_GATES_CONFIG})
 list(GET fields 0 name)
 list(GET fields 1 hd)
 list(GET fields 2 tokens)
 list(GET fields 3 kv)
 list(GET fields 4 prob)
-set(gdir ${CMAKE_BINARY_DIR}/generated/gates_${name})
-file(MAKE_DIRECTORY ${gdir})
-
-file(READ ${KVCIM_TILE_PKG} pkg)
-foreach(pair "HEAD_DIM=${hd}" "TOKENS=${tokens}" "KV_BITS=${kv}" "PROB_BITS=${prob}")
-  string(REPLACE "=" ";" kv_pair ${pair})
-  list(GET kv_pair 0 pname)
-  list(GET kv_pair 1 pvalue)
-  string(REGEX MATCH "localparam int ${pname} = -?[0-9]+;" found "${pkg}")
-  if(NOT found)
-    message(FATAL_ERROR "kvcim: rtl_gates.cmake: no 'localparam int ${pname} = N;' in ${KVCIM_TILE_PKG}")
-  endif()
-  string(REGEX REPLACE "localparam int ${pname} = -?[0-9]+;" "localparam int ${pname} = ${pvalue};" pkg "${pkg}")
-endforeach()
-file(WRITE ${gdir}/kvcim_tile_pkg.sv.tmp "${pkg}")
-configure_file(${gdir}/kvcim_tile_pkg.sv.tmp ${gdir}/kvcim_tile_pkg.sv COPYONLY)
-
-set(netlist ${gdir}/cim_attention_tile_gates.v)
-set(rtl_files ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_macro.sv ${CMAKE_CURRENT_SOURCE_DIR}/rtl/softmax_unit.sv
-              ${CMAKE_CURRENT_SOURCE_DIR}/rtl/cim_attention_tile.sv)
-string(JOIN " " rtl_list ${gdir}/kvcim_tile_pkg.sv ${rtl_files})
-set(script "read_verilog -defer -sv ${rtl_list}
-hierarchy -check -top cim_attention_tile
-synth -top cim_attention_tile -flatten -run :fine
-memory_map
-opt -fast
-techmap
-opt_clean
-abc -fast
-opt -fast
-check -assert
-select -assert-none t:$dlatch t:$_DLATCH*
-tee -q -o ${gdir}/gates.stat stat
-tee -q -o ${gdir}/gates.ltp ltp -noff
-write_verilog -noattr ${netlist}.tmp
-")
-file(WRITE ${gdir}/gates.ys "${script}")
-set(inputs "${script}${pkg}")
-foreach(f ${rtl_files})
-  file(READ ${f} text)
-  string(APPEND inputs "${text}")
-endforeach()
-string(SHA256 inputs_hash "${inputs}")
-set(stamp "")
-if(EXISTS ${netlist}.sha256)
-  file(READ ${netlist}.sha256 stamp)
-endif()
-if(NOT EXISTS ${netlist} OR NOT stamp STREQUAL inputs_hash)
-  message(STATUS "kvcim: Yosys synthesis of the gate-level tile ${name} (about 1 min CPU)...")
-  execute_process(COMMAND ${KVCIM_YOSYS} -q -l ${gdir}/yosys.log -s ${gdir}/gates.ys
-                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
-  if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "kvcim: Yosys failed on the gate-level tile (log ${gdir}/yosys.log):\n${out}")
+set(netlist ${KVCIM_GATES_NETLIST})
+if(KVCIM_GATES_PENDING)
+  # Wait for the background Yosys run (0.2 s steps, at most 30 min).
+  set(steps 0)
+  while(NOT EXISTS ${KVCIM_GATES_DIR}/yosys.rc)
+    if(steps GREATER 9000)
+      message(FATAL_ERROR "kvcim: Yosys on the gate-level tile did not end in 30 min (log ${KVCIM_GATES_DIR}/yosys.log)")
+    endif()
+    execute_process(COMMAND ${CMAKE_COMMAND} -E sleep 0.2)
+    math(EXPR steps "${steps} + 1")
+  endwhile()
+  file(READ ${KVCIM_GATES_DIR}/yosys.rc rc)
+  string(STRIP "${rc}" rc)
+  if(NOT rc STREQUAL "0")
+    file(READ ${KVCIM_GATES_DIR}/yosys.out out)
+    message(FATAL_ERROR "kvcim: Yosys failed on the gate-level tile (exit ${rc}, log ${KVCIM_GATES_DIR}/yosys.log):\n${out}")
   endif()
   # (written last, so that an interrupted run is redone)
   file(RENAME ${netlist}.tmp ${netlist})
-  file(WRITE ${netlist}.sha256 "${inputs_hash}")
+  file(WRITE ${netlist}.sha256 "${KVCIM_GATES_HASH}")
 endif()
 
 set(lib kvcim_rtl_gates_${name})
