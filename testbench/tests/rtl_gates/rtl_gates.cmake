@@ -10,13 +10,9 @@
 # TileParams fields replaced, so the netlist's top is cim_attention_tile with the default ports of
 # that configuration, as the harness expects.
 #
-# The configuration (netlist.cmake sets KVCIM_GATES_CONFIG and starts Yosys on it).
-string(REPLACE ":" ";" fields ${KVCIM_GATES_CONFIG})
-list(GET fields 0 name)
-list(GET fields 1 hd)
-list(GET fields 2 tokens)
-list(GET fields 3 kv)
-list(GET fields 4 prob)
+# The configuration: netlist.cmake chose it (KVCIM_GATES_CONFIG) and started Yosys on it.
+set(name ${KVCIM_GATES_NAME})
+set(tile ${KVCIM_GATES_TILE})  # head_dim,tokens,kv_bits,prob_bits
 set(netlist ${KVCIM_GATES_NETLIST})
 if(KVCIM_GATES_PENDING)
   # Wait for the background Yosys run (0.2 s steps, at most 30 min).
@@ -43,7 +39,7 @@ set(lib kvcim_rtl_gates_${name})
 add_library(${lib} STATIC ${KVCIM_HARNESS_SOURCES})
 target_link_libraries(${lib} PUBLIC kvcim_cmodel Threads::Threads)
 target_compile_definitions(${lib} PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION}
-                           "KVCIM_RTL_TILE_CONFIG=${hd},${tokens},${kv},${prob}")
+                           "KVCIM_RTL_TILE_CONFIG=${tile}")
 # The netlist is not RTL style: no -Wall; its wide intermediate wires make Verilator see
 # bit-level loops (UNOPTFLAT), which cost speed, not correctness. No --assert: nothing to bind to.
 verilate(${lib}
@@ -68,6 +64,6 @@ add_executable(test_rtl_gates_${name} ${KVCIM_RTL_GATES_TEST_SOURCES}
 target_include_directories(test_rtl_gates_${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests)
 target_link_libraries(test_rtl_gates_${name} PRIVATE ${lib} GTest::gtest_main)
 target_compile_definitions(test_rtl_gates_${name} PRIVATE KVCIM_RTL_GATES=1
-                           "KVCIM_RTL_EXPECTED=${hd},${tokens},${kv},${prob}")
+                           "KVCIM_RTL_EXPECTED=${tile}")
 gtest_discover_tests(test_rtl_gates_${name} TEST_PREFIX "rtl_gates.${name}." DISCOVERY_TIMEOUT 60
                      PROPERTIES TIMEOUT 600)
