@@ -36,11 +36,10 @@ configure_file(${KVCIM_TILE_PKG}.tmp ${KVCIM_TILE_PKG} COPYONLY)
 # testbench/tests/rtl_gates/rtl_gates.cmake). Without it neither runs: warned here.
 find_program(KVCIM_YOSYS yosys)
 find_program(KVCIM_SYNTH_PYTHON NAMES python3 HINTS ${Python3_EXECUTABLE})
-if(NOT KVCIM_YOSYS)
-  message(WARNING "kvcim: yosys not found (scripts/setup.sh installs it): no synthesis tests, no gate-level co-simulation")
-endif()
 if(KVCIM_YOSYS)  # (its Yosys run goes on in the background while the models below are Verilated)
   include(testbench/tests/rtl_gates/netlist.cmake)
+else()
+  message(WARNING "kvcim: yosys not found (scripts/setup.sh installs it): no synthesis tests, no gate-level co-simulation")
 endif()
 
 set(KVCIM_RTL_SOURCES
@@ -82,8 +81,9 @@ if(KVCIM_RTL_TRACE STREQUAL "fst")
 else()
   set(trace_writer ${VERILATOR_ROOT}/include/verilated_vcd_c.cpp)
 endif()
-add_library(kvcim_rtl_shared OBJECT ${KVCIM_HARNESS_SHARED_SOURCES} ${VERILATOR_ROOT}/include/verilated.cpp
-            ${VERILATOR_ROOT}/include/verilated_threads.cpp ${trace_writer})
+set(runtime ${VERILATOR_ROOT}/include/verilated.cpp ${VERILATOR_ROOT}/include/verilated_threads.cpp
+            ${trace_writer})
+add_library(kvcim_rtl_shared OBJECT ${KVCIM_HARNESS_SHARED_SOURCES} ${runtime})
 target_include_directories(kvcim_rtl_shared PRIVATE ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
 target_link_libraries(kvcim_rtl_shared PUBLIC kvcim_cmodel)  # (for its include directories)
 # as verilate() defines them for its targets' sources
@@ -91,9 +91,9 @@ target_compile_definitions(kvcim_rtl_shared PRIVATE VM_COVERAGE=0 VM_SC=0 VM_TRA
                            VM_TRACE_VCD=$<STREQUAL:${KVCIM_RTL_TRACE},vcd>
                            VM_TRACE_FST=$<STREQUAL:${KVCIM_RTL_TRACE},fst>)
 set_target_properties(kvcim_rtl_shared PROPERTIES UNITY_BUILD OFF)
-# (Verilator's runtime is not written for -Wextra)
-target_compile_options(kvcim_rtl_shared PRIVATE -Wno-unused-parameter -Wno-sign-compare
-                       -Wno-missing-field-initializers -Wno-maybe-uninitialized)
+# (Verilator's runtime is not written for -Wextra; the harness's sources are)
+set_source_files_properties(${runtime} TARGET_DIRECTORY kvcim_rtl_shared PROPERTIES COMPILE_OPTIONS
+                            "-Wno-unused-parameter;-Wno-sign-compare;-Wno-missing-field-initializers;-Wno-maybe-uninitialized")
 
 # Called after verilate(target): the runtime sources verilate() added leave the target and the
 # shared objects come in. Fails the configure step unless it found the runtime verilate() adds
