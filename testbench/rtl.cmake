@@ -75,15 +75,16 @@ set(KVCIM_RTL_TRACE_DEFINITION "KVCIM_RTL_TRACE_FST=$<STREQUAL:${KVCIM_RTL_TRACE
 # each, with the harness's shared sources ~20 s): here it is compiled once, as objects archived
 # into each model's library by kvcim_rtl_use_shared(). Objects, not a library: each model's
 # library stays self-contained, as the RTL modules' hidden symbols need (rtl_configs.cmake).
-set(KVCIM_VERILATED_RUNTIME_RE "/include/verilated(_threads|_fst_c|_vcd_c)?\\.cpp$")
 if(KVCIM_RTL_TRACE STREQUAL "fst")
   set(trace_writer ${VERILATOR_ROOT}/include/verilated_fst_c.cpp)
 else()
   set(trace_writer ${VERILATOR_ROOT}/include/verilated_vcd_c.cpp)
 endif()
-set(runtime ${VERILATOR_ROOT}/include/verilated.cpp ${VERILATOR_ROOT}/include/verilated_threads.cpp
-            ${trace_writer})
-add_library(kvcim_rtl_shared OBJECT ${KVCIM_HARNESS_SHARED_SOURCES} ${runtime})
+# The runtime verilate() adds to each target it is given (Verilator 5.006; another version may add
+# other files: look in a target's generated .cmake).
+set(KVCIM_VERILATED_RUNTIME ${VERILATOR_ROOT}/include/verilated.cpp
+    ${VERILATOR_ROOT}/include/verilated_threads.cpp ${trace_writer})
+add_library(kvcim_rtl_shared OBJECT ${KVCIM_HARNESS_SHARED_SOURCES} ${KVCIM_VERILATED_RUNTIME})
 target_include_directories(kvcim_rtl_shared PRIVATE ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
 target_link_libraries(kvcim_rtl_shared PUBLIC kvcim_cmodel)  # (for its include directories)
 # as verilate() defines them for its targets' sources
@@ -92,28 +93,23 @@ target_compile_definitions(kvcim_rtl_shared PRIVATE VM_COVERAGE=0 VM_SC=0 VM_TRA
                            VM_TRACE_FST=$<STREQUAL:${KVCIM_RTL_TRACE},fst>)
 set_target_properties(kvcim_rtl_shared PROPERTIES UNITY_BUILD OFF)
 # (Verilator's runtime is not written for -Wextra; the harness's sources are)
-set_source_files_properties(${runtime} TARGET_DIRECTORY kvcim_rtl_shared PROPERTIES COMPILE_OPTIONS
+set_source_files_properties(${KVCIM_VERILATED_RUNTIME} TARGET_DIRECTORY kvcim_rtl_shared PROPERTIES COMPILE_OPTIONS
                             "-Wno-unused-parameter;-Wno-sign-compare;-Wno-missing-field-initializers;-Wno-maybe-uninitialized")
 
 # Called after verilate(target): the runtime sources verilate() added leave the target and the
-# shared objects come in. Fails the configure step unless it found the runtime verilate() adds
-# (another Verilator version may add other files: look in the target's generated .cmake).
+# shared objects come in. Fails the configure step unless verilate() added every one of them.
 function(kvcim_rtl_use_shared target)
   get_target_property(sources ${target} SOURCES)
-  set(kept "")
-  set(dropped 0)
-  foreach(s ${sources})
-    if(s MATCHES "${KVCIM_VERILATED_RUNTIME_RE}")
-      math(EXPR dropped "${dropped} + 1")
-    else()
-      list(APPEND kept ${s})
-    endif()
-  endforeach()
-  if(NOT dropped EQUAL 3)
-    message(FATAL_ERROR "kvcim: ${target}: expected verilate() to add verilated.cpp, "
-                        "verilated_threads.cpp and one trace writer; found ${dropped} of them")
+  list(LENGTH sources n_before)
+  list(REMOVE_ITEM sources ${KVCIM_VERILATED_RUNTIME})
+  list(LENGTH sources n_after)
+  list(LENGTH KVCIM_VERILATED_RUNTIME n_runtime)
+  math(EXPR n_removed "${n_before} - ${n_after}")
+  if(NOT n_removed EQUAL n_runtime)
+    message(FATAL_ERROR "kvcim: ${target}: expected verilate() to add ${KVCIM_VERILATED_RUNTIME}; "
+                        "found ${n_removed} of these ${n_runtime} files")
   endif()
-  set_property(TARGET ${target} PROPERTY SOURCES ${kept} $<TARGET_OBJECTS:kvcim_rtl_shared>)
+  set_property(TARGET ${target} PROPERTY SOURCES ${sources} $<TARGET_OBJECTS:kvcim_rtl_shared>)
 endfunction()
 
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})

@@ -32,8 +32,7 @@ foreach(cfg ${synth_configs})
   list(GET fields 0 name)
   set(extra "")
   if(cfg STREQUAL KVCIM_GATES_CONFIG)
-    set(g ${CMAKE_BINARY_DIR}/generated/gates_${name})
-    set(extra --check-linear --whole ${g}/gates.stat,${g}/gates.ltp)
+    set(extra --check-linear --whole ${KVCIM_GATES_DIR}/gates.stat,${KVCIM_GATES_DIR}/gates.ltp)
   endif()
   add_test(NAME rtl.synth.${name}
            COMMAND ${KVCIM_SYNTH_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/testbench/synth/synth.py
