@@ -97,8 +97,11 @@ set_source_files_properties(${KVCIM_VERILATED_RUNTIME} TARGET_DIRECTORY kvcim_rt
                             "-Wno-unused-parameter;-Wno-sign-compare;-Wno-missing-field-initializers;-Wno-maybe-uninitialized")
 
 # Called after verilate(target): the runtime sources verilate() added leave the target and the
-# shared objects come in. Fails the configure step unless verilate() added every one of them.
+# shared objects come in (fails the configure step unless verilate() added every one of them); then
+# the model's generated C++ is compiled in unity batches (below). SLOW_OPTIONS: compile options for
+# the batches of the code Verilator marks slow (__Slow.cpp: construction and the initial settle).
 function(kvcim_rtl_use_shared target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "" "SLOW_OPTIONS")
   get_target_property(sources ${target} SOURCES)
   list(LENGTH sources n_before)
   list(REMOVE_ITEM sources ${KVCIM_VERILATED_RUNTIME})
@@ -110,6 +113,70 @@ function(kvcim_rtl_use_shared target)
                         "found ${n_removed} of these ${n_runtime} files")
   endif()
   set_property(TARGET ${target} PROPERTY SOURCES ${sources} $<TARGET_OBJECTS:kvcim_rtl_shared>)
+  kvcim_rtl_unity(${target} "${arg_SLOW_OPTIONS}")
+endfunction()
+
+# Verilator splits a model into many .cpp files that each parse verilated.h and the model's headers
+# again (~1 s of CPU per file however small: 12 files of the hd16 model took 15 s, one unity file 3).
+# Here they are compiled in batches of up to ~3 MB of source, each an #include of its files in name
+# order (CMake's own unity build is not used: it orders them as verilate() lists them, and
+# Verilator's C++ specialises templates after their use in that order). The generated files stay
+# in the target, header-only, so that verilate()'s build-time command still regenerates them and a
+# batch recompiles when one of its files changes (its depfile names them). A new Verilator file list
+# reconfigures the build, as verilate() arranges, and the batches follow.
+set(KVCIM_RTL_UNITY_BYTES 3000000)
+function(kvcim_rtl_unity target slow_options)
+  get_target_property(sources ${target} SOURCES)
+  set(generated "")
+  foreach(s ${sources})
+    if(s MATCHES "/CMakeFiles/${target}\\.dir/[^/]+\\.dir/[^/]+\\.cpp$")
+      list(APPEND generated ${s})
+    endif()
+  endforeach()
+  if(NOT generated)
+    message(FATAL_ERROR "kvcim: ${target}: found no Verilated C++ among its sources")
+  endif()
+  list(SORT generated)
+  set_source_files_properties(${generated} TARGET_DIRECTORY ${target} PROPERTIES HEADER_FILE_ONLY ON)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/unity)
+  file(MAKE_DIRECTORY ${dir})
+  set(batches "")
+  set(kinds all)  # slow and fast code apart only when they compile differently
+  if(slow_options)
+    set(kinds slow fast)
+  endif()
+  foreach(kind ${kinds})
+    set(files ${generated})
+    if(kind STREQUAL "slow")
+      list(FILTER files INCLUDE REGEX "__Slow\\.cpp$")
+    elseif(kind STREQUAL "fast")
+      list(FILTER files EXCLUDE REGEX "__Slow\\.cpp$")
+    endif()
+    set(n 0)
+    set(bytes 0)
+    set(text "")
+    list(LENGTH files n_files)
+    set(i 0)
+    foreach(f ${files})
+      file(SIZE ${f} size)
+      string(APPEND text "#include \"${f}\"\n")
+      math(EXPR bytes "${bytes} + ${size}")
+      math(EXPR i "${i} + 1")
+      if(bytes GREATER_EQUAL KVCIM_RTL_UNITY_BYTES OR i EQUAL n_files)
+        set(batch ${dir}/${kind}_${n}.cpp)
+        file(CONFIGURE OUTPUT ${batch} CONTENT "${text}" @ONLY)
+        list(APPEND batches ${batch})
+        if(kind STREQUAL "slow")
+          set_source_files_properties(${batch} TARGET_DIRECTORY ${target} PROPERTIES COMPILE_OPTIONS "${slow_options}")
+        endif()
+        math(EXPR n "${n} + 1")
+        set(bytes 0)
+        set(text "")
+      endif()
+    endforeach()
+  endforeach()
+  target_sources(${target} PRIVATE ${batches})
+  set_source_files_properties(${batches} TARGET_DIRECTORY ${target} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
 endfunction()
 
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})

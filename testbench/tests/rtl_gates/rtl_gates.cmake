@@ -48,16 +48,13 @@ verilate(${lib}
   ${KVCIM_RTL_TRACE_ARG}
   SOURCES ${netlist}
   VERILATOR_ARGS -O3 -Wno-fatal -Wno-lint -Wno-style -Wno-UNOPTFLAT --x-assign fast --x-initial fast)
-kvcim_rtl_use_shared(${lib})
+kvcim_rtl_use_shared(${lib} SLOW_OPTIONS -O0)
 set_target_properties(${lib} PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # -O1: compile time (the netlist's C++ is ~23 MB) matters more than the model's speed; -O0 for
 # the half Verilator marks slow (__Slow.cpp: the initial settle, run once per model).
 target_compile_options(${lib} PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
                        -Wno-maybe-uninitialized)
-get_target_property(gate_sources ${lib} SOURCES)
-list(FILTER gate_sources INCLUDE REGEX "__Slow\\.cpp$")
-set_source_files_properties(${gate_sources} TARGET_DIRECTORY ${lib} PROPERTIES COMPILE_OPTIONS -O0)
 
 add_executable(test_rtl_gates_${name} ${KVCIM_RTL_GATES_TEST_SOURCES}
                ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/rtl/test_cosim_directed.cpp)
