@@ -119,8 +119,9 @@ endfunction()
 # Verilator splits a model into many .cpp files that each parse verilated.h and the model's headers
 # again (~1 s of CPU per file however small: 12 files of the hd16 model took 15 s, one unity file 3).
 # Here they are compiled in batches of up to ~3 MB of source, each an #include of its files in name
-# order (CMake's own unity build is not used: it orders them as verilate() lists them, and
-# Verilator's C++ specialises templates after their use in that order). The generated files stay
+# order, which compiles for all nine models (CMake's own unity batches keep verilate()'s order, in
+# which Verilator's C++ specialises templates after their use, and leave out any source with
+# options of its own, as the gate-level model's slow half has). The generated files stay
 # in the target, header-only, so that verilate()'s build-time command still regenerates them and a
 # batch recompiles when one of its files changes (its depfile names them). A new Verilator file list
 # reconfigures the build, as verilate() arranges, and the batches follow.
