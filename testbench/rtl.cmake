@@ -156,14 +156,8 @@ function(kvcim_rtl_unity target slow_options)
     set(n 0)
     set(bytes 0)
     set(text "")
-    list(LENGTH files n_files)
-    set(i 0)
-    foreach(f ${files})
-      file(SIZE ${f} size)
-      string(APPEND text "#include \"${f}\"\n")
-      math(EXPR bytes "${bytes} + ${size}")
-      math(EXPR i "${i} + 1")
-      if(bytes GREATER_EQUAL KVCIM_RTL_UNITY_BYTES OR i EQUAL n_files)
+    foreach(f ${files} END)  # END: write the last batch
+      if(text AND (f STREQUAL "END" OR bytes GREATER_EQUAL KVCIM_RTL_UNITY_BYTES))
         set(batch ${dir}/${kind}_${n}.cpp)
         file(CONFIGURE OUTPUT ${batch} CONTENT "${text}" @ONLY)
         list(APPEND batches ${batch})
@@ -174,10 +168,16 @@ function(kvcim_rtl_unity target slow_options)
         set(bytes 0)
         set(text "")
       endif()
+      if(NOT f STREQUAL "END")
+        file(SIZE ${f} size)
+        string(APPEND text "#include \"${f}\"\n")
+        math(EXPR bytes "${bytes} + ${size}")
+      endif()
     endforeach()
   endforeach()
   target_sources(${target} PRIVATE ${batches})
-  set_source_files_properties(${batches} TARGET_DIRECTORY ${target} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+  # The model's own batches, never CMake's unity build (see above)
+  set_target_properties(${target} PROPERTIES UNITY_BUILD OFF)
 endfunction()
 
 add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
@@ -192,7 +192,6 @@ verilate(kvcim_rtl_harness
   SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
   VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)
 kvcim_rtl_use_shared(kvcim_rtl_harness)
-set_target_properties(kvcim_rtl_harness PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # Verilator's generated C++ is not written for -Wextra.
 target_compile_options(kvcim_rtl_harness PRIVATE -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers

@@ -16,7 +16,6 @@ verilate(kvcim_rtl_cov
   SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
   VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)
 kvcim_rtl_use_shared(kvcim_rtl_cov)
-set_target_properties(kvcim_rtl_cov PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # -O1: the coverage model is compiled once and run for seconds; compile time matters more.
 target_compile_options(kvcim_rtl_cov PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare

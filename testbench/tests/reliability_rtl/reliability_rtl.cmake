@@ -17,7 +17,6 @@ verilate(kvcim_rtl_xrand
   SOURCES ${KVCIM_RTL_SOURCES}
   VERILATOR_ARGS -O3 --x-assign unique --x-initial unique)
 kvcim_rtl_use_shared(kvcim_rtl_xrand)
-set_target_properties(kvcim_rtl_xrand PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # -O1: this model runs a few short problems; compile time matters more than its speed.
 target_compile_options(kvcim_rtl_xrand PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers

@@ -39,7 +39,6 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
     VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast -fno-reloop
                    -GHEAD_DIM=${hd} -GTOKENS=${tokens} -GKV_BITS=${kv} -GPROB_BITS=${prob})
   kvcim_rtl_use_shared(${lib})
-  set_target_properties(${lib} PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
   # -O1: each model runs a few hundred short problems; compile time matters more than its speed.
   target_compile_options(${lib} PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable
                          -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers

@@ -49,7 +49,6 @@ verilate(${lib}
   SOURCES ${netlist}
   VERILATOR_ARGS -O3 -Wno-fatal -Wno-lint -Wno-style -Wno-UNOPTFLAT --x-assign fast --x-initial fast)
 kvcim_rtl_use_shared(${lib} SLOW_OPTIONS -O0)
-set_target_properties(${lib} PROPERTIES UNITY_BUILD OFF)  # see CMakeLists.txt
 # -O1: compile time (the netlist's C++ is ~23 MB) matters more than the model's speed; -O0 for
 # the half Verilator marks slow (__Slow.cpp: the initial settle, run once per model).
 target_compile_options(${lib} PRIVATE -O1 -Wno-unused-parameter -Wno-unused-variable
