@@ -44,6 +44,8 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   if (spec_.kind == MacroKind::analog)
     planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);
   weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
+  if (spec_.kind == MacroKind::analog && cell_noise_.empty() && spec_.adc_shift() == 0)
+    rounded_ = detail::rounded_noise_law(spec_.read_noise_sigma);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
   // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
   const double sigma = spec_.cell_noise_sigma, drift_time = spec_.drift_time_s, stuck = spec_.stuck_rate;
@@ -85,6 +87,11 @@ void Macro::read_noise(double sigma, double* out, int n) {
   if (draws_.size() < static_cast<size_t>(n)) draws_.resize(n);
   detail::normal_draws(noise_key_, noise_draws_, n, draws_.data());
   for (int i = 0; i < n; ++i) out[i] = sigma * static_cast<double>(draws_[i]);
+  noise_draws_ += static_cast<uint64_t>(n);
+}
+
+void Macro::read_noise_rounded(int32_t* out, int n) {
+  detail::rounded_noise(noise_key_, noise_draws_, n, rounded_, out);
   noise_draws_ += static_cast<uint64_t>(n);
 }
 

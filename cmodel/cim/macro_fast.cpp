@@ -111,6 +111,28 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
     detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(),
                            {shift, half, top_code}, C, acc.data());
+  } else if (rounded_.k_max > 0) {
+    // Read noise alone at a step of one level: code = clamp(p + k), k the rounded noise of the
+    // conversion (Macro::rounded_); step (k, g) reads offsets base + (k * G + g) * C + col, as
+    // the reference does.
+    const uint64_t base = noise_draws_;
+    std::vector<int32_t> offsets(C);
+    const int64_t top = static_cast<int64_t>(top_code);
+    for (int k = 0; k < T; ++k) {
+      const int64_t sign = pieces[k].sign;
+      const int off = pieces[k].offset;
+      for (int g = 0; g < G; ++g) {
+        const int s0 = step_begin[k * G + g];
+        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
+        noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
+        read_noise_rounded(offsets.data(), C);
+        for (int col = 0; col < C; ++col) {
+          const int64_t code = std::clamp(static_cast<int64_t>(p[col]) + offsets[col], int64_t{0}, top);
+          acc[col] += sign * (code << off);
+        }
+      }
+    }
+    noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
   } else {
     // Row group by row group, so that each cell deviation is read once per call: the cell noise
     // of every input cycle k of the group, pn[k * C + col] = sum over the group's rows in

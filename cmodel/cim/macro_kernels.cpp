@@ -6,6 +6,9 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <numbers>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kvcim/cmodel/cim/macro.hpp"
@@ -649,6 +652,69 @@ void normal_draws(const NoiseKey& key, uint64_t first, int n, float* out) {
   }
 #endif
   normal_draws_portable(key, first, n, out);
+}
+
+RoundedNoise rounded_noise_law(double sigma) {
+  RoundedNoise law;
+  if (!(sigma > 0.0)) return law;
+  const auto cdf = [sigma](double x) { return 0.5 * std::erfc(-x / (sigma * std::numbers::sqrt2)); };
+  // The smallest k_max whose tail P(k < -k_max) = Phi((-k_max - 1/2) / sigma) is below 2^-33:
+  // 2^32 times it rounds to 0, so leaving it out changes no threshold.
+  int k = 1;
+  while (k <= kRoundedNoiseMaxK && cdf(-k - 0.5) >= 0x1p-33) ++k;
+  if (k > kRoundedNoiseMaxK) return law;
+  law.k_max = k;
+  for (int j = 0; j < 2 * k; ++j) {
+    const double t = std::nearbyint(std::ldexp(cdf(j - k + 0.5), 32));
+    law.thr[j] = static_cast<uint32_t>(std::clamp(t, 0.0, 4294967295.0));
+  }
+  return law;
+}
+
+uint32_t noise_uniform(const NoiseKey& key, uint64_t i) {
+  return mix32(mix32(static_cast<uint32_t>(i) ^ key.k2) ^ (static_cast<uint32_t>(i >> 32) + key.k0));
+}
+
+namespace {
+// A fixed number of thresholds, so that the compiler unrolls them and vectorises over i.
+// The counter's high word changes once in 2^32 draws: within a run of one high word the loop is
+// over 32-bit lanes only (noise_uniform written out), which the compiler vectorises.
+template <int K2>
+void rounded_noise_k(const NoiseKey& key, uint64_t first, int n, const uint32_t* thr_in, int32_t* out) {
+  uint32_t thr[K2];
+  for (int j = 0; j < K2; ++j) thr[j] = thr_in[j];
+  int i = 0;
+  while (i < n) {
+    const uint64_t at = first + static_cast<uint64_t>(i);
+    const uint32_t lo0 = static_cast<uint32_t>(at);
+    const uint32_t hi = static_cast<uint32_t>(at >> 32) + key.k0;
+    // draws until the low word wraps (at most n - i)
+    const uint64_t room = (uint64_t{1} << 32) - lo0;
+    const int m = static_cast<int>(std::min<uint64_t>(room, static_cast<uint64_t>(n - i)));
+    for (int t = 0; t < m; ++t) {
+      const uint32_t u = mix32(mix32((lo0 + static_cast<uint32_t>(t)) ^ key.k2) ^ hi);
+      int32_t c = -(K2 / 2);
+      for (int j = 0; j < K2; ++j) c += u >= thr[j] ? 1 : 0;
+      out[i + t] = c;
+    }
+    i += m;
+  }
+}
+}  // namespace
+
+void rounded_noise(const NoiseKey& key, uint64_t first, int n, const RoundedNoise& law, int32_t* out) {
+  static_assert(kRoundedNoiseMaxK == 8, "one case per k_max below");
+  switch (law.k_max) {
+    case 1: return rounded_noise_k<2>(key, first, n, law.thr, out);
+    case 2: return rounded_noise_k<4>(key, first, n, law.thr, out);
+    case 3: return rounded_noise_k<6>(key, first, n, law.thr, out);
+    case 4: return rounded_noise_k<8>(key, first, n, law.thr, out);
+    case 5: return rounded_noise_k<10>(key, first, n, law.thr, out);
+    case 6: return rounded_noise_k<12>(key, first, n, law.thr, out);
+    case 7: return rounded_noise_k<14>(key, first, n, law.thr, out);
+    case 8: return rounded_noise_k<16>(key, first, n, law.thr, out);
+    default: throw std::logic_error("detail::rounded_noise: k_max " + std::to_string(law.k_max));
+  }
 }
 
 void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, double scale,

@@ -29,13 +29,17 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
   MacroEvents ev;
   // psum[col * T + k]: the column's partial sums of input cycle k, accumulated over row groups.
   std::vector<int64_t> psum(static_cast<size_t>(C) * T, 0);
-  std::vector<double> read_draws(analog && spec_.read_noise_sigma > 0.0 ? C : 0);
+  const bool rounded = rounded_.k_max > 0;  // read noise drawn rounded (Macro::rounded_)
+  std::vector<double> read_draws(analog && spec_.read_noise_sigma > 0.0 && !rounded ? C : 0);
+  std::vector<int32_t> read_offsets(rounded ? C : 0);
   for (int k = 0; k < T; ++k) {
     ev.row_activations += n_rows;  // every used row is driven once in each input cycle
     for (int g = 0; g < G; ++g) {
       const int r0 = g * spec_.rows_per_cycle, r1 = std::min(n_rows, r0 + spec_.rows_per_cycle);
       // Read noise of this step's conversions (column order), one draw per conversion.
-      if (analog && spec_.read_noise_sigma > 0.0)
+      if (rounded)
+        read_noise_rounded(read_offsets.data(), C);
+      else if (analog && spec_.read_noise_sigma > 0.0)
         read_noise(spec_.read_noise_sigma, read_draws.data(), C);
       std::vector<int> adc_queue(n_adc, 0);  // conversions waiting at each shared ADC
       for (int col = 0; col < C; ++col) {
@@ -60,10 +64,12 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
             p_int += int64_t{u} * cells_[idx];
             if (!cell_noise_.empty()) p_noise += static_cast<double>(u) * cell_noise_[idx];
           }
-          if (spec_.read_noise_sigma > 0.0) p_noise += read_draws[col];
+          if (spec_.read_noise_sigma > 0.0 && !rounded) p_noise += read_draws[col];
           int64_t code;
           if (cell_noise_.empty() && spec_.read_noise_sigma == 0.0) {
             code = std::min(quant::shift_round(p_int, shift), top_code);  // p_int >= 0
+          } else if (rounded) {
+            code = std::clamp(p_int + read_offsets[col], int64_t{0}, top_code);  // step 1: p + round(n)
           } else {
             const double v = std::floor((static_cast<double>(p_int) + p_noise) * scale + 0.5);
             code = static_cast<int64_t>(std::clamp(v, 0.0, static_cast<double>(top_code)));

@@ -114,3 +114,28 @@ TEST(MacroGenerator, FirstDrawsOfSeedOneArePinned) {
                            -0x1.c8a636p+0f, -0x1.6e066ep+0f, 0x1.1e704cp-3f};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(z[index[i]], expect[i]) << index[i];
 }
+
+TEST(MacroGenerator, RoundedNoiseStreamIsPinnedAndCrossesTheCounterWordsLikeOneByOne) {
+  // The rounded read noise's uniforms (detail::noise_uniform) on every machine, and the law's
+  // thresholds at sigma 0.15: 2^32 Phi(-1/2 / 0.15) = 1842800 (computed apart, with Python's erfc).
+  const auto key = detail::noise_key(1);
+  EXPECT_EQ(detail::noise_uniform(key, 0), 0xbf869d3bu);
+  EXPECT_EQ(detail::noise_uniform(key, 1), 0x11e748b0u);
+  EXPECT_EQ(detail::noise_uniform(key, 1000), 0x2ae48f92u);
+  EXPECT_EQ(detail::noise_uniform(key, (uint64_t{1} << 32) + 5), 0xdf8f27b2u);
+  const auto law = detail::rounded_noise_law(0.15);
+  ASSERT_EQ(law.k_max, 1);
+  EXPECT_EQ(law.thr[0], 1842800u);
+  EXPECT_EQ(law.thr[1], 4294967296u - 1842800u);
+  // A block across the low word's wrap equals the draws taken one by one.
+  const auto wide = detail::rounded_noise_law(1.0);
+  const uint64_t first = (uint64_t{1} << 32) - 40;
+  std::vector<int32_t> block(80);
+  detail::rounded_noise(key, first, 80, wide, block.data());
+  for (int i = 0; i < 80; ++i) {
+    const uint32_t u = detail::noise_uniform(key, first + static_cast<uint64_t>(i));
+    int32_t k = -wide.k_max;
+    for (int j = 0; j < 2 * wide.k_max; ++j) k += u >= wide.thr[j] ? 1 : 0;
+    EXPECT_EQ(block[i], k) << i;
+  }
+}

@@ -97,6 +97,65 @@ TEST(MacroNoise, ZeroSigmaIsExactAndNoiseHasTheDocumentedSize) {
   EXPECT_EQ(clean, run(q, 1));
 }
 
+// P(round(n) = j), n ~ N(0, sigma^2): the law the rounded read noise must draw.
+static double rounded_probability(int j, double sigma) {
+  const auto phi = [sigma](double x) { return 0.5 * std::erfc(-x / (sigma * std::sqrt(2.0))); };
+  return phi(j + 0.5) - phi(j - 0.5);
+}
+
+TEST(MacroNoise, RoundedReadNoiseDrawsTheLawOfRoundedGaussians) {
+  // 2^20 draws at each sigma: every value's count within 5 binomial sigmas of n P(j).
+  const auto key = detail::noise_key(99);
+  const int n = 1 << 20;
+  std::vector<int32_t> k(n);
+  for (double sigma : {0.15, 0.3, 0.8, 1.2}) {
+    SCOPED_TRACE("sigma " + std::to_string(sigma));
+    const auto law = detail::rounded_noise_law(sigma);
+    ASSERT_GT(law.k_max, 0);
+    EXPECT_LT(rounded_probability(law.k_max + 1, sigma), 1e-9);  // the tails it leaves out
+    detail::rounded_noise(key, 12345, n, law, k.data());
+    for (int j = -law.k_max; j <= law.k_max; ++j) {
+      const double expected = n * rounded_probability(j, sigma);
+      const double count = static_cast<double>(std::count(k.begin(), k.end(), j));
+      EXPECT_NEAR(count, expected, 5.0 * std::sqrt(expected) + 1.0) << "j = " << j;
+    }
+    // Counter-based: draws [first, first + n) are the same whichever call takes them.
+    std::vector<int32_t> tail(100);
+    detail::rounded_noise(key, 12345 + 500, 100, law, tail.data());
+    EXPECT_TRUE(std::equal(tail.begin(), tail.end(), k.begin() + 500));
+  }
+  EXPECT_EQ(detail::rounded_noise_law(2.0).k_max, 0);  // wider: the Gaussian path
+  EXPECT_EQ(detail::rounded_noise_law(0.0).k_max, 0);
+}
+
+TEST(MacroNoise, StepOneReadNoiseAloneIsTheRoundedNoiseByHand) {
+  // The set-up of the test above: two columns read p = 64 each at step 1 (8-bit ADC, 64 rows of
+  // 1-bit products), y = (64 + k0) - 2 (64 + k1), k the rounded noise of conversions 0 and 1,
+  // then 2 and 3 for the second compute. Both compute paths.
+  for (bool reference : {false, true}) {
+    MacroSpec s = noisy(0.0, 0.5, 5);
+    s.input_signed = false;
+    s.input_bits = 1;
+    s.weight_bits = 2;
+    s.adc_bits = 8;
+    ASSERT_EQ(s.adc_shift(), 0);
+    Macro m(s);
+    std::vector<int8_t> w(64, -1);
+    m.write_column_group(0, w.data(), 64);
+    std::vector<int32_t> x(64, 1);
+    std::vector<int32_t> k(4);
+    detail::rounded_noise(detail::noise_key(5), 0, 4, detail::rounded_noise_law(0.5), k.data());
+    for (int c = 0; c < 2; ++c) {
+      int64_t y;
+      if (reference)
+        m.compute_reference(x.data(), 64, &y, 1);
+      else
+        m.compute(x.data(), 64, &y, 1);
+      EXPECT_EQ(y, (64 + k[2 * c]) - 2 * (64 + k[2 * c + 1])) << "compute " << c << (reference ? ", reference" : "");
+    }
+  }
+}
+
 TEST(MacroNoise, CellNoiseScalesWithTheInputLevel) {
   // Weight 1: a level-1 cell (deviation d0) and a level-0 sign cell (deviation d1). Input 0 reads
   // 0 exactly (no current flows), so zero inputs see no cell noise; input 1 reads

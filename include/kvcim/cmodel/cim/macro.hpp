@@ -121,6 +121,24 @@ float normal_draw(const NoiseKey& key, uint64_t i);
 // out[i] = normal_draw(key, first + i) for i < n.
 void normal_draws(const NoiseKey& key, uint64_t first, int n, float* out);
 
+// Read noise rounded, for an ADC whose step is one level reading an integer sum p (no cell
+// deviations): round(p + n) = p + round(n), so the code needs only k = round(n), n ~ N(0, sigma^2),
+// whose law is P(k = j) = Phi((j + 1/2) / sigma) - Phi((j - 1/2) / sigma). It is drawn by the
+// inverse of its CDF from one 32-bit uniform per conversion: k = -k_max + #{j : u >= thr[j]},
+// thr[j] = 2^32 P(k <= j - k_max) rounded, every probability exact to 2^-32 and the tails beyond
+// +-k_max below 2^-33 (left out). One hash per conversion instead of a Gaussian: the exact law of
+// the codes, not the same draws as the Gaussian path.
+struct RoundedNoise {
+  int k_max = 0;                   // 0: sigma too large for 2 * kRoundedNoiseMaxK thresholds
+  uint32_t thr[16] = {};           // thr[0 .. 2 k_max), ascending
+};
+constexpr int kRoundedNoiseMaxK = 8;  // sigma up to about 1.26 levels
+RoundedNoise rounded_noise_law(double sigma);
+// The uniform of conversion i: a second stream of the seed's key, independent of normal_draw's.
+uint32_t noise_uniform(const NoiseKey& key, uint64_t i);
+// out[i] = k of noise_uniform(key, first + i) under `law` (law.k_max > 0), for i < n.
+void rounded_noise(const NoiseKey& key, uint64_t first, int n, const RoundedNoise& law, int32_t* out);
+
 }  // namespace detail
 
 // What one macro did. Energy and latency come from these counts times a technology table.
@@ -202,6 +220,12 @@ class Macro {
   double gaussian();                        // next N(0, 1) draw of the macro's generator
   // The next n draws times sigma (read noise of one step); both compute paths call this.
   void read_noise(double sigma, double* out, int n);
+  // Set when read noise is the macro's only noise and its ADC step is one level (adc_shift() 0):
+  // then both compute paths draw the rounded noise (detail::RoundedNoise) instead of Gaussians,
+  // one uniform per conversion from the same counter. k_max 0 otherwise.
+  detail::RoundedNoise rounded_;
+  // The next n rounded read-noise offsets (rounded_.k_max > 0); both compute paths call this.
+  void read_noise_rounded(int32_t* out, int n);
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
   void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
 };
