@@ -1,10 +1,11 @@
-# Thin driver around CMake. `make demo` and `make test` are the two commands a user needs.
+# Thin driver around CMake. `make demo` and `make test` are the two commands a user needs;
+# `make test-deep` (CI runs it after `make test`) adds the slow checks.
 BUILD  ?= build
 PYTHON ?= /usr/bin/python3
 JOBS   ?= 2
 CMAKE_FLAGS ?=
 
-.PHONY: all setup configure build demo test clean
+.PHONY: all setup configure build demo test test-deep clean
 
 all: build
 
@@ -22,8 +23,14 @@ demo: configure
 	@cmake --build $(BUILD) -j $(JOBS) --target kvcim
 	$(BUILD)/kvcim run
 
+# Every test suite, the Python tests, the RTL co-simulation and synthesis, the fuzz corpora replayed.
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE deep
+
+# The checks that build the project again (CTest label `deep`): the suites under clang's
+# ASan/UBSan, each fuzz target for KVCIM_FUZZ_SECONDS, and a pip install into a fresh venv.
+test-deep: build
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L deep
 
 clean:
 	rm -rf $(BUILD)

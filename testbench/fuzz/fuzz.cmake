@@ -1,5 +1,6 @@
 # Reliability: fuzz targets, their replay in ordinary builds, and the CTest hooks that run the
-# sanitizer build and the bounded fuzzing as part of `make test` (see docs/reliability.md).
+# sanitizer build and the bounded fuzzing as part of `make test-deep` (CTest label `deep`; CI runs
+# it after `make test`; see docs/reliability.md).
 #
 # Three ways this file is used:
 #  - ordinary build (any compiler): each fuzz target is linked with a small main() that replays
@@ -52,15 +53,15 @@ if(KVCIM_WITH_SANITIZER_TESTS AND NOT KVCIM_FUZZ AND NOT KVCIM_SANITIZE)
     add_test(NAME reliability.sanitize.build COMMAND bash ${sanitize} ${asan_dir} build)
     # The build uses both cores itself; ctest -j2 runs nothing else beside it.
     set_tests_properties(reliability.sanitize.build PROPERTIES
-      FIXTURES_SETUP kvcim_asan PROCESSORS 2 TIMEOUT 1500)
+      FIXTURES_SETUP kvcim_asan PROCESSORS 2 TIMEOUT 1500 LABELS deep)
     add_test(NAME reliability.sanitize.tests COMMAND bash ${sanitize} ${asan_dir} test)
     set_tests_properties(reliability.sanitize.tests PROPERTIES
-      FIXTURES_REQUIRED kvcim_asan PROCESSORS 2 TIMEOUT 1200)
+      FIXTURES_REQUIRED kvcim_asan PROCESSORS 2 TIMEOUT 1200 LABELS deep)
     foreach(t ${KVCIM_FUZZ_TARGETS})
       add_test(NAME reliability.fuzz.${t}
                COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fuzz.sh ${asan_dir} ${t} ${KVCIM_FUZZ_SECONDS})
       set_tests_properties(reliability.fuzz.${t} PROPERTIES
-        FIXTURES_REQUIRED kvcim_asan TIMEOUT 300)
+        FIXTURES_REQUIRED kvcim_asan TIMEOUT 300 LABELS deep)
     endforeach()
   endif()
 endif()
