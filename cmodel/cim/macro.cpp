@@ -38,6 +38,20 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   // (cell_level); an analog macro keeps the levels, which noise and the bit-planes build on.
   if (spec_.kind == MacroKind::analog) cells_.assign(n, 0);
   if (spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || deviates())) cell_noise_.assign(n, 0.f);
+  if (!cell_noise_.empty() && !deviates()) {
+    // |deviation| = sigma |draw| < 5.8 sigma: the largest grid 2^-q that holds 6 sigma in int16;
+    // a group's sums stay in int32 when rows_per_cycle * (largest input level) * 32767 does.
+    const int q = static_cast<int>(std::floor(std::log2(32767.0 / (6.0 * spec_.cell_noise_sigma))));
+    int width = 0;
+    for (const auto& piece : detail::input_pieces(spec_)) width = std::max(width, piece.width);
+    const double u_max = std::ldexp(1.0, width) - 1.0;
+    if (q >= 1 && q <= 60 && u_max < 32768.0 && spec_.rows_per_cycle * u_max * 32767.0 < 2147483647.0) {
+      noise_q_ = q;
+      const size_t groups = static_cast<size_t>(spec_.row_groups(spec_.rows));
+      const size_t pairs = static_cast<size_t>(spec_.rows_per_cycle + 1) / 2;
+      cell_noise_q_.assign(groups * pairs * spec_.cols * 2, 0);
+    }
+  }
   row_words_ = (spec_.rows + 63) / 64;
   slices_ = detail::weight_slices(spec_);
   // Only the analog fast path reads the bit-planes; the digital one reads weights_.
@@ -57,6 +71,18 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   spec_.cell_noise_sigma = sigma;
   spec_.drift_time_s = drift_time;
   spec_.stuck_rate = stuck;
+}
+
+void Macro::mirror_deviation(int row, int col) {
+  if (cell_noise_q_.empty()) return;
+  const int rpc = spec_.rows_per_cycle, g = row / rpc, i = row % rpc;
+  const size_t pair = static_cast<size_t>(g) * ((rpc + 1) / 2) + i / 2;
+  const double v = std::nearbyint(std::ldexp(static_cast<double>(cell_noise_[static_cast<size_t>(row) * spec_.cols + col]), noise_q_));
+  if (std::fabs(v) > 32767.0) {  // not expected (|draw| < 5.8); the double sums then do it all
+    cell_noise_q_.clear();
+    return;
+  }
+  cell_noise_q_[(pair * spec_.cols + col) * 2 + i % 2] = static_cast<int16_t>(v);
 }
 
 float Macro::deviation(size_t idx, uint32_t level, double noise) const {
@@ -111,6 +137,7 @@ void Macro::store(int row, int out, int32_t w) {
     if (!cell_noise_.empty()) {
       const double noise = spec_.cell_noise_sigma > 0.0 ? spec_.cell_noise_sigma * gaussian() : 0.0;
       cell_noise_[idx] = deviation(idx, level, noise);
+      mirror_deviation(row, col);
     }
   }
   weights_[static_cast<size_t>(row) * (spec_.cols / S) + out] = static_cast<int8_t>(w);
@@ -165,6 +192,7 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
         const size_t idx = static_cast<size_t>(r) * cols + c;
         const double noise = spec_.cell_noise_sigma * static_cast<double>(draws[static_cast<size_t>(r) * n_cols + c]);
         cell_noise_[idx] = deviation(idx, cells_[idx], noise);
+        mirror_deviation(r, c);
       }
   }
 }

@@ -133,6 +133,62 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
       }
     }
     noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
+  } else if (!cell_noise_q_.empty()) {
+    // Cell noise summed in integers (cell_noise_q_: each deviation within 2^-(q+1) of its grid
+    // value), row group by row group: S = sum of u * q exactly, so |pn - S 2^-q| <= (sum of u)
+    // 2^-(q+1) (times 1 + 2^-20 for the reference's own roundings) for the reference's double
+    // sum pn. Where that margin leaves the code in doubt (detail::adc_noisy_bounded), pn is
+    // summed as the reference sums it, in double over the group's rows in ascending order, and
+    // the ADC applied as adc_noisy does: the codes are the reference's. Read noise as below.
+    const uint64_t base = noise_draws_;
+    const double scale = std::ldexp(1.0, -shift), top = static_cast<double>(top_code);
+    const double qscale = std::ldexp(1.0, -noise_q_), half_q = std::ldexp(1.0 + 0x1p-20, -noise_q_ - 1);
+    const size_t pairs = static_cast<size_t>(rpc + 1) / 2;
+    std::vector<int32_t> S(static_cast<size_t>(T) * C);
+    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
+    std::vector<uint32_t> levels(static_cast<size_t>(rpc) * T);  // [row][k]
+    std::vector<int> uncertain(C);
+    for (int g = 0; g < G; ++g) {
+      const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
+      for (int r = r0; r < r1; ++r)
+        for (int k = 0; k < T; ++k)
+          levels[static_cast<size_t>(r - r0) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
+      detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(g) * pairs * cols * 2, cols, r1 - r0,
+                               levels.data(), T, C, S.data());
+      for (int k = 0; k < T; ++k) {
+        const int s0 = step_begin[k * G + g];
+        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
+        if (read_sigma > 0.0) {
+          noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
+          read_noise(read_sigma, rn.data(), C);
+        } else {
+          std::fill(rn.begin(), rn.end(), 0.0);
+        }
+        double count = 0.0;  // sum of u over the group's rows
+        for (int r = r0; r < r1; ++r) count += levels[static_cast<size_t>(r - r0) * T + k];
+        uint32_t* pk = pk_all.data() + static_cast<size_t>(k) * C;
+        const int m = detail::adc_noisy_bounded(p.data(), S.data() + static_cast<size_t>(k) * C, qscale, rn.data(),
+                                                count * half_q, C, scale, top, shift, pk, uncertain.data());
+        for (int i = 0; i < m; ++i) {
+          const int col = uncertain[i];
+          double pn = 0.0;
+          for (int r = r0; r < r1; ++r) {
+            const uint32_t u = levels[static_cast<size_t>(r - r0) * T + k];
+            if (u != 0) pn += static_cast<double>(u) * static_cast<double>(cell_noise_[static_cast<size_t>(r) * cols + col]);
+          }
+          const double v = static_cast<double>(p[col]) + (pn + rn[col]);
+          const double code = std::min(std::max(std::floor(v * scale + 0.5), 0.0), top);
+          pk[col] += static_cast<uint32_t>(static_cast<int32_t>(code)) << shift;
+        }
+      }
+    }
+    if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
+    for (int k = 0; k < T; ++k) {
+      const int64_t sign = pieces[k].sign;
+      const int off = pieces[k].offset;
+      const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C;
+      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pkp[col]) << off);
+    }
   } else {
     // Row group by row group, so that each cell deviation is read once per call: the cell noise
     // of every input cycle k of the group, pn[k * C + col] = sum over the group's rows in

@@ -165,6 +165,45 @@ void cell_noise_sums_portable(const float* dev, size_t stride, int n_rows, const
   }
 }
 
+void cell_noise_isums_portable(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u,
+                               int T, int col0, int n, int32_t* S) {
+  for (int k = 0; k < T; ++k)
+    for (int col = col0; col < n; ++col) S[static_cast<size_t>(k) * n + col] = 0;
+  for (int i = 0; i < n_rows; ++i) {
+    const int16_t* q = qdev + static_cast<size_t>(i / 2) * stride * 2 + (i % 2);
+    for (int k = 0; k < T; ++k) {
+      const int32_t ui = static_cast<int32_t>(u[static_cast<size_t>(i) * T + k]);
+      if (ui == 0) continue;
+      int32_t* s = S + static_cast<size_t>(k) * n;
+      for (int col = col0; col < n; ++col) s[col] += ui * q[2 * static_cast<size_t>(col)];
+    }
+  }
+}
+
+// The margin of one conversion: `margin` plus room for the roundings of p + (pna + rn), of the
+// reference's p + (pn + rn) and of va -+ m (each below 2^-53 (|va| + p), as |pn + rn| <= |va| + p
+// up to rounding; 2^-48 covers the four with room to spare).
+inline double bounded_margin(double margin, double va, double p) { return margin + (std::fabs(va) + p) * 0x1p-48; }
+
+int adc_noisy_bounded_portable(const uint32_t* p, const int32_t* S, double qscale, const double* rn,
+                               double margin, int col0, int n, double scale, double top, int shift,
+                               uint32_t* pk, int* uncertain) {
+  int m = 0;
+  for (int col = col0; col < n; ++col) {
+    const double pv = static_cast<double>(p[col]);
+    const double va = pv + (static_cast<double>(S[col]) * qscale + rn[col]);
+    const double mc = bounded_margin(margin, va, pv);
+    const double lo = std::floor((va - mc) * scale + 0.5), hi = std::floor((va + mc) * scale + 0.5);
+    if (lo != hi) {
+      uncertain[m++] = col;
+      continue;
+    }
+    const double code = std::min(std::max(lo, 0.0), top);
+    pk[col] += static_cast<uint32_t>(static_cast<int32_t>(code)) << shift;
+  }
+  return m;
+}
+
 #ifdef KVCIM_MACRO_X86
 __attribute__((target("avx2"))) void adc_noisy_avx2(const uint32_t* p, const double* pn,
                                                     const double* rn, int n, double scale,
@@ -564,6 +603,74 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
   }
   if (col < n) cell_noise_sums_portable(dev, stride, n_rows, u, T, col, n, pn);
 }
+
+// cell_noise_isums over blocks of 64 columns: for each k, four vectors of 16 int32 sums stay in
+// registers while the row pairs with any u != 0 go by; vpmaddwd multiplies a pair's two int16
+// deviations of 16 columns by (u_even, u_odd) and adds them (AVX-512BW, no VNNI needed).
+__attribute__((target("avx512f,avx512bw"))) void cell_noise_isums_avx512(const int16_t* qdev, size_t stride,
+                                                                        int n_rows, const uint32_t* u,
+                                                                        int T, int n, int32_t* S) {
+  const int pairs = (n_rows + 1) / 2;
+  std::vector<int32_t> mul(static_cast<size_t>(T) * pairs);
+  std::vector<int> at(static_cast<size_t>(T) * pairs);
+  std::vector<int> count(T, 0);
+  for (int k = 0; k < T; ++k)
+    for (int q = 0; q < pairs; ++q) {
+      const uint32_t ue = u[static_cast<size_t>(2 * q) * T + k];
+      const uint32_t uo = 2 * q + 1 < n_rows ? u[static_cast<size_t>(2 * q + 1) * T + k] : 0u;
+      if ((ue | uo) == 0) continue;
+      const size_t i = static_cast<size_t>(k) * pairs + count[k]++;
+      mul[i] = static_cast<int32_t>(ue | (uo << 16));
+      at[i] = q;
+    }
+  constexpr int kW = 64;  // columns per block
+  int col = 0;
+  for (; col + kW <= n; col += kW)
+    for (int k = 0; k < T; ++k) {
+      __m512i s[kW / 16];
+      for (int j = 0; j < kW / 16; ++j) s[j] = _mm512_setzero_si512();
+      const int32_t* mk = mul.data() + static_cast<size_t>(k) * pairs;
+      const int* ak = at.data() + static_cast<size_t>(k) * pairs;
+      for (int i = 0; i < count[k]; ++i) {
+        const int16_t* d = qdev + (static_cast<size_t>(ak[i]) * stride + col) * 2;
+        const __m512i m = _mm512_set1_epi32(mk[i]);
+        for (int j = 0; j < kW / 16; ++j)
+          s[j] = _mm512_add_epi32(s[j], _mm512_madd_epi16(_mm512_loadu_si512(d + 32 * j), m));
+      }
+      int32_t* out = S + static_cast<size_t>(k) * n + col;
+      for (int j = 0; j < kW / 16; ++j) _mm512_storeu_si512(out + 16 * j, s[j]);
+    }
+  if (col < n) cell_noise_isums_portable(qdev, stride, n_rows, u, T, col, n, S);
+}
+
+__attribute__((target("avx512f,avx512bw"))) int adc_noisy_bounded_avx512(
+    const uint32_t* p, const int32_t* S, double qscale, const double* rn, double margin, int n,
+    double scale, double top, int shift, uint32_t* pk, int* uncertain) {
+  const __m512d vs = _mm512_set1_pd(scale), vh = _mm512_set1_pd(0.5), vt = _mm512_set1_pd(top);
+  const __m512d vq = _mm512_set1_pd(qscale), vm = _mm512_set1_pd(margin), eps = _mm512_set1_pd(0x1p-48);
+  const __m512d zero = _mm512_setzero_pd();
+  const __m256i sh = _mm256_set1_epi32(shift);
+  constexpr int kFloor = _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC;
+  int m = 0, col = 0;
+  for (; col + 8 <= n; col += 8) {
+    const __m512d pv = _mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + col)));
+    const __m512d pna = _mm512_mul_pd(_mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(S + col))), vq);
+    const __m512d va = _mm512_add_pd(pv, _mm512_add_pd(pna, _mm512_loadu_pd(rn + col)));
+    // mc = bounded_margin(margin, va, p)
+    const __m512d mc = _mm512_add_pd(vm, _mm512_mul_pd(_mm512_add_pd(_mm512_abs_pd(va), pv), eps));
+    const __m512d lo = _mm512_roundscale_pd(_mm512_add_pd(_mm512_mul_pd(_mm512_sub_pd(va, mc), vs), vh), kFloor);
+    const __m512d hi = _mm512_roundscale_pd(_mm512_add_pd(_mm512_mul_pd(_mm512_add_pd(va, mc), vs), vh), kFloor);
+    const __mmask8 sure = _mm512_cmp_pd_mask(lo, hi, _CMP_EQ_OQ);
+    // the uncertain lanes add 0 here (their code is the caller's)
+    const __m512d code = _mm512_mask_blend_pd(sure, zero, _mm512_min_pd(_mm512_max_pd(lo, zero), vt));
+    const __m256i c = _mm256_sllv_epi32(_mm512_cvttpd_epi32(code), sh);
+    __m256i* dst = reinterpret_cast<__m256i*>(pk + col);
+    _mm256_storeu_si256(dst, _mm256_add_epi32(_mm256_loadu_si256(dst), c));
+    for (unsigned left = static_cast<unsigned>(~sure) & 0xFFu; left != 0; left &= left - 1)
+      uncertain[m++] = col + std::countr_zero(left);
+  }
+  return m + adc_noisy_bounded_portable(p, S, qscale, rn, margin, col, n, scale, top, shift, pk, uncertain + m);
+}
 #endif
 
 // The dispatch level: the CPU's, capped by cap_kernel_level() (tests).
@@ -734,6 +841,34 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 #endif
   cell_noise_sums_portable(dev, stride, n_rows, u, T, 0, n, pn);
 }
+
+void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
+                      int n, int32_t* S) {
+#ifdef KVCIM_MACRO_X86
+  if (level() >= kAvx512) return cell_noise_isums_avx512(qdev, stride, n_rows, u, T, n, S);
+#endif
+  cell_noise_isums_portable(qdev, stride, n_rows, u, T, 0, n, S);
+}
+
+namespace {
+std::atomic<uint64_t> g_doubts{0};
+}
+
+int adc_noisy_bounded(const uint32_t* p, const int32_t* S, double qscale, const double* rn,
+                      double margin, int n, double scale, double top, int shift, uint32_t* pk,
+                      int* uncertain) {
+  int m = 0;
+#ifdef KVCIM_MACRO_X86
+  if (level() >= kAvx512)
+    m = adc_noisy_bounded_avx512(p, S, qscale, rn, margin, n, scale, top, shift, pk, uncertain);
+  else
+#endif
+    m = adc_noisy_bounded_portable(p, S, qscale, rn, margin, 0, n, scale, top, shift, pk, uncertain);
+  if (m > 0) g_doubts.fetch_add(static_cast<uint64_t>(m), std::memory_order_relaxed);
+  return m;
+}
+
+uint64_t bounded_adc_doubts() { return g_doubts.load(std::memory_order_relaxed); }
 
 void popcount_columns(const PopTerm* terms, int n_terms, int n, uint32_t* p) {
 #ifdef KVCIM_MACRO_X86

@@ -43,6 +43,24 @@ void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, dou
 void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t* u, int T, int n,
                      double* pn);
 
+// The cell noise of one row group in integers: S[k * n + col] = sum over rows i < n_rows of
+// u[i * T + k] * q(i, col), q(i, col) = qdev[((i / 2) * stride + col) * 2 + i % 2] (the int16
+// deviations, row pairs interleaved per column; an odd last row's partner is 0). Exact: the
+// caller guarantees that no sum leaves int32, so every kernel gives the same S in any order.
+void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
+                      int n, int32_t* S);
+
+// The noisy ADC of one step from cell noise known to within `margin` levels: pna = S * qscale,
+// va = p + (pna + rn); where floor((va -+ m) * scale + 1/2) agree, m = margin + (|va| + p) 2^-48
+// (room for the roundings of these sums), that is the code of any v within margin of va, and
+// clamp(code) << shift is added to pk[col]; the other columns are written to `uncertain`
+// (ascending) and left for the caller. Returns how many.
+int adc_noisy_bounded(const uint32_t* p, const int32_t* S, double qscale, const double* rn,
+                      double margin, int n, double scale, double top, int shift, uint32_t* pk,
+                      int* uncertain);
+// How many columns adc_noisy_bounded has left in doubt so far, in this process (tests).
+uint64_t bounded_adc_doubts();
+
 // The noise generator (noise_key, normal_draw, normal_draws) is declared in macro.hpp.
 
 }  // namespace kvcim::cmodel::cim::detail

@@ -2,6 +2,7 @@
 // calibrated (clipping) ranges, shared ADCs, every encoding and geometry. Results and events.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 
 #include "../../../cmodel/cim/macro_kernels.hpp"  // the kernels themselves (internal)
@@ -56,6 +57,38 @@ TEST(MacroPaths, NoisyFastEqualsReferenceBitForBit) {
     }
     ASSERT_EQ(fast.events(), ref.events());
   }
+}
+
+TEST(MacroPaths, CellNoiseSummedInIntegersTakesDoubtfulCodesFromTheReferenceSums) {
+  // Programming variation alone: the fast path sums the deviations' int16 grid values and decides
+  // a code from them only where the grid's margin cannot change it (detail::adc_noisy_bounded);
+  // the other codes are recomputed from the double sums. Wide sigmas (a coarse grid) leave many
+  // codes in doubt, narrow ones few: both kinds of decision must give the reference's bits.
+  std::mt19937_64 g(405);
+  const uint64_t doubts0 = detail::bounded_adc_doubts();
+  int64_t conversions = 0;
+  for (int t = 0; t < 120; ++t) {
+    MacroSpec s = random_spec(g, MacroKind::analog);
+    s.input_bits_per_cycle = std::min(s.input_bits_per_cycle, 4);  // room in int32 for the sums
+    s.adc_bits = pick(g, 2, 12);
+    s.cell_noise_sigma = std::array{0.02, 0.3, 4.0, 30.0}[static_cast<size_t>(pick(g, 0, 3))];
+    s.read_noise_sigma = pick(g, 0, 1) ? 0.4 : 0.0;
+    SCOPED_TRACE("case " + std::to_string(t));
+    Macro fast(s), ref(s);
+    const auto [n_rows, n_out, w, x] = random_block(g, s);
+    fast.write_block(w.data(), n_rows, n_out);
+    ref.write_block(w.data(), n_rows, n_out);
+    for (int rep = 0; rep < 2; ++rep) {
+      std::vector<int64_t> yf(n_out), yr(n_out);
+      fast.compute(x.data(), n_rows, yf.data(), n_out);
+      ref.compute_reference(x.data(), n_rows, yr.data(), n_out);
+      ASSERT_EQ(yf, yr);
+    }
+    conversions += 2 * fast.events().adc_conversions;
+  }
+  const uint64_t doubts = detail::bounded_adc_doubts() - doubts0;
+  EXPECT_GT(doubts, 100u) << "the doubtful codes' path must be taken (" << conversions << " conversions)";
+  EXPECT_LT(static_cast<int64_t>(doubts), conversions / 4) << "most codes are decided from the integer sums";
 }
 
 TEST(MacroPaths, EveryKernelLevelEqualsThePortableKernels) {

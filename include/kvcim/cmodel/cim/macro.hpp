@@ -196,6 +196,13 @@ class Macro {
   MacroEvents events_;
   std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels (analog only)
   std::vector<float> cell_noise_;   // [rows, cols] programmed deviation and drift (analog, noisy only)
+  // The same deviations as int16 multiples of 2^-noise_q_ levels, the row pairs of each row group
+  // interleaved per column ([group][pair][col][2], detail::cell_noise_isums): the fast path sums
+  // them in integers and goes back to the double sums of cell_noise_ only for the conversions whose
+  // code that leaves in doubt. Kept when the deviations are programming variation alone (no drift,
+  // no stuck cells: |deviation| < 5.8 sigma fits) and no sum can leave int32; empty otherwise.
+  std::vector<int16_t> cell_noise_q_;
+  int noise_q_ = 0;
   detail::NoiseKey noise_key_;      // the seed's key
   uint64_t noise_draws_ = 0;        // draws taken so far: the generator's whole state
   std::vector<float> draws_;        // scratch of read_noise()
@@ -217,6 +224,7 @@ class Macro {
   // stuck cell's level minus `level`, else (level + noise) drifted to spec_.drift_time_s, minus level.
   float deviation(size_t idx, uint32_t level, double noise) const;
   bool deviates() const { return spec_.drifts() || spec_.stuck_rate > 0.0; }
+  void mirror_deviation(int row, int col);  // cell_noise_q_ of the cell from cell_noise_
   double gaussian();                        // next N(0, 1) draw of the macro's generator
   // The next n draws times sigma (read noise of one step); both compute paths call this.
   void read_noise(double sigma, double* out, int n);
