@@ -115,22 +115,26 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // Read noise alone at a step of one level: code = clamp(p + k), k the rounded noise of the
     // conversion (Macro::rounded_); step (k, g) reads offsets base + (k * G + g) * C + col, as
     // the reference does.
+    // The codes of input cycle k are summed over the row groups in 32-bit lanes (p <= rows * 255
+    // * 15 < 2^28 with validate()'s limits, so p + k and the sum fit), then weighted into acc once
+    // per k.
     const uint64_t base = noise_draws_;
     std::vector<int32_t> offsets(C);
-    const int64_t top = static_cast<int64_t>(top_code);
+    std::vector<uint32_t> pk(C);
+    const int32_t top = static_cast<int32_t>(top_code);
     for (int k = 0; k < T; ++k) {
-      const int64_t sign = pieces[k].sign;
-      const int off = pieces[k].offset;
+      std::fill(pk.begin(), pk.end(), 0u);
       for (int g = 0; g < G; ++g) {
         const int s0 = step_begin[k * G + g];
         detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
         noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
         read_noise_rounded(offsets.data(), C);
-        for (int col = 0; col < C; ++col) {
-          const int64_t code = std::clamp(static_cast<int64_t>(p[col]) + offsets[col], int64_t{0}, top);
-          acc[col] += sign * (code << off);
-        }
+        for (int col = 0; col < C; ++col)
+          pk[col] += static_cast<uint32_t>(std::clamp(static_cast<int32_t>(p[col]) + offsets[col], 0, top));
       }
+      const int64_t sign = pieces[k].sign;
+      const int off = pieces[k].offset;
+      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pk[col]) << off);
     }
     noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
   } else if (!cell_noise_q_.empty()) {
