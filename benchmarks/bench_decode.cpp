@@ -137,10 +137,10 @@ Model& model(int id) {
   return *m;
 }
 
-Int8Backend& int8_backend(int id) {
-  static std::map<int, std::unique_ptr<Int8Backend>> backends;
-  auto& b = backends[id];
-  if (!b) b = std::make_unique<Int8Backend>(model(id).config(), model(id).weights());
+Int8Backend& int8_backend(int id, quant::GemvKernel kernel = quant::best_kernel()) {
+  static std::map<std::pair<int, quant::GemvKernel>, std::unique_ptr<Int8Backend>> backends;
+  auto& b = backends[{id, kernel}];
+  if (!b) b = std::make_unique<Int8Backend>(model(id).config(), model(id).weights(), 8, 8, kernel);
   return *b;
 }
 
@@ -184,9 +184,15 @@ void BM_DecodeFloat(benchmark::State& state, int id) {
   state.counters["weight_GBps"] = bytes / per_token / 1e9;
 }
 
-void BM_DecodeInt8(benchmark::State& state, int id) {
+// The int8 decode with the best kernel of this CPU, or (BM_DecodeInt8Kernel) with a chosen one:
+// what a CPU without VNNI (AVX-512 F/BW: avx512bw) or without AVX-512 (avx2) runs, timed here.
+void decode_int8(benchmark::State& state, int id, quant::GemvKernel kernel) {
+  if (!quant::kernel_available(kernel)) {
+    state.SkipWithError("kernel not available on this CPU");
+    return;
+  }
   Model& m = model(id);
-  Int8Backend& be = int8_backend(id);
+  Int8Backend& be = int8_backend(id, kernel);
   RunState s(m.config());
   int pos = 0;
   double cpu = 0;
@@ -201,12 +207,14 @@ void BM_DecodeInt8(benchmark::State& state, int id) {
   const double per_token = cpu / static_cast<double>(state.iterations());
   if (float_seconds()[id] == 0) float_seconds()[id] = measure_float_seconds_per_token(id);
   const double bytes = static_cast<double>(be.weight_bytes());
-  state.SetLabel(quant::name(quant::best_kernel()));
+  state.SetLabel(quant::name(kernel));
   state.counters["weight_MB"] = bytes / 1e6;
   state.counters["cpu_ms_per_token"] = per_token * 1e3;
   state.counters["speedup_vs_float"] = float_seconds()[id] / per_token;
   state.counters["vs_stream"] = per_token / (bytes / copy_bandwidth());
 }
+
+void BM_DecodeInt8(benchmark::State& state, int id) { decode_int8(state, id, quant::best_kernel()); }
 
 // Tokens at positions seq_len-64 .. seq_len-1: the cache is filled with random K/V up to there
 // (outside the timed region), then each iteration decodes one token over the full context.
@@ -362,14 +370,21 @@ void register_all() {
     RegisterBenchmark(("BM_DecodeInt8/" + n).c_str(), BM_DecodeInt8, id)->Unit(benchmark::kMillisecond);
   }
   if (!smoke())
+    for (int id : {k15M, k110M})
+      for (auto k : {quant::GemvKernel::avx2, quant::GemvKernel::avx512bw, quant::GemvKernel::avx512_vnni})
+        RegisterBenchmark((std::string("BM_DecodeInt8Kernel/") + shape_name(id) + "/" + quant::name(k)).c_str(),
+                          decode_int8, id, k)
+            ->Unit(benchmark::kMillisecond);
+  if (!smoke())
     RegisterBenchmark("BM_DecodeFloatLongContext/stories110M", BM_DecodeFloatLongContext, int{k110M})
         ->Unit(benchmark::kMillisecond);
   RegisterBenchmark("BM_GemvFloat", BM_GemvFloat)->Unit(benchmark::kMicrosecond);
-  for (auto k : {quant::GemvKernel::portable, quant::GemvKernel::avx2, quant::GemvKernel::avx512_vnni})
+  for (auto k : {quant::GemvKernel::portable, quant::GemvKernel::avx2, quant::GemvKernel::avx512bw,
+                 quant::GemvKernel::avx512_vnni})
     RegisterBenchmark((std::string("BM_GemvInt8/") + quant::name(k)).c_str(), BM_GemvInt8, k)
         ->Unit(benchmark::kMicrosecond);
   RegisterBenchmark("BM_LinearInt8", BM_LinearInt8)->Unit(benchmark::kMicrosecond);
-  for (auto k : {quant::GemvKernel::avx2, quant::GemvKernel::avx512_vnni})
+  for (auto k : {quant::GemvKernel::avx2, quant::GemvKernel::avx512bw, quant::GemvKernel::avx512_vnni})
     RegisterBenchmark((std::string("BM_GemvInt8Streamed/") + quant::name(k)).c_str(),
                       BM_GemvInt8Streamed, k)
         ->Unit(benchmark::kMillisecond);

@@ -121,6 +121,28 @@ __attribute__((target("avx512f"))) inline __m512i load(const void* p) {
   return _mm512_loadu_si512(p);
 }
 
+// The AVX2 kernel's arithmetic on 512-bit registers, for AVX-512 CPUs without VNNI: 32 weight
+// codes sign-extended to int16, vpmaddwd against x16 (pair sums at most 2 * 128 * 128), int32
+// sums. Rows one after the other, as the AVX2 kernel; two accumulators per row so that the adds of
+// consecutive steps do not wait on each other.
+__attribute__((target("avx512f,avx512bw"))) void gemv_avx512bw(const Int8Matrix& w, const int16_t* x16,
+                                                              int32_t* acc, int r0, int r1) {
+  const int steps = w.stride() / kVector;
+  for (int o = r0; o < r1; ++o) {
+    const int8_t* w0 = w.row(o);
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0;
+    for (int s = 0; s < steps; ++s) {
+      const int off = s * kVector;
+      _mm_prefetch(reinterpret_cast<const char*>(w0 + off + kPrefetchAhead), _MM_HINT_T0);
+      const __m512i lo = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + off)));
+      const __m512i hi = _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w0 + off + 32)));
+      a0 = _mm512_add_epi32(a0, _mm512_madd_epi16(lo, load(x16 + off)));
+      a1 = _mm512_add_epi32(a1, _mm512_madd_epi16(hi, load(x16 + off + 32)));
+    }
+    acc[o] = hsum512(_mm512_add_epi32(a0, a1));
+  }
+}
+
 // xu: stride bytes x + 128 (128, i.e. x = 0, beyond cols; the padded codes are 0 anyway).
 // vpdpbusd multiplies unsigned by signed bytes, four products per int32 lane; the offset is
 // removed with the row's code sum: sum (x+128) w - 128 sum w = sum x w, all within int32.
@@ -165,6 +187,7 @@ const char* name(GemvKernel kernel) {
   switch (kernel) {
     case GemvKernel::portable: return "portable";
     case GemvKernel::avx2: return "avx2";
+    case GemvKernel::avx512bw: return "avx512bw";
     case GemvKernel::avx512_vnni: return "avx512_vnni";
   }
   return "?";
@@ -175,6 +198,7 @@ bool kernel_available(GemvKernel kernel) {
     case GemvKernel::portable: return true;
 #ifdef KVCIM_GEMV_X86
     case GemvKernel::avx2: return __builtin_cpu_supports("avx2");
+    case GemvKernel::avx512bw: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
     case GemvKernel::avx512_vnni:
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vnni");
@@ -185,7 +209,7 @@ bool kernel_available(GemvKernel kernel) {
 
 std::vector<GemvKernel> available_kernels() {
   std::vector<GemvKernel> out;
-  for (GemvKernel k : {GemvKernel::portable, GemvKernel::avx2, GemvKernel::avx512_vnni})
+  for (GemvKernel k : {GemvKernel::portable, GemvKernel::avx2, GemvKernel::avx512bw, GemvKernel::avx512_vnni})
     if (kernel_available(k)) out.push_back(k);
   return out;
 }
@@ -236,15 +260,22 @@ void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel)
   const int64_t elements = static_cast<int64_t>(w.rows()) * w.stride();
   switch (kernel) {
 #ifdef KVCIM_GEMV_X86
-    case GemvKernel::avx2: {
+    case GemvKernel::avx2:
+    case GemvKernel::avx512bw: {
       std::vector<int16_t>& x16 = x_int16_scratch();
       x16.assign(w.stride(), 0);
       std::copy(x, x + w.cols(), x16.begin());
       Job job{w, x16.data(), acc};
-      parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
-        const Job& j = *static_cast<const Job*>(c);
-        gemv_avx2(j.w, static_cast<const int16_t*>(j.x), j.acc, r0, r1);
-      }, &job);
+      if (kernel == GemvKernel::avx2)
+        parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
+          const Job& j = *static_cast<const Job*>(c);
+          gemv_avx2(j.w, static_cast<const int16_t*>(j.x), j.acc, r0, r1);
+        }, &job);
+      else
+        parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
+          const Job& j = *static_cast<const Job*>(c);
+          gemv_avx512bw(j.w, static_cast<const int16_t*>(j.x), j.acc, r0, r1);
+        }, &job);
       return;
     }
     case GemvKernel::avx512_vnni: {

@@ -18,7 +18,9 @@
 
 namespace kvcim::cmodel::quant {
 
-enum class GemvKernel { portable, avx2, avx512_vnni };
+// avx512bw: AVX-512 without VNNI (int8 sign-extended to int16, vpmaddwd on 32 codes at a time),
+// the kernel of AVX-512 machines that lack vpdpbusd.
+enum class GemvKernel { portable, avx2, avx512bw, avx512_vnni };
 const char* name(GemvKernel kernel);
 // Whether this build carries the kernel and this CPU can run it (portable: always).
 bool kernel_available(GemvKernel kernel);
