@@ -119,7 +119,6 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // * 15 < 2^28 with validate()'s limits, so p + k and the sum fit), then weighted into acc once
     // per k.
     const uint64_t base = noise_draws_;
-    std::vector<int32_t> offsets(C);
     std::vector<uint32_t> pk(C);
     const int32_t top = static_cast<int32_t>(top_code);
     for (int k = 0; k < T; ++k) {
@@ -128,9 +127,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
         const int s0 = step_begin[k * G + g];
         detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
         noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-        read_noise_rounded(offsets.data(), C);
-        for (int col = 0; col < C; ++col)
-          pk[col] += static_cast<uint32_t>(std::clamp(static_cast<int32_t>(p[col]) + offsets[col], 0, top));
+        read_noise_rounded_codes(p.data(), top, pk.data(), C);
       }
       const int64_t sign = pieces[k].sign;
       const int off = pieces[k].offset;

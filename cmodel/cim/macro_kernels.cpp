@@ -786,8 +786,8 @@ namespace {
 // A fixed number of thresholds, so that the compiler unrolls them and vectorises over i.
 // The counter's high word changes once in 2^32 draws: within a run of one high word the loop is
 // over 32-bit lanes only (noise_uniform written out), which the compiler vectorises.
-template <int K2>
-void rounded_noise_k(const NoiseKey& key, uint64_t first, int n, const uint32_t* thr_in, int32_t* out) {
+template <int K2, class Emit>
+void rounded_noise_k(const NoiseKey& key, uint64_t first, int n, const uint32_t* thr_in, Emit emit) {
   uint32_t thr[K2];
   for (int j = 0; j < K2; ++j) thr[j] = thr_in[j];
   int i = 0;
@@ -802,26 +802,38 @@ void rounded_noise_k(const NoiseKey& key, uint64_t first, int n, const uint32_t*
       const uint32_t u = mix32(mix32((lo0 + static_cast<uint32_t>(t)) ^ key.k2) ^ hi);
       int32_t c = -(K2 / 2);
       for (int j = 0; j < K2; ++j) c += u >= thr[j] ? 1 : 0;
-      out[i + t] = c;
+      emit(i + t, c);
     }
     i += m;
+  }
+}
+
+template <class Emit>
+void rounded_noise_each(const NoiseKey& key, uint64_t first, int n, const RoundedNoise& law, Emit emit) {
+  static_assert(kRoundedNoiseMaxK == 8, "one case per k_max below");
+  switch (law.k_max) {
+    case 1: return rounded_noise_k<2>(key, first, n, law.thr, emit);
+    case 2: return rounded_noise_k<4>(key, first, n, law.thr, emit);
+    case 3: return rounded_noise_k<6>(key, first, n, law.thr, emit);
+    case 4: return rounded_noise_k<8>(key, first, n, law.thr, emit);
+    case 5: return rounded_noise_k<10>(key, first, n, law.thr, emit);
+    case 6: return rounded_noise_k<12>(key, first, n, law.thr, emit);
+    case 7: return rounded_noise_k<14>(key, first, n, law.thr, emit);
+    case 8: return rounded_noise_k<16>(key, first, n, law.thr, emit);
+    default: throw std::logic_error("detail::rounded_noise: k_max " + std::to_string(law.k_max));
   }
 }
 }  // namespace
 
 void rounded_noise(const NoiseKey& key, uint64_t first, int n, const RoundedNoise& law, int32_t* out) {
-  static_assert(kRoundedNoiseMaxK == 8, "one case per k_max below");
-  switch (law.k_max) {
-    case 1: return rounded_noise_k<2>(key, first, n, law.thr, out);
-    case 2: return rounded_noise_k<4>(key, first, n, law.thr, out);
-    case 3: return rounded_noise_k<6>(key, first, n, law.thr, out);
-    case 4: return rounded_noise_k<8>(key, first, n, law.thr, out);
-    case 5: return rounded_noise_k<10>(key, first, n, law.thr, out);
-    case 6: return rounded_noise_k<12>(key, first, n, law.thr, out);
-    case 7: return rounded_noise_k<14>(key, first, n, law.thr, out);
-    case 8: return rounded_noise_k<16>(key, first, n, law.thr, out);
-    default: throw std::logic_error("detail::rounded_noise: k_max " + std::to_string(law.k_max));
-  }
+  rounded_noise_each(key, first, n, law, [out](int i, int32_t k) { out[i] = k; });
+}
+
+void rounded_noise_codes(const NoiseKey& key, uint64_t first, int n, const RoundedNoise& law,
+                         const uint32_t* p, int32_t top, uint32_t* pk) {
+  rounded_noise_each(key, first, n, law, [p, top, pk](int i, int32_t k) {
+    pk[i] += static_cast<uint32_t>(std::clamp(static_cast<int32_t>(p[i]) + k, 0, top));
+  });
 }
 
 void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, double scale,

@@ -3,6 +3,7 @@
 // and the first draws of a seed are pinned so that any change of the stream shows.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <thread>
 
@@ -138,4 +139,19 @@ TEST(MacroGenerator, RoundedNoiseStreamIsPinnedAndCrossesTheCounterWordsLikeOneB
     for (int j = 0; j < 2 * wide.k_max; ++j) k += u >= wide.thr[j] ? 1 : 0;
     EXPECT_EQ(block[i], k) << i;
   }
+  // The fused form: codes clamp(p + k) added to what pk held, the same draws, clamped at both ends.
+  const int32_t top = 6;
+  std::vector<uint32_t> p(80), pk(80);
+  for (int i = 0; i < 80; ++i) {
+    p[i] = static_cast<uint32_t>(i % 7);  // 0 .. top: the noise pushes some past either end
+    pk[i] = static_cast<uint32_t>(100 * i);
+  }
+  detail::rounded_noise_codes(key, first, 80, wide, p.data(), top, pk.data());
+  int clamped = 0;
+  for (int i = 0; i < 80; ++i) {
+    const int32_t v = static_cast<int32_t>(p[i]) + block[i];
+    clamped += v < 0 || v > top;
+    EXPECT_EQ(pk[i], static_cast<uint32_t>(100 * i + std::clamp(v, 0, top))) << i;
+  }
+  EXPECT_GT(clamped, 0) << "the case must reach the clamps";
 }

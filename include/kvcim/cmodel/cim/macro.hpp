@@ -138,6 +138,10 @@ RoundedNoise rounded_noise_law(double sigma);
 uint32_t noise_uniform(const NoiseKey& key, uint64_t i);
 // out[i] = k of noise_uniform(key, first + i) under `law` (law.k_max > 0), for i < n.
 void rounded_noise(const NoiseKey& key, uint64_t first, int n, const RoundedNoise& law, int32_t* out);
+// The same draws turned into ADC codes at a step of one level in the same pass:
+// pk[i] += clamp(p[i] + k_i, 0, top) for i < n (p[i] + k_i and the sums within int32).
+void rounded_noise_codes(const NoiseKey& key, uint64_t first, int n, const RoundedNoise& law,
+                         const uint32_t* p, int32_t top, uint32_t* pk);
 
 }  // namespace detail
 
@@ -234,6 +238,8 @@ class Macro {
   detail::RoundedNoise rounded_;
   // The next n rounded read-noise offsets (rounded_.k_max > 0); both compute paths call this.
   void read_noise_rounded(int32_t* out, int n);
+  // The same n draws as codes: pk[i] += clamp(p[i] + k_i, 0, top) (detail::rounded_noise_codes).
+  void read_noise_rounded_codes(const uint32_t* p, int32_t top, uint32_t* pk, int n);
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
   void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
 };
