@@ -101,6 +101,38 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
   step_begin.push_back(static_cast<int>(terms.size()));
 
+  // Shared by the noisy paths. The generator is counter-based: step (k, g) reads draws
+  // base + (k * G + g) * C + col wherever it runs, as the reference takes them in order.
+  const uint64_t base = noise_draws_;
+  std::vector<uint32_t> levels;  // the input levels of one row group, [row][k]
+  const auto group_levels = [&](int r0, int r1) {
+    levels.resize(static_cast<size_t>(rpc) * T);
+    for (int r = r0; r < r1; ++r)
+      for (int k = 0; k < T; ++k)
+        levels[static_cast<size_t>(r - r0) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
+  };
+  // Step (k, g)'s column partial sums into p and its read noise into rn (zeros without).
+  const auto step_sums = [&](int k, int g) {
+    const int s0 = step_begin[k * G + g];
+    detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
+    if (read_sigma > 0.0) {
+      noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
+      read_noise(read_sigma, rn.data(), C);
+    } else {
+      std::fill(rn.begin(), rn.end(), 0.0);
+    }
+  };
+  // acc += sign_k 2^offset_k pk for every input cycle k, pk_all[k * C + col] its codes.
+  const auto weigh_codes = [&](const std::vector<uint32_t>& pk_all) {
+    if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
+    for (int k = 0; k < T; ++k) {
+      const int64_t sign = pieces[k].sign;
+      const int off = pieces[k].offset;
+      const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C;
+      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pkp[col]) << off);
+    }
+  };
+
   if (!noisy) {
     // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
     // quant::shift_round(p, s), which the reference path calls. Fused per column block.
@@ -114,11 +146,9 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   } else if (rounded_.k_max > 0) {
     // Read noise alone at a step of one level: code = clamp(p + k), k the rounded noise of the
     // conversion (Macro::rounded_); step (k, g) reads offsets base + (k * G + g) * C + col, as
-    // the reference does.
-    // The codes of input cycle k are summed over the row groups in 32-bit lanes (p <= rows * 255
-    // * 15 < 2^28 with validate()'s limits, so p + k and the sum fit), then weighted into acc once
-    // per k.
-    const uint64_t base = noise_draws_;
+    // the reference does. The codes of input cycle k are summed over the row groups in 32-bit
+    // lanes (p <= rows * 255 * 15 < 2^28 with validate()'s limits, so p + k and the sum fit),
+    // then weighted into acc once per k.
     std::vector<uint32_t> pk(C);
     const int32_t top = static_cast<int32_t>(top_code);
     for (int k = 0; k < T; ++k) {
@@ -140,31 +170,20 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // 2^-(q+1) (times 1 + 2^-20 for the reference's own roundings) for the reference's double
     // sum pn. Where that margin leaves the code in doubt (detail::adc_noisy_bounded), pn is
     // summed as the reference sums it, in double over the group's rows in ascending order, and
-    // the ADC applied as adc_noisy does: the codes are the reference's. Read noise as below.
-    const uint64_t base = noise_draws_;
+    // the ADC applied as adc_noisy does: the codes are the reference's.
     const double scale = std::ldexp(1.0, -shift), top = static_cast<double>(top_code);
     const double qscale = std::ldexp(1.0, -noise_q_), half_q = std::ldexp(1.0 + 0x1p-20, -noise_q_ - 1);
     const size_t pairs = static_cast<size_t>(rpc + 1) / 2;
     std::vector<int32_t> S(static_cast<size_t>(T) * C);
     std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
-    std::vector<uint32_t> levels(static_cast<size_t>(rpc) * T);  // [row][k]
     std::vector<int> uncertain(C);
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
-      for (int r = r0; r < r1; ++r)
-        for (int k = 0; k < T; ++k)
-          levels[static_cast<size_t>(r - r0) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
+      group_levels(r0, r1);
       detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(g) * pairs * cols * 2, cols, r1 - r0,
                                levels.data(), T, C, S.data());
       for (int k = 0; k < T; ++k) {
-        const int s0 = step_begin[k * G + g];
-        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
-        if (read_sigma > 0.0) {
-          noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-          read_noise(read_sigma, rn.data(), C);
-        } else {
-          std::fill(rn.begin(), rn.end(), 0.0);
-        }
+        step_sums(k, g);
         double count = 0.0;  // sum of u over the group's rows
         for (int r = r0; r < r1; ++r) count += levels[static_cast<size_t>(r - r0) * T + k];
         uint32_t* pk = pk_all.data() + static_cast<size_t>(k) * C;
@@ -183,57 +202,33 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
         }
       }
     }
-    if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
-    for (int k = 0; k < T; ++k) {
-      const int64_t sign = pieces[k].sign;
-      const int off = pieces[k].offset;
-      const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C;
-      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pkp[col]) << off);
-    }
+    weigh_codes(pk_all);
   } else {
     // Row group by row group, so that each cell deviation is read once per call: the cell noise
     // of every input cycle k of the group, pn[k * C + col] = sum over the group's rows in
     // ascending order of u_k(x_r) * delta[r][col] (u * delta is exact in double, the order is the
-    // reference's, so the sums are bit-identical), then each step (k, g) in turn. The generator
-    // is counter-based: step (k, g) reads draws base + (k * G + g) * C + col wherever it runs.
-    const uint64_t base = noise_draws_;
+    // reference's, so the sums are bit-identical), then each step (k, g) in turn.
     const double scale = std::ldexp(1.0, -shift);  // exact: v * 2^-s == ldexp(v, -s)
     const double top = static_cast<double>(top_code);
     std::vector<double> pn_all(cell_noise_.empty() ? 0 : static_cast<size_t>(T) * C);
     std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
     const std::vector<double> zeros(pn_all.empty() ? C : 0, 0.0);
-    std::vector<uint32_t> levels(pn_all.empty() ? 0 : static_cast<size_t>(rpc) * T);  // [row][k]
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       if (!cell_noise_.empty()) {
-        for (int r = r0; r < r1; ++r)
-          for (int k = 0; k < T; ++k)
-            levels[static_cast<size_t>(r - r0) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
+        group_levels(r0, r1);
         detail::cell_noise_sums(cell_noise_.data() + static_cast<size_t>(r0) * cols, cols, r1 - r0,
                                 levels.data(), T, C, pn_all.data());
       }
       for (int k = 0; k < T; ++k) {
-        const int s0 = step_begin[k * G + g];
-        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
-        if (read_sigma > 0.0) {
-          noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-          read_noise(read_sigma, rn.data(), C);
-        } else {
-          std::fill(rn.begin(), rn.end(), 0.0);
-        }
+        step_sums(k, g);
         // A missing noise reads as +0.0, which changes no sum (p >= 0): the same v as the reference.
         const double* pnp = pn_all.empty() ? zeros.data() : pn_all.data() + static_cast<size_t>(k) * C;
         detail::adc_noisy(p.data(), pnp, rn.data(), C, scale, top, shift,
                           pk_all.data() + static_cast<size_t>(k) * C);
       }
     }
-    if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
-    for (int k = 0; k < T; ++k) {
-      const int64_t sign = pieces[k].sign;
-      const int off = pieces[k].offset;
-      const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C;
-      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pkp[col]) << off);
-    }
+    weigh_codes(pk_all);
   }
   for (int o = 0; o < n_out; ++o) {
     int64_t v = 0;

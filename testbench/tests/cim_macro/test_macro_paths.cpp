@@ -35,6 +35,26 @@ TEST(MacroPaths, AnalogFastEqualsReferenceWhenLossy) {
   EXPECT_GT(differs_from_exact, 200) << "the cases must actually be lossy";
 }
 
+namespace {
+// A random block written to a fast and a reference macro of spec s, computed twice on each (the
+// second compute checks the generators stayed in step): results and events must agree.
+// *conversions gains the conversions of the two computes.
+void fast_equals_reference_twice(const MacroSpec& s, std::mt19937_64& g, int64_t* conversions = nullptr) {
+  Macro fast(s), ref(s);
+  const auto [n_rows, n_out, w, x] = random_block(g, s);
+  fast.write_block(w.data(), n_rows, n_out);
+  ref.write_block(w.data(), n_rows, n_out);
+  for (int rep = 0; rep < 2; ++rep) {
+    std::vector<int64_t> yf(n_out), yr(n_out);
+    fast.compute(x.data(), n_rows, yf.data(), n_out);
+    ref.compute_reference(x.data(), n_rows, yr.data(), n_out);
+    ASSERT_EQ(yf, yr);
+  }
+  ASSERT_EQ(fast.events(), ref.events());
+  if (conversions) *conversions += fast.events().adc_conversions;
+}
+}  // namespace
+
 TEST(MacroPaths, NoisyFastEqualsReferenceBitForBit) {
   // Cell and read noise on random geometries: the fast path adds the same doubles in the same
   // order and draws the read noise in the same order, so results and generator state agree.
@@ -45,17 +65,8 @@ TEST(MacroPaths, NoisyFastEqualsReferenceBitForBit) {
     s.cell_noise_sigma = pick(g, 0, 2) ? 0.3 : 0.0;
     s.read_noise_sigma = pick(g, 0, 2) ? 0.8 : 0.0;
     SCOPED_TRACE("case " + std::to_string(t));
-    Macro fast(s), ref(s);
-    const auto [n_rows, n_out, w, x] = random_block(g, s);
-    fast.write_block(w.data(), n_rows, n_out);
-    ref.write_block(w.data(), n_rows, n_out);
-    for (int rep = 0; rep < 2; ++rep) {  // the second compute checks the generators stayed in step
-      std::vector<int64_t> yf(n_out), yr(n_out);
-      fast.compute(x.data(), n_rows, yf.data(), n_out);
-      ref.compute_reference(x.data(), n_rows, yr.data(), n_out);
-      ASSERT_EQ(yf, yr);
-    }
-    ASSERT_EQ(fast.events(), ref.events());
+    fast_equals_reference_twice(s, g);
+    if (HasFatalFailure()) return;
   }
 }
 
@@ -74,17 +85,8 @@ TEST(MacroPaths, CellNoiseSummedInIntegersTakesDoubtfulCodesFromTheReferenceSums
     s.cell_noise_sigma = std::array{0.02, 0.3, 4.0, 30.0}[static_cast<size_t>(pick(g, 0, 3))];
     s.read_noise_sigma = pick(g, 0, 1) ? 0.4 : 0.0;
     SCOPED_TRACE("case " + std::to_string(t));
-    Macro fast(s), ref(s);
-    const auto [n_rows, n_out, w, x] = random_block(g, s);
-    fast.write_block(w.data(), n_rows, n_out);
-    ref.write_block(w.data(), n_rows, n_out);
-    for (int rep = 0; rep < 2; ++rep) {
-      std::vector<int64_t> yf(n_out), yr(n_out);
-      fast.compute(x.data(), n_rows, yf.data(), n_out);
-      ref.compute_reference(x.data(), n_rows, yr.data(), n_out);
-      ASSERT_EQ(yf, yr);
-    }
-    conversions += 2 * fast.events().adc_conversions;
+    fast_equals_reference_twice(s, g, &conversions);
+    if (HasFatalFailure()) return;
   }
   const uint64_t doubts = detail::bounded_adc_doubts() - doubts0;
   EXPECT_GT(doubts, 100u) << "the doubtful codes' path must be taken (" << conversions << " conversions)";
