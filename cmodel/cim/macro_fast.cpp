@@ -124,7 +124,6 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   };
   // acc += sign_k 2^offset_k pk for every input cycle k, pk_all[k * C + col] its codes.
   const auto weigh_codes = [&](const std::vector<uint32_t>& pk_all) {
-    if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
     for (int k = 0; k < T; ++k) {
       const int64_t sign = pieces[k].sign;
       const int off = pieces[k].offset;
@@ -148,22 +147,17 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // conversion (Macro::rounded_); step (k, g) reads offsets base + (k * G + g) * C + col, as
     // the reference does. The codes of input cycle k are summed over the row groups in 32-bit
     // lanes (p <= rows * 255 * 15 < 2^28 with validate()'s limits, so p + k and the sum fit),
-    // then weighted into acc once per k.
-    std::vector<uint32_t> pk(C);
+    // then weighted into acc.
+    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
     const int32_t top = static_cast<int32_t>(top_code);
-    for (int k = 0; k < T; ++k) {
-      std::fill(pk.begin(), pk.end(), 0u);
+    for (int k = 0; k < T; ++k)
       for (int g = 0; g < G; ++g) {
         const int s0 = step_begin[k * G + g];
         detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
         noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-        read_noise_rounded_codes(p.data(), top, pk.data(), C);
+        read_noise_rounded_codes(p.data(), top, pk_all.data() + static_cast<size_t>(k) * C, C);
       }
-      const int64_t sign = pieces[k].sign;
-      const int off = pieces[k].offset;
-      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pk[col]) << off);
-    }
-    noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
+    weigh_codes(pk_all);
   } else if (!cell_noise_q_.empty()) {
     // Cell noise summed in integers (cell_noise_q_: each deviation within 2^-(q+1) of its grid
     // value), row group by row group: S = sum of u * q exactly, so |pn - S 2^-q| <= (sum of u)
@@ -196,9 +190,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
             const uint32_t u = levels[static_cast<size_t>(r - r0) * T + k];
             if (u != 0) pn += static_cast<double>(u) * static_cast<double>(cell_noise_[static_cast<size_t>(r) * cols + col]);
           }
-          const double v = static_cast<double>(p[col]) + (pn + rn[col]);
-          const double code = std::min(std::max(std::floor(v * scale + 0.5), 0.0), top);
-          pk[col] += static_cast<uint32_t>(static_cast<int32_t>(code)) << shift;
+          detail::adc_noisy(p.data() + col, &pn, rn.data() + col, 1, scale, top, shift, pk + col);
         }
       }
     }
@@ -230,6 +222,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
     weigh_codes(pk_all);
   }
+  // Every noisy path leaves the generator after the call's T * G * C read-noise draws.
+  if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
   for (int o = 0; o < n_out; ++o) {
     int64_t v = 0;
     for (int j = 0; j < S; ++j) v += slices[j].sign * (acc[static_cast<size_t>(o) * S + j] << slices[j].offset);

@@ -265,17 +265,17 @@ void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel)
       std::vector<int16_t>& x16 = x_int16_scratch();
       x16.assign(w.stride(), 0);
       std::copy(x, x + w.cols(), x16.begin());
-      Job job{w, x16.data(), acc};
-      if (kernel == GemvKernel::avx2)
-        parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
-          const Job& j = *static_cast<const Job*>(c);
-          gemv_avx2(j.w, static_cast<const int16_t*>(j.x), j.acc, r0, r1);
-        }, &job);
-      else
-        parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
-          const Job& j = *static_cast<const Job*>(c);
-          gemv_avx512bw(j.w, static_cast<const int16_t*>(j.x), j.acc, r0, r1);
-        }, &job);
+      // the same int16 operands for both kernels, which differ in register width only
+      struct Job16 {
+        const Int8Matrix& w;
+        const int16_t* x;
+        int32_t* acc;
+        void (*rows)(const Int8Matrix&, const int16_t*, int32_t*, int, int);
+      } job{w, x16.data(), acc, kernel == GemvKernel::avx2 ? gemv_avx2 : gemv_avx512bw};
+      parallel_rows(w.rows(), elements, [](void* c, int r0, int r1) {
+        const Job16& j = *static_cast<const Job16*>(c);
+        j.rows(j.w, j.x, j.acc, r0, r1);
+      }, &job);
       return;
     }
     case GemvKernel::avx512_vnni: {
