@@ -19,7 +19,7 @@ std::vector<Block> tile_blocks(int inputs, int outputs, const MacroSpec& spec) {
   return blocks;
 }
 
-CimLinear::CimLinear(const cmodel::Matrix& w, const MacroSpec& spec, std::vector<Block> blocks)
+CimLinear::CimLinear(cmodel::MatrixRef w, const MacroSpec& spec, std::vector<Block> blocks)
     : q_(cmodel::quant::quantize_weights(w, spec.weight_bits)), spec_(spec), blocks_(std::move(blocks)) {
   std::vector<int8_t> tile;
   for (size_t b = 0; b < blocks_.size(); ++b) {

@@ -104,7 +104,7 @@ json top_candidates(const Vector& logits, const Tokenizer& tok, int k) {
   return out;
 }
 
-json nearest_tokens(const Matrix& emb, int id, const Tokenizer& tok, int k) {
+json nearest_tokens(MatrixRef emb, int id, const Tokenizer& tok, int k) {
   const Vector v = emb.row(id);
   const double nv = v.norm();
   std::vector<std::pair<double, int>> sims;

@@ -5,9 +5,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <random>
-
-#include <sys/mman.h>
 
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
@@ -49,60 +48,49 @@ int64_t file_size(const std::string& path) {
   return static_cast<int64_t>(size);
 }
 
-// Asks for transparent huge pages over the 2 MB-aligned interior of a fresh (untouched)
-// allocation: a decoder step streams every weight once, and 4 KB pages cost a TLB miss each.
-void advise_huge_pages(void* p, int64_t bytes) {
-#ifdef MADV_HUGEPAGE
-  constexpr uintptr_t kHuge = uintptr_t(2) << 20;
-  const uintptr_t begin = (reinterpret_cast<uintptr_t>(p) + kHuge - 1) & ~(kHuge - 1);
-  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + uintptr_t(bytes)) & ~(kHuge - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)p, (void)bytes;
-#endif
-}
-
-void read_into(std::ifstream& in, float* dst, int64_t count, const std::string& path,
-               const std::string& what) {
-  advise_huge_pages(dst, count * 4);
-  in.read(reinterpret_cast<char*>(dst), count * 4);
-  if (!in) fail(path, what, "short read", "the file ended early");
-  // A NaN or infinite weight is never meant: it would turn every later activation into NaN.
-  // (The exponent bits of every weight OR-ed first, a loop that vectorises; the scan that
-  // names the element runs only when one is all ones.)
+// A NaN or infinite weight is never meant: it would turn every later activation into NaN.
+// (The exponent bits of every weight OR-ed first, a loop that vectorises; the scan that names
+// the element runs only when one is all ones.)
+void check_finite(const float* p, int64_t count, const std::string& path, const std::string& what) {
   uint32_t bad = 0;
   for (int64_t i = 0; i < count; ++i) {
     uint32_t b;
-    std::memcpy(&b, dst + i, 4);
-    bad |= (b & 0x7f800000u) == 0x7f800000u;
+    std::memcpy(&b, p + i, 4);
+    bad |= (b & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
   }
   if (bad)
     for (int64_t i = 0; i < count; ++i)
-      if (!std::isfinite(dst[i]))
-        fail(path, what, std::to_string(dst[i]) + " at element " + std::to_string(i),
-             "finite float32 weights");
+      if (!std::isfinite(p[i]))
+        fail(path, what, std::to_string(p[i]) + " at element " + std::to_string(i), "finite float32 weights");
 }
 
-void read_layers(std::ifstream& in, const Config& c, std::vector<LayerWeights>& layers,
-                 Matrix LayerWeights::*member, int rows, int cols, const std::string& path,
-                 const char* what) {
-  for (size_t i = 0; i < layers.size(); ++i) {
-    auto& m = layers[i].*member;
-    m.resize(rows, cols);
-    read_into(in, m.data(), int64_t(rows) * cols, path, std::string(what) + " of layer " + std::to_string(i));
+// The checkpoint's floats in file order, read once into one arena; the matrices are views into
+// it (no second copy), the norm vectors small copies.
+class Reader {
+ public:
+  Reader(const std::string& path, std::shared_ptr<const FloatArena> arena)
+      : path_(path), arena_(std::move(arena)) {}
+  WeightMatrix matrix(int64_t rows, int64_t cols, const std::string& what) {
+    const float* p = take(rows * cols, what);
+    return WeightMatrix::view(arena_, static_cast<size_t>(p - arena_->data()), rows, cols);
   }
-  (void)c;
-}
+  Vector vector(int64_t size, const std::string& what) {
+    const float* p = take(size, what);
+    return Eigen::Map<const Vector>(p, size);
+  }
+  void skip(int64_t count) { at_ += count; }
 
-void read_layer_vectors(std::ifstream& in, std::vector<LayerWeights>& layers,
-                        Vector LayerWeights::*member, int size, const std::string& path,
-                        const char* what) {
-  for (size_t i = 0; i < layers.size(); ++i) {
-    auto& v = layers[i].*member;
-    v.resize(size);
-    read_into(in, v.data(), size, path, std::string(what) + " of layer " + std::to_string(i));
+ private:
+  const float* take(int64_t count, const std::string& what) {
+    const float* p = arena_->data() + at_;
+    check_finite(p, count, path_, what);
+    at_ += count;
+    return p;
   }
-}
+  const std::string& path_;
+  std::shared_ptr<const FloatArena> arena_;
+  int64_t at_ = 0;
+};
 
 }  // namespace
 
@@ -118,34 +106,39 @@ Checkpoint read_checkpoint(const std::string& path) {
   Checkpoint ck;
   ck.path = path;
   const Config c = ck.config = parse_header(path, in, file_size(path));
+  const size_t floats = static_cast<size_t>(c.checkpoint_floats());
+  std::shared_ptr<FloatArena> arena = FloatArena::map_file(path, kHeaderBytes, floats);
+  if (!arena) {  // not mappable (no mmap here, or a special file): one read into fresh memory
+    arena = std::make_shared<FloatArena>(floats);
+    in.read(reinterpret_cast<char*>(arena->data()), static_cast<std::streamsize>(floats * 4));
+    if (!in) fail(path, "weights", "short read", "the file ended early");
+  }
+  Reader r(path, arena);
   Weights& w = ck.weights;
   const int d = c.dim, hd = c.head_dim(), kv = c.kv_dim(), h = c.hidden_dim;
-  w.token_embedding.resize(c.vocab_size, d);
-  read_into(in, w.token_embedding.data(), int64_t(c.vocab_size) * d, path, "token_embedding");
-  w.layers.resize(c.n_layers);
-  read_layer_vectors(in, w.layers, &LayerWeights::rms_att, d, path, "rms_att_weight");
-  read_layers(in, c, w.layers, &LayerWeights::wq, c.n_heads * hd, d, path, "wq");
-  read_layers(in, c, w.layers, &LayerWeights::wk, kv, d, path, "wk");
-  read_layers(in, c, w.layers, &LayerWeights::wv, kv, d, path, "wv");
-  read_layers(in, c, w.layers, &LayerWeights::wo, d, c.n_heads * hd, path, "wo");
-  read_layer_vectors(in, w.layers, &LayerWeights::rms_ffn, d, path, "rms_ffn_weight");
-  read_layers(in, c, w.layers, &LayerWeights::w1, h, d, path, "w1");
-  read_layers(in, c, w.layers, &LayerWeights::w2, d, h, path, "w2");
-  read_layers(in, c, w.layers, &LayerWeights::w3, h, d, path, "w3");
-  w.rms_final.resize(d);
-  read_into(in, w.rms_final.data(), d, path, "rms_final_weight");
-  in.seekg(int64_t(c.seq_len) * hd * 4, std::ios::cur);  // legacy freq_cis_real, freq_cis_imag
-  if (!c.shared_classifier) {
-    w.wcls.resize(c.vocab_size, d);
-    read_into(in, w.wcls.data(), int64_t(c.vocab_size) * d, path, "wcls");
-  }
+  const int L = c.n_layers;
+  w.token_embedding = r.matrix(c.vocab_size, d, "token_embedding");
+  w.layers.resize(L);
+  const auto of = [](const char* what, int i) { return std::string(what) + " of layer " + std::to_string(i); };
+  for (int i = 0; i < L; ++i) w.layers[i].rms_att = r.vector(d, of("rms_att_weight", i));
+  for (int i = 0; i < L; ++i) w.layers[i].wq = r.matrix(int64_t(c.n_heads) * hd, d, of("wq", i));
+  for (int i = 0; i < L; ++i) w.layers[i].wk = r.matrix(kv, d, of("wk", i));
+  for (int i = 0; i < L; ++i) w.layers[i].wv = r.matrix(kv, d, of("wv", i));
+  for (int i = 0; i < L; ++i) w.layers[i].wo = r.matrix(d, int64_t(c.n_heads) * hd, of("wo", i));
+  for (int i = 0; i < L; ++i) w.layers[i].rms_ffn = r.vector(d, of("rms_ffn_weight", i));
+  for (int i = 0; i < L; ++i) w.layers[i].w1 = r.matrix(h, d, of("w1", i));
+  for (int i = 0; i < L; ++i) w.layers[i].w2 = r.matrix(d, h, of("w2", i));
+  for (int i = 0; i < L; ++i) w.layers[i].w3 = r.matrix(h, d, of("w3", i));
+  w.rms_final = r.vector(d, "rms_final_weight");
+  r.skip(int64_t(c.seq_len) * hd);  // legacy freq_cis_real, freq_cis_imag
+  if (!c.shared_classifier) w.wcls = r.matrix(c.vocab_size, d, "wcls");
   return ck;
 }
 
 Weights random_weights(const Config& c, uint64_t seed) {
   c.validate("random_weights");
   std::mt19937_64 rng(seed);
-  auto fill = [&](Matrix& m, int rows, int cols) {
+  auto fill = [&](WeightMatrix& m, int rows, int cols) {
     m.resize(rows, cols);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
     const float scale = 1.0f / std::sqrt(static_cast<float>(cols));

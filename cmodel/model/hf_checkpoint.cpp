@@ -265,7 +265,7 @@ Config read_hf_config(const std::string& dir) {
   return parse_hf_config(path, read_text(path, "config.json"));
 }
 
-Matrix rope_rows_to_hf(const Matrix& w, int heads) {
+Matrix rope_rows_to_hf(MatrixRef w, int heads) {
   const int hd = static_cast<int>(w.rows()) / heads, half = hd / 2;
   Matrix out(w.rows(), w.cols());
   for (int h = 0; h < heads; ++h)
@@ -274,7 +274,7 @@ Matrix rope_rows_to_hf(const Matrix& w, int heads) {
   return out;
 }
 
-Matrix rope_rows_from_hf(const Matrix& w, int heads) {
+Matrix rope_rows_from_hf(MatrixRef w, int heads) {
   const int hd = static_cast<int>(w.rows()) / heads, half = hd / 2;
   Matrix out(w.rows(), w.cols());
   for (int h = 0; h < heads; ++h)
@@ -290,7 +290,7 @@ Checkpoint read_hf_checkpoint(const std::string& dir) {
   TensorSet ts(dir);
   Weights& w = ck.weights;
   const int64_t d = c.dim, hd = c.head_dim(), kv = c.kv_dim(), h = c.hidden_dim, V = c.vocab_size;
-  auto matrix = [&](Matrix& m, const std::string& name, int64_t rows, int64_t cols) {
+  auto matrix = [&](auto& m, const std::string& name, int64_t rows, int64_t cols) {
     m.resize(rows, cols);
     ts.read(name, {rows, cols}, m.data());
   };

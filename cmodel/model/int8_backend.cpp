@@ -15,7 +15,7 @@ constexpr int kLayerKinds = 7;  // wq, wk, wv, wo, w1, w2, w3 (kAllMatrixKinds w
 
 // Matrix i of n in the backend's order: layer by layer, kinds in kAllMatrixKinds order, the
 // classifier last.
-const Matrix& matrix_of(const Weights& w, int i, int n) {
+const WeightMatrix& matrix_of(const Weights& w, int i, int n) {
   return i == n - 1 ? w.classifier() : w.matrix(i / kLayerKinds, kAllMatrixKinds[i % kLayerKinds]);
 }
 }  // namespace

@@ -103,7 +103,7 @@ ReferenceBackend::ReferenceBackend(const Config& config, const Weights& weights)
     : config_(config), weights_(weights), cache_(config) {}
 
 void ReferenceBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
-  const Matrix& W = weights_.matrix(layer, kind);
+  const WeightMatrix& W = weights_.matrix(layer, kind);
   gemv_f32(W.data(), W.cols(), x, y, static_cast<int>(W.rows()), static_cast<int>(W.cols()));
 }
 

@@ -300,7 +300,7 @@ void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel)
   }
 }
 
-Int8Linear::Int8Linear(const Matrix& w, int weight_bits, int input_bits, GemvKernel kernel)
+Int8Linear::Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel)
     : matrix_(quantize_weights(w, weight_bits)), input_bits_(input_bits), kernel_(kernel) {
   qmax(input_bits);  // validates the width now rather than at the first apply()
   if (!kernel_available(kernel))

@@ -46,7 +46,7 @@ int32_t quantize_value(float x, float scale, int bits) {
   return round_saturate(x / scale, qm);
 }
 
-QuantizedMatrix quantize_weights(const Matrix& w, int bits) {
+QuantizedMatrix quantize_weights(MatrixRef w, int bits) {
   const int qm = qmax(bits);
   QuantizedMatrix out;
   out.rows = static_cast<int>(w.rows());
@@ -55,7 +55,7 @@ QuantizedMatrix quantize_weights(const Matrix& w, int bits) {
   out.q.resize(static_cast<size_t>(out.rows) * out.cols);
   out.scale.resize(out.rows);
   for (int r = 0; r < out.rows; ++r) {
-    const float* row = w.data() + static_cast<int64_t>(r) * out.cols;  // row-major
+    const float* row = w.data() + static_cast<int64_t>(r) * w.outerStride();  // row-major
     float m = 0.0f;
     bool finite = true;
     for (int c = 0; c < out.cols; ++c) {

@@ -35,7 +35,7 @@ void write_hf_checkpoint(const std::string& dir, const Config& config, const Wei
                          DType dtype, const std::string& tokenizer_json = "");
 
 // The row permutation of wq (n_heads) or wk (n_kv_heads) between the two RoPE layouts.
-Matrix rope_rows_to_hf(const Matrix& w, int heads);
-Matrix rope_rows_from_hf(const Matrix& w, int heads);
+Matrix rope_rows_to_hf(MatrixRef w, int heads);
+Matrix rope_rows_from_hf(MatrixRef w, int heads);
 
 }  // namespace kvcim::cmodel

@@ -2,6 +2,8 @@
 // Matrices are row-major [out, in]: y = W x reads one contiguous row per output.
 #pragma once
 #include <Eigen/Dense>
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +13,81 @@ namespace kvcim::cmodel {
 
 using Matrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using Vector = Eigen::VectorXf;
+// A read-only view of any row-major float matrix (a Matrix or a WeightMatrix), without a copy.
+using MatrixRef = Eigen::Ref<const Matrix>;
+
+// One block of floats that matrices view (WeightMatrix::view): either a private copy-on-write
+// mapping of a file's floats (a loaded checkpoint: no copy, and the pages come from the page
+// cache instead of being zeroed and filled, which on the VMs of docs/performance.md cost ~1 s for
+// 440 MB), or fresh memory, 2 MB-aligned and advised for transparent huge pages before the first
+// touch (one page fault per 2 MB instead of one per 4 KB).
+class FloatArena {
+ public:
+  explicit FloatArena(size_t count);
+  // count floats of file `path` from byte `offset` on; nullptr where the file cannot be mapped.
+  static std::shared_ptr<FloatArena> map_file(const std::string& path, size_t offset, size_t count);
+  ~FloatArena();
+  FloatArena(const FloatArena&) = delete;
+  FloatArena& operator=(const FloatArena&) = delete;
+  float* data() const { return data_; }
+  size_t size() const { return count_; }
+
+ private:
+  FloatArena() = default;
+  void* base_ = nullptr;  // what was mapped (data_ rounded down, with slack)
+  size_t mapped_ = 0;
+  bool heap_ = false;     // base_ came from operator new (no mmap on this system)
+  float* data_ = nullptr;
+  size_t count_ = 0;
+};
+
+// A weight matrix: to every reader an Eigen row-major float matrix (it is an Eigen::Map), whose
+// floats are either its own (resize, assignment from any matrix expression) or a view of a shared
+// FloatArena (a loaded checkpoint: WeightMatrix::view). Copies are deep, so a copy of a Weights
+// can be changed without changing the original; moves keep the storage.
+class WeightMatrix : public Eigen::Map<Matrix> {
+ public:
+  using Base = Eigen::Map<Matrix>;
+  WeightMatrix() : Base(nullptr, 0, 0) {}
+  WeightMatrix(const WeightMatrix& other) : Base(nullptr, 0, 0) { assign(other); }
+  WeightMatrix(WeightMatrix&& other) noexcept : Base(nullptr, 0, 0) { take(std::move(other)); }
+  template <class D>
+  WeightMatrix(const Eigen::MatrixBase<D>& m) : Base(nullptr, 0, 0) {  // NOLINT: converts like Matrix
+    assign(m);
+  }
+  WeightMatrix& operator=(const WeightMatrix& other) {
+    if (this != &other) assign(other);
+    return *this;
+  }
+  WeightMatrix& operator=(WeightMatrix&& other) noexcept {
+    if (this != &other) take(std::move(other));
+    return *this;
+  }
+  template <class D>
+  WeightMatrix& operator=(const Eigen::MatrixBase<D>& m) {
+    assign(m);
+    return *this;
+  }
+  // Own storage of rows x cols floats (contents unspecified), as Matrix::resize.
+  void resize(Eigen::Index rows, Eigen::Index cols);
+  // rows x cols floats of `arena` from float `offset` on, shared, not copied.
+  static WeightMatrix view(std::shared_ptr<const FloatArena> arena, size_t offset, Eigen::Index rows,
+                           Eigen::Index cols);
+  bool is_view() const { return arena_ != nullptr; }
+
+ private:
+  template <class D>
+  void assign(const Eigen::MatrixBase<D>& m) {
+    own(Matrix(m));  // evaluated first: m may read this matrix
+  }
+  void own(Matrix&& m);
+  void take(WeightMatrix&& other) noexcept;
+  void reseat(float* p, Eigen::Index rows, Eigen::Index cols) noexcept {
+    new (static_cast<Base*>(this)) Base(p, rows, cols);
+  }
+  Matrix owned_;
+  std::shared_ptr<const FloatArena> arena_;
+};
 
 // The weight matrices that a backend may place on CIM macros.
 enum class MatrixKind { wq, wk, wv, wo, w1, w2, w3, classifier };
@@ -20,27 +97,27 @@ inline constexpr MatrixKind kAllMatrixKinds[] = {MatrixKind::wq, MatrixKind::wk,
 const char* name(MatrixKind kind);
 
 struct LayerWeights {
-  Vector rms_att;  // [dim]
-  Matrix wq;       // [n_heads*head_dim, dim]
-  Matrix wk;       // [kv_dim, dim]
-  Matrix wv;       // [kv_dim, dim]
-  Matrix wo;       // [dim, n_heads*head_dim]
-  Vector rms_ffn;  // [dim]
-  Matrix w1;       // [hidden, dim]  gate
-  Matrix w2;       // [dim, hidden]  down
-  Matrix w3;       // [hidden, dim]  up
+  Vector rms_att;        // [dim]
+  WeightMatrix wq;       // [n_heads*head_dim, dim]
+  WeightMatrix wk;       // [kv_dim, dim]
+  WeightMatrix wv;       // [kv_dim, dim]
+  WeightMatrix wo;       // [dim, n_heads*head_dim]
+  Vector rms_ffn;        // [dim]
+  WeightMatrix w1;       // [hidden, dim]  gate
+  WeightMatrix w2;       // [dim, hidden]  down
+  WeightMatrix w3;       // [hidden, dim]  up
 };
 
 struct Weights {
-  Matrix token_embedding;  // [vocab, dim]
+  WeightMatrix token_embedding;  // [vocab, dim]
   std::vector<LayerWeights> layers;
-  Vector rms_final;        // [dim]
-  Matrix wcls;             // [vocab, dim]; empty when the classifier is shared with the embedding
+  Vector rms_final;              // [dim]
+  WeightMatrix wcls;             // [vocab, dim]; empty when the classifier is shared with the embedding
 
   // The classifier matrix, whichever way it is stored.
-  const Matrix& classifier() const { return wcls.size() ? wcls : token_embedding; }
+  const WeightMatrix& classifier() const { return wcls.size() ? wcls : token_embedding; }
   // Matrix `kind` of layer `layer` (layer ignored for the classifier).
-  const Matrix& matrix(int layer, MatrixKind kind) const;
+  const WeightMatrix& matrix(int layer, MatrixKind kind) const;
 };
 
 }  // namespace kvcim::cmodel

@@ -34,7 +34,7 @@ struct LinearEvents {
 class CimLinear {
  public:
   // w: [outputs, inputs] float; blocks must cover every element exactly once.
-  CimLinear(const cmodel::Matrix& w, const cmodel::cim::MacroSpec& spec, std::vector<Block> blocks);
+  CimLinear(cmodel::MatrixRef w, const cmodel::cim::MacroSpec& spec, std::vector<Block> blocks);
   // y = W x as the macros compute it. Adds the events to `events`. The blocks are shared with
   // the float GEMV's helper thread (cmodel::parallel_rows); results do not depend on it.
   void apply(const float* x, float* y, LinearEvents& events);

@@ -100,3 +100,40 @@ TEST(Checkpoint, RandomWeightsDependOnSeed) {
   EXPECT_TRUE(random_weights(c, 1).layers[0].wq.isApprox(random_weights(c, 1).layers[0].wq, 0.0f));
   EXPECT_FALSE(random_weights(c, 1).layers[0].wq.isApprox(random_weights(c, 2).layers[0].wq));
 }
+
+// A loaded checkpoint's matrices view one mapping of the file; a copy of the weights is a copy
+// (changing it changes neither the original nor the file), a move keeps the view.
+TEST(Checkpoint, LoadedMatricesViewTheFileAndCopiesAreDeep) {
+  Config c = small(12, 37, 2, 6, 2, 301, 7, false);
+  const Weights w = random_weights(c, 5);
+  const std::string path = ::testing::TempDir() + "/view.bin";
+  write_checkpoint(path, c, w);
+  Checkpoint ck = read_checkpoint(path);
+  ASSERT_TRUE(ck.weights.layers[1].wk.is_view());
+  ASSERT_TRUE(ck.weights.wcls.is_view());
+  // consecutive tensors of the file are consecutive in memory: one mapping, no copies
+  EXPECT_EQ(ck.weights.layers[0].wk.data() + ck.weights.layers[0].wk.size(), ck.weights.layers[1].wk.data());
+
+  Weights copy = ck.weights;
+  EXPECT_FALSE(copy.layers[1].wk.is_view());
+  EXPECT_NE(copy.layers[1].wk.data(), ck.weights.layers[1].wk.data());
+  copy.layers[1].wk(0, 5) = 42.0f;
+  EXPECT_EQ(ck.weights.layers[1].wk(0, 5), w.layers[1].wk(0, 5));
+  EXPECT_TRUE(ck.weights.layers[1].wk.isApprox(w.layers[1].wk, 0.0f));
+
+  // a write to the loaded weights stays in this process (a private mapping): the file keeps its value
+  ck.weights.layers[0].w2(1, 1) = -7.0f;
+  EXPECT_TRUE(read_checkpoint(path).weights.layers[0].w2.isApprox(w.layers[0].w2, 0.0f));
+
+  const float* at = ck.weights.wcls.data();
+  WeightMatrix moved = std::move(ck.weights.wcls);
+  EXPECT_EQ(moved.data(), at);
+  EXPECT_TRUE(moved.is_view());
+  EXPECT_EQ(ck.weights.wcls.size(), 0);
+  EXPECT_TRUE(moved.isApprox(w.wcls, 0.0f));
+
+  // assignment from an expression that reads the matrix itself
+  WeightMatrix twice = w.layers[0].wq;
+  twice = twice * 2.0f;
+  EXPECT_TRUE(twice.isApprox(w.layers[0].wq * 2.0f, 0.0f));
+}

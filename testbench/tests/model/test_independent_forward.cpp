@@ -15,7 +15,7 @@ namespace {
 
 using Vec = std::vector<float>;
 
-Vec matvec(const Matrix& W, const Vec& x) {
+Vec matvec(MatrixRef W, const Vec& x) {
   Vec y(W.rows(), 0.0f);
   for (int r = 0; r < W.rows(); ++r) {
     double acc = 0;
@@ -86,7 +86,7 @@ Vec naive_logits(const Config& c, const Weights& w, const std::vector<int>& toke
       for (int i = 0; i < c.dim; ++i) x[p][i] += d[i];
     }
   }
-  const Matrix& cls = c.shared_classifier ? w.token_embedding : w.wcls;
+  const WeightMatrix& cls = c.shared_classifier ? w.token_embedding : w.wcls;
   return matvec(cls, norm(x[n - 1], w.rms_final));
 }
 

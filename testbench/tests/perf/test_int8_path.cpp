@@ -223,7 +223,7 @@ TEST(Int8Backend, ForwardEqualsSessionBackendWithDigitalCimLinears) {
     spec.rows = 64;
     spec.cols = 128;
     auto blocks = [&](int layer, MatrixKind kind) {
-      const Matrix& m = ck->weights.matrix(layer, kind);
+      const WeightMatrix& m = ck->weights.matrix(layer, kind);
       return kvcim::runtime::tile_blocks(static_cast<int>(m.cols()), static_cast<int>(m.rows()), spec);
     };
     kvcim::runtime::SessionBackend session(

@@ -30,7 +30,7 @@ SessionHardware hardware(Fixture& f, const cim::MacroSpec& m, cim::TileParams tp
   SessionHardware hw;
   hw.macro = m;
   hw.blocks = [&f, m](int layer, MatrixKind kind) {
-    const Matrix& w = f.ck.weights.matrix(layer, kind);
+    const WeightMatrix& w = f.ck.weights.matrix(layer, kind);
     return tile_blocks(static_cast<int>(w.cols()), static_cast<int>(w.rows()), m);
   };
   hw.tiles = [tp] { return std::make_unique<cim::CModelTile>(tp); };

@@ -73,7 +73,7 @@ inline void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc) {
 // result equals a digital CIM macro array's bit for bit.
 class Int8Linear {
  public:
-  Int8Linear(const Matrix& w, int weight_bits, int input_bits, GemvKernel kernel = best_kernel());
+  Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel = best_kernel());
   void apply(const float* x, float* y);
   // x already quantised (its bits are not checked against input_bits()).
   void apply(const QuantizedVector& x, float* y);

@@ -29,7 +29,7 @@ struct QuantizedMatrix {
   std::vector<int8_t> q;     // [rows, cols] row-major
   std::vector<float> scale;  // [rows]; W[r][c] ~= q[r*cols+c] * scale[r]
 };
-QuantizedMatrix quantize_weights(const Matrix& w, int bits);
+QuantizedMatrix quantize_weights(MatrixRef w, int bits);
 
 // Activations: one dynamic scale per token (per vector), scale = max|x| / qmax.
 struct QuantizedVector {
