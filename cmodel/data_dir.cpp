@@ -18,7 +18,8 @@ namespace fs = std::filesystem;
 namespace {
 
 std::mutex g_mutex;
-std::string g_set_dir;  // guarded by g_mutex
+std::string g_set_dir;    // guarded by g_mutex
+std::string g_found_dir;  // the root found from the binaries' folders, once; guarded by g_mutex
 
 bool is_folder(const std::string& p) {
   std::error_code ec;
@@ -69,8 +70,18 @@ std::string data_dir() {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_set_dir.empty()) return g_set_dir;
   }
+  // The binaries do not move while the process runs: the search (a dozen system calls, and the
+  // command-line defaults ask ~10 times before the first token) is done once.
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    if (!g_found_dir.empty()) return g_found_dir;
+  }
   for (const fs::path& start : binary_folders())
-    if (auto root = from_root_file(start)) return *root;
+    if (auto root = from_root_file(start)) {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      g_found_dir = *root;
+      return *root;
+    }
   fail("kvcim", "data root", "not found",
        "set KVCIM_DATA_DIR to the folder holding models/, configs/ and testdata/eval/");
 }

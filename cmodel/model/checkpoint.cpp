@@ -51,14 +51,18 @@ int64_t file_size(const std::string& path) {
 // A NaN or infinite weight is never meant: it would turn every later activation into NaN.
 // (The exponent bits of every weight OR-ed first, a loop that vectorises; the scan that names
 // the element runs only when one is all ones.)
-void check_finite(const float* p, int64_t count, const std::string& path, const std::string& what) {
+bool all_finite(const float* p, int64_t count) {
   uint32_t bad = 0;
   for (int64_t i = 0; i < count; ++i) {
     uint32_t b;
     std::memcpy(&b, p + i, 4);
     bad |= (b & 0x7f800000u) == 0x7f800000u ? 1u : 0u;
   }
-  if (bad)
+  return bad == 0;
+}
+
+void check_finite(const float* p, int64_t count, const std::string& path, const std::string& what) {
+  if (!all_finite(p, count))
     for (int64_t i = 0; i < count; ++i)
       if (!std::isfinite(p[i]))
         fail(path, what, std::to_string(p[i]) + " at element " + std::to_string(i), "finite float32 weights");
@@ -68,8 +72,11 @@ void check_finite(const float* p, int64_t count, const std::string& path, const 
 // it (no second copy), the norm vectors small copies.
 class Reader {
  public:
+  // Every float of the arena is checked once up front; only when one is not finite does each
+  // tensor check its own floats, to name it.
   Reader(const std::string& path, std::shared_ptr<const FloatArena> arena)
-      : path_(path), arena_(std::move(arena)) {}
+      : path_(path), arena_(std::move(arena)),
+        name_bad_(!all_finite(arena_->data(), static_cast<int64_t>(arena_->size()))) {}
   WeightMatrix matrix(int64_t rows, int64_t cols, const std::string& what) {
     const float* p = take(rows * cols, what);
     return WeightMatrix::view(arena_, static_cast<size_t>(p - arena_->data()), rows, cols);
@@ -83,12 +90,13 @@ class Reader {
  private:
   const float* take(int64_t count, const std::string& what) {
     const float* p = arena_->data() + at_;
-    check_finite(p, count, path_, what);
+    if (name_bad_) check_finite(p, count, path_, what);
     at_ += count;
     return p;
   }
   const std::string& path_;
   std::shared_ptr<const FloatArena> arena_;
+  bool name_bad_;
   int64_t at_ = 0;
 };
 

@@ -104,6 +104,15 @@ __attribute__((target("avx2,fma"))) inline float hsum8(__m256 s) {
   return _mm_cvtss_f32(h);
 }
 
+// The eight horizontal sums of p[0..7] as one vector (lane j: the sum of p[j]'s lanes).
+__attribute__((target("avx2,fma"))) inline __m256 hsum8x8(const __m256* p) {
+  const __m256 s01 = _mm256_hadd_ps(p[0], p[1]), s23 = _mm256_hadd_ps(p[2], p[3]);
+  const __m256 s45 = _mm256_hadd_ps(p[4], p[5]), s67 = _mm256_hadd_ps(p[6], p[7]);
+  const __m256 s0123 = _mm256_hadd_ps(s01, s23), s4567 = _mm256_hadd_ps(s45, s67);
+  // s0123: lane j < 4 the low half of p[j]'s sum, lane 4 + j the high half; likewise s4567
+  return _mm256_add_ps(_mm256_permute2f128_ps(s0123, s4567, 0x20), _mm256_permute2f128_ps(s0123, s4567, 0x31));
+}
+
 // exp(x) for x <= 0 (softmax after subtracting the maximum): 2^n * p(r), r = x - n ln 2 in
 // [-ln2/2, ln2/2], p Cephes' degree-7 polynomial of expf; 0 below -87.
 __attribute__((target("avx2,fma"))) inline __m256 exp8(__m256 x) {
@@ -130,14 +139,23 @@ __attribute__((target("avx2,fma"))) void attend_avx2(const float* q, const float
                                                      const float* values, int n, int hd,
                                                      float scale, float* att, float* out) {
   const int blocks = B ? B : hd / 8;
-  // scores
-  for (int t = 0; t < n; ++t) {
+  // scores: each key's 8-lane partial products, then eight keys' horizontal sums at once (one
+  // horizontal sum per key cost more than its products at small head sizes)
+  const auto partial = [&](int t) {
     const float* k = keys + static_cast<int64_t>(t) * hd;
     __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(k));
     for (int b = 1; b < blocks; ++b)
       acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * b), _mm256_loadu_ps(k + 8 * b), acc);
-    att[t] = hsum8(acc) * scale;
+    return acc;
+  };
+  const __m256 vscale = _mm256_set1_ps(scale);
+  int t0 = 0;
+  for (; t0 + 8 <= n; t0 += 8) {
+    __m256 p[8];
+    for (int j = 0; j < 8; ++j) p[j] = partial(t0 + j);
+    _mm256_storeu_ps(att + t0, _mm256_mul_ps(hsum8x8(p), vscale));
   }
+  for (; t0 < n; ++t0) att[t0] = hsum8(partial(t0)) * scale;
   // softmax: the maximum, exp and sum 8 lanes wide, the tail in one padded vector
   float mx = att[0];
   for (int t = 1; t < n; ++t) mx = std::max(mx, att[t]);
@@ -163,14 +181,27 @@ __attribute__((target("avx2,fma"))) void attend_avx2(const float* q, const float
   for (; t < n; ++t) att[t] /= sum;
   // weighted sum of values
   if constexpr (B > 0) {
-    __m256 acc[B];
-    for (int b = 0; b < B; ++b) acc[b] = _mm256_setzero_ps();
-    for (int u = 0; u < n; ++u) {
+    // R interleaved sums (positions u % R) where a head has few blocks, so that consecutive
+    // fused multiply-adds do not wait on each other's result
+    constexpr int R = B >= 4 ? 1 : 4 / B;
+    __m256 acc[R][B];
+    for (int r = 0; r < R; ++r)
+      for (int b = 0; b < B; ++b) acc[r][b] = _mm256_setzero_ps();
+    int u = 0;
+    for (; u + R <= n; u += R)
+      for (int r = 0; r < R; ++r) {
+        const float* v = values + static_cast<int64_t>(u + r) * hd;
+        const __m256 a = _mm256_set1_ps(att[u + r]);
+        for (int b = 0; b < B; ++b) acc[r][b] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * b), acc[r][b]);
+      }
+    for (; u < n; ++u) {
       const float* v = values + static_cast<int64_t>(u) * hd;
       const __m256 a = _mm256_set1_ps(att[u]);
-      for (int b = 0; b < B; ++b) acc[b] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * b), acc[b]);
+      for (int b = 0; b < B; ++b) acc[0][b] = _mm256_fmadd_ps(a, _mm256_loadu_ps(v + 8 * b), acc[0][b]);
     }
-    for (int b = 0; b < B; ++b) _mm256_storeu_ps(out + 8 * b, acc[b]);
+    for (int r = 1; r < R; ++r)
+      for (int b = 0; b < B; ++b) acc[0][b] = _mm256_add_ps(acc[0][b], acc[r][b]);
+    for (int b = 0; b < B; ++b) _mm256_storeu_ps(out + 8 * b, acc[0][b]);
   } else {
     for (int b = 0; b < blocks; ++b) _mm256_storeu_ps(out + 8 * b, _mm256_setzero_ps());
     for (int u = 0; u < n; ++u) {

@@ -219,6 +219,26 @@ GemvKernel best_kernel() {
   return best;
 }
 
+Int8Matrix::Int8Matrix(QuantizedMatrix&& q) : rows_(q.rows), cols_(q.cols), bits_(q.bits) {
+  if (q.cols % kVector != 0 || q.rows < 0 || q.q.size() != static_cast<size_t>(q.rows) * q.cols ||
+      q.cols > kMaxGemvCols) {
+    *this = Int8Matrix(static_cast<const QuantizedMatrix&>(q));  // padding (or an error) needed
+    return;
+  }
+  stride_ = cols_;
+  codes_ = std::move(q.q);
+  scale_ = std::move(q.scale);
+  if (scale_.size() != static_cast<size_t>(rows_))
+    fail("Int8Matrix", "sizes", std::to_string(scale_.size()) + " scales", std::to_string(rows_) + " (one per row)");
+  row_sums_.assign(rows_, 0);
+  for (int r = 0; r < rows_; ++r) {
+    const int8_t* src = codes_.data() + static_cast<size_t>(r) * stride_;
+    int32_t s = 0;
+    for (int c = 0; c < cols_; ++c) s += src[c];
+    row_sums_[r] = s;
+  }
+}
+
 Int8Matrix::Int8Matrix(const QuantizedMatrix& q)
     : rows_(q.rows), cols_(q.cols), bits_(q.bits) {
   if (q.rows < 0 || q.cols < 0 || q.q.size() != static_cast<size_t>(q.rows) * q.cols ||

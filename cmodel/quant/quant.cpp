@@ -2,7 +2,9 @@
 #include "kvcim/cmodel/quant/quant.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "kvcim/error.hpp"
@@ -56,13 +58,19 @@ QuantizedMatrix quantize_weights(MatrixRef w, int bits) {
   out.scale.resize(out.rows);
   for (int r = 0; r < out.rows; ++r) {
     const float* row = w.data() + static_cast<int64_t>(r) * w.outerStride();  // row-major
-    float m = 0.0f;
-    bool finite = true;
+    // max |row[c]| over the bits: for non-negative floats the order of the bit patterns is the
+    // order of the values, and an integer max is a reduction the compiler vectorises (a float
+    // max is not, without -ffast-math). |x| >= 0x7f800000 is infinite or NaN.
+    uint32_t m_bits = 0, nonfinite = 0;
     for (int c = 0; c < out.cols; ++c) {
-      finite &= std::isfinite(row[c]);
-      m = std::max(m, std::fabs(row[c]));
+      uint32_t b;
+      std::memcpy(&b, row + c, 4);
+      b &= 0x7fffffffu;
+      nonfinite |= b >= 0x7f800000u ? 1u : 0u;
+      m_bits = std::max(m_bits, b);
     }
-    if (!finite)
+    const float m = std::bit_cast<float>(m_bits);
+    if (nonfinite)
       for (int c = 0; c < out.cols; ++c)
         check_finite(row[c], "quant::quantize_weights", static_cast<long>(r) * out.cols + c);
     // An all-zero row keeps scale 1 so that no consumer ever divides by zero; its codes are 0.

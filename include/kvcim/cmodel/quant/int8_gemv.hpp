@@ -41,6 +41,8 @@ class Int8Matrix {
   // Copies the codes and scales of `q`. Throws kvcim::Error if q.cols > kMaxGemvCols or the
   // sizes of q.q / q.scale disagree with rows x cols.
   explicit Int8Matrix(const QuantizedMatrix& q);
+  // The same, taking q's storage where no padding is needed (cols a multiple of 64): no copy.
+  explicit Int8Matrix(QuantizedMatrix&& q);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
