@@ -129,6 +129,28 @@ TEST(Int8Gemv, MatrixLayoutPadsRowsAndKeepsCodesAndSums) {
   }
 }
 
+// Built from a temporary, a matrix whose rows need no padding takes the codes without a copy;
+// either way it holds what the copying constructor holds. Bad sizes are errors on both paths.
+TEST(Int8Gemv, MatrixFromATemporaryEqualsTheCopy) {
+  std::mt19937 g(5);
+  for (int cols : {64, 70, 128, 192}) {
+    const QuantizedMatrix q = random_codes(4, cols, g);
+    const Int8Matrix copied(q);
+    QuantizedMatrix t = q;
+    const int8_t* storage = t.q.data();
+    const Int8Matrix moved(std::move(t));
+    ASSERT_EQ(moved.stride(), copied.stride()) << cols;
+    EXPECT_EQ(moved.row(0) == storage, cols % 64 == 0) << cols;
+    EXPECT_EQ(moved.row_sums(), copied.row_sums()) << cols;
+    EXPECT_EQ(moved.scale(), copied.scale()) << cols;
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < moved.stride(); ++c) ASSERT_EQ(moved.code(r, c), copied.code(r, c)) << cols;
+  }
+  QuantizedMatrix bad = random_codes(2, 64, g);
+  bad.scale.pop_back();
+  EXPECT_THROW(Int8Matrix{std::move(bad)}, kvcim::Error);
+}
+
 TEST(Int8Gemv, RejectsTooWideRowsAndInconsistentSizes) {
   QuantizedMatrix q;
   q.rows = 1;
