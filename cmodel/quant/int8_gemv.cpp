@@ -219,51 +219,75 @@ GemvKernel best_kernel() {
   return best;
 }
 
-Int8Matrix::Int8Matrix(QuantizedMatrix&& q) : rows_(q.rows), cols_(q.cols), bits_(q.bits) {
-  if (q.cols % kVector != 0 || q.rows < 0 || q.q.size() != static_cast<size_t>(q.rows) * q.cols ||
-      q.cols > kMaxGemvCols) {
-    *this = Int8Matrix(static_cast<const QuantizedMatrix&>(q));  // padding (or an error) needed
-    return;
-  }
-  stride_ = cols_;
-  codes_ = std::move(q.q);
-  scale_ = std::move(q.scale);
-  if (scale_.size() != static_cast<size_t>(rows_))
-    fail("Int8Matrix", "sizes", std::to_string(scale_.size()) + " scales", std::to_string(rows_) + " (one per row)");
+int Int8Matrix::padded_stride(int cols) { return (cols + kVector - 1) / kVector * kVector; }
+
+void Int8Matrix::set_row_sums() {
   row_sums_.assign(rows_, 0);
   for (int r = 0; r < rows_; ++r) {
-    const int8_t* src = codes_.data() + static_cast<size_t>(r) * stride_;
+    const int8_t* src = row(r);
     int32_t s = 0;
     for (int c = 0; c < cols_; ++c) s += src[c];
     row_sums_[r] = s;
   }
 }
 
-Int8Matrix::Int8Matrix(const QuantizedMatrix& q)
-    : rows_(q.rows), cols_(q.cols), bits_(q.bits) {
+namespace {
+void check_sizes(const QuantizedMatrix& q) {
   if (q.rows < 0 || q.cols < 0 || q.q.size() != static_cast<size_t>(q.rows) * q.cols ||
       q.scale.size() != static_cast<size_t>(q.rows))
     fail("Int8Matrix", "sizes",
          std::to_string(q.q.size()) + " codes, " + std::to_string(q.scale.size()) + " scales",
          std::to_string(q.rows) + " x " + std::to_string(q.cols) + " codes and one scale per row");
-  if (q.cols > kMaxGemvCols)
-    fail("Int8Matrix", "cols", std::to_string(q.cols),
+}
+void check_cols(int64_t cols) {
+  if (cols > kMaxGemvCols)
+    fail("Int8Matrix", "cols", std::to_string(cols),
          "at most " + std::to_string(kMaxGemvCols) + " (int32 accumulation must not overflow)");
-  stride_ = (cols_ + kVector - 1) / kVector * kVector;
-  codes_.assign(static_cast<size_t>(rows_) * stride_, 0);
-  row_sums_.assign(rows_, 0);
-  for (int r = 0; r < rows_; ++r) {
-    const int8_t* src = q.q.data() + static_cast<size_t>(r) * cols_;
-    std::copy(src, src + cols_, codes_.data() + static_cast<size_t>(r) * stride_);
-    int32_t s = 0;
-    for (int c = 0; c < cols_; ++c) s += src[c];
-    row_sums_[r] = s;
+}
+}  // namespace
+
+Int8Matrix::Int8Matrix(QuantizedMatrix&& q) : rows_(q.rows), cols_(q.cols), bits_(q.bits) {
+  if (q.cols % kVector != 0) {
+    *this = Int8Matrix(static_cast<const QuantizedMatrix&>(q));  // rows need padding: copied
+    return;
   }
+  check_sizes(q);
+  check_cols(q.cols);
+  stride_ = cols_;
+  auto codes = std::make_shared<std::vector<int8_t>>(std::move(q.q));
+  codes_ = std::shared_ptr<const int8_t>(codes, codes->data());
+  scale_ = std::move(q.scale);
+  set_row_sums();
+}
+
+Int8Matrix::Int8Matrix(const QuantizedMatrix& q) : rows_(q.rows), cols_(q.cols), bits_(q.bits) {
+  check_sizes(q);
+  check_cols(q.cols);
+  stride_ = padded_stride(cols_);
+  std::shared_ptr<int8_t[]> codes(new int8_t[static_cast<size_t>(rows_) * stride_]());
+  for (int r = 0; r < rows_; ++r)
+    std::copy(q.q.data() + static_cast<size_t>(r) * cols_, q.q.data() + static_cast<size_t>(r + 1) * cols_,
+              codes.get() + static_cast<size_t>(r) * stride_);
+  codes_ = std::shared_ptr<const int8_t>(codes, codes.get());
   scale_ = q.scale;
+  set_row_sums();
+}
+
+Int8Matrix::Int8Matrix(MatrixRef w, int bits, std::shared_ptr<int8_t> storage)
+    : rows_(static_cast<int>(w.rows())), cols_(static_cast<int>(w.cols())), bits_(bits) {
+  check_cols(w.cols());
+  stride_ = padded_stride(cols_);
+  scale_.resize(rows_);
+  int8_t* codes = storage.get();
+  quantize_weights_into(w, bits, codes, static_cast<size_t>(stride_), scale_.data());
+  for (int r = 0; r < rows_; ++r)
+    std::fill(codes + static_cast<size_t>(r) * stride_ + cols_, codes + static_cast<size_t>(r + 1) * stride_, int8_t{0});
+  codes_ = std::move(storage);
+  set_row_sums();
 }
 
 int64_t Int8Matrix::bytes() const {
-  return static_cast<int64_t>(codes_.size()) + static_cast<int64_t>(scale_.size()) * 4;
+  return static_cast<int64_t>(rows_) * stride_ + static_cast<int64_t>(scale_.size()) * 4;
 }
 
 void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel) {
@@ -323,6 +347,15 @@ void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel)
 Int8Linear::Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel)
     : matrix_(quantize_weights(w, weight_bits)), input_bits_(input_bits), kernel_(kernel) {
   qmax(input_bits);  // validates the width now rather than at the first apply()
+  if (!kernel_available(kernel))
+    fail("Int8Linear", "kernel", name(kernel), "a kernel this CPU runs (see available_kernels())");
+  acc_.resize(matrix_.rows());
+}
+
+Int8Linear::Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel,
+                       std::shared_ptr<int8_t> storage)
+    : matrix_(w, weight_bits, std::move(storage)), input_bits_(input_bits), kernel_(kernel) {
+  qmax(input_bits);
   if (!kernel_available(kernel))
     fail("Int8Linear", "kernel", name(kernel), "a kernel this CPU runs (see available_kernels())");
   acc_.resize(matrix_.rows());

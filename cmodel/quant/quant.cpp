@@ -49,20 +49,27 @@ int32_t quantize_value(float x, float scale, int bits) {
 }
 
 QuantizedMatrix quantize_weights(MatrixRef w, int bits) {
-  const int qm = qmax(bits);
   QuantizedMatrix out;
   out.rows = static_cast<int>(w.rows());
   out.cols = static_cast<int>(w.cols());
   out.bits = bits;
+  qmax(bits);  // the width is checked before anything is allocated
   out.q.resize(static_cast<size_t>(out.rows) * out.cols);
   out.scale.resize(out.rows);
-  for (int r = 0; r < out.rows; ++r) {
+  quantize_weights_into(w, bits, out.q.data(), static_cast<size_t>(out.cols), out.scale.data());
+  return out;
+}
+
+void quantize_weights_into(MatrixRef w, int bits, int8_t* codes, size_t stride, float* scale) {
+  const int qm = qmax(bits);
+  const int rows = static_cast<int>(w.rows()), cols = static_cast<int>(w.cols());
+  for (int r = 0; r < rows; ++r) {
     const float* row = w.data() + static_cast<int64_t>(r) * w.outerStride();  // row-major
     // max |row[c]| over the bits: for non-negative floats the order of the bit patterns is the
     // order of the values, and an integer max is a reduction the compiler vectorises (a float
     // max is not, without -ffast-math). |x| >= 0x7f800000 is infinite or NaN.
     uint32_t m_bits = 0, nonfinite = 0;
-    for (int c = 0; c < out.cols; ++c) {
+    for (int c = 0; c < cols; ++c) {
       uint32_t b;
       std::memcpy(&b, row + c, 4);
       b &= 0x7fffffffu;
@@ -71,17 +78,16 @@ QuantizedMatrix quantize_weights(MatrixRef w, int bits) {
     }
     const float m = std::bit_cast<float>(m_bits);
     if (nonfinite)
-      for (int c = 0; c < out.cols; ++c)
-        check_finite(row[c], "quant::quantize_weights", static_cast<long>(r) * out.cols + c);
+      for (int c = 0; c < cols; ++c)
+        check_finite(row[c], "quant::quantize_weights", static_cast<long>(r) * cols + c);
     // An all-zero row keeps scale 1 so that no consumer ever divides by zero; its codes are 0.
     const float s = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;
-    out.scale[r] = s;
+    scale[r] = s;
     // quantize_value(row[c], s, bits) without its per-call checks (s > 0 and every value finite
     // are known here): the same quotient and rounding.
-    int8_t* q = out.q.data() + static_cast<size_t>(r) * out.cols;
-    for (int c = 0; c < out.cols; ++c) q[c] = static_cast<int8_t>(round_saturate(row[c] / s, qm));
+    int8_t* q = codes + static_cast<size_t>(r) * stride;
+    for (int c = 0; c < cols; ++c) q[c] = static_cast<int8_t>(round_saturate(row[c] / s, qm));
   }
-  return out;
 }
 
 QuantizedVector quantize_activation(const float* x, int n, int bits) {

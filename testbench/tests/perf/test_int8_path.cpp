@@ -151,6 +151,27 @@ TEST(Int8Gemv, MatrixFromATemporaryEqualsTheCopy) {
   EXPECT_THROW(Int8Matrix{std::move(bad)}, kvcim::Error);
 }
 
+// Quantised straight into caller storage (Int8Backend's one block per model): the codes, scales
+// and sums of quantize_weights, the padding zeroed whatever the storage held, the storage shared.
+TEST(Int8Gemv, MatrixQuantisedIntoStorageEqualsQuantizeWeights) {
+  std::mt19937 g(9);
+  std::normal_distribution<float> d(0.0f, 1.0f);
+  for (int cols : {64, 70, 130}) {
+    Matrix w(5, cols);
+    for (int64_t i = 0; i < w.size(); ++i) w.data()[i] = d(g);
+    const Int8Matrix ref(quantize_weights(w, 8));
+    std::shared_ptr<int8_t[]> block(new int8_t[5 * Int8Matrix::padded_stride(cols) + 3]);
+    std::fill(block.get(), block.get() + 5 * Int8Matrix::padded_stride(cols) + 3, int8_t{0x55});
+    const Int8Matrix m(w, 8, std::shared_ptr<int8_t>(block, block.get() + 3));
+    EXPECT_EQ(m.row(0), block.get() + 3);
+    ASSERT_EQ(m.stride(), ref.stride());
+    EXPECT_EQ(m.scale(), ref.scale());
+    EXPECT_EQ(m.row_sums(), ref.row_sums());
+    for (int r = 0; r < 5; ++r)
+      for (int c = 0; c < m.stride(); ++c) ASSERT_EQ(m.code(r, c), ref.code(r, c)) << cols << " " << r << " " << c;
+  }
+}
+
 TEST(Int8Gemv, RejectsTooWideRowsAndInconsistentSizes) {
   QuantizedMatrix q;
   q.rows = 1;

@@ -12,6 +12,7 @@
 // because no partial or final sum can leave the int32 range there.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kvcim/cmodel/quant/quant.hpp"
@@ -43,13 +44,18 @@ class Int8Matrix {
   explicit Int8Matrix(const QuantizedMatrix& q);
   // The same, taking q's storage where no padding is needed (cols a multiple of 64): no copy.
   explicit Int8Matrix(QuantizedMatrix&& q);
+  // quantize_weights(w, bits) written straight into `storage`, which must hold
+  // w.rows() * padded_stride(w.cols()) codes and is shared, not copied (Int8Backend puts every
+  // matrix of a model in one huge-page block: no per-matrix zero fill, copy or 4 KB page faults).
+  Int8Matrix(MatrixRef w, int bits, std::shared_ptr<int8_t> storage);
+  static int padded_stride(int cols);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
   int stride() const { return stride_; }  // codes per stored row (cols rounded up to 64)
   int bits() const { return bits_; }
-  int8_t code(int r, int c) const { return codes_[static_cast<size_t>(r) * stride_ + c]; }
-  const int8_t* row(int r) const { return codes_.data() + static_cast<size_t>(r) * stride_; }
+  int8_t code(int r, int c) const { return codes_.get()[static_cast<size_t>(r) * stride_ + c]; }
+  const int8_t* row(int r) const { return codes_.get() + static_cast<size_t>(r) * stride_; }
   const std::vector<float>& scale() const { return scale_; }  // [rows], per output channel
   const std::vector<int32_t>& row_sums() const { return row_sums_; }
   // Bytes the codes and scales occupy (what one GEMV streams from memory).
@@ -57,7 +63,9 @@ class Int8Matrix {
 
  private:
   int rows_ = 0, cols_ = 0, stride_ = 0, bits_ = 8;
-  std::vector<int8_t> codes_;  // [rows, stride]
+  void set_row_sums();
+  // [rows, stride], never changed once built: copies of the matrix share it
+  std::shared_ptr<const int8_t> codes_;
   std::vector<float> scale_;
   std::vector<int32_t> row_sums_;
 };
@@ -76,6 +84,8 @@ inline void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc) {
 class Int8Linear {
  public:
   Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel = best_kernel());
+  // The codes in `storage` (Int8Matrix's constructor of the same arguments).
+  Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel, std::shared_ptr<int8_t> storage);
   void apply(const float* x, float* y);
   // x already quantised (its bits are not checked against input_bits()).
   void apply(const QuantizedVector& x, float* y);

@@ -30,6 +30,9 @@ struct QuantizedMatrix {
   std::vector<float> scale;  // [rows]; W[r][c] ~= q[r*cols+c] * scale[r]
 };
 QuantizedMatrix quantize_weights(MatrixRef w, int bits);
+// The same codes and scales written to caller storage: row r's codes at codes + r * stride
+// (stride >= w.cols(); the codes beyond cols are left as they are), its scale at scale[r].
+void quantize_weights_into(MatrixRef w, int bits, int8_t* codes, size_t stride, float* scale);
 
 // Activations: one dynamic scale per token (per vector), scale = max|x| / qmax.
 struct QuantizedVector {
