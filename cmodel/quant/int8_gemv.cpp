@@ -151,7 +151,7 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemv_avx512_vnni(
   const int rows = r1, steps = w.stride() / kVector;
   const int32_t* sums = w.row_sums().data();
   int o = r0;
-  for (; o + kRowsPerPass <= rows; o += kRowsPerPass) {
+  for (; kRowsInterleaved && o + kRowsPerPass <= rows; o += kRowsPerPass) {
     const int8_t *w0 = w.row(o), *w1 = w.row(o + 1), *w2 = w.row(o + 2), *w3 = w.row(o + 3);
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
     for (int s = 0; s < steps; ++s) {
@@ -173,9 +173,16 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemv_avx512_vnni(
   }
   for (; o < rows; ++o) {
     const int8_t* w0 = w.row(o);
-    __m512i a0 = _mm512_setzero_si512();
-    for (int s = 0; s < steps; ++s) a0 = _mm512_dpbusd_epi32(a0, load(xu + s * kVector), load(w0 + s * kVector));
-    acc[o] = hsum512(a0) - 128 * sums[o];
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0;
+    int s = 0;
+    for (; s + 2 <= steps; s += 2) {
+      _mm_prefetch(reinterpret_cast<const char*>(w0 + s * kVector + kPrefetchAhead), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(w0 + s * kVector + kVector + kPrefetchAhead), _MM_HINT_T0);
+      a0 = _mm512_dpbusd_epi32(a0, load(xu + s * kVector), load(w0 + s * kVector));
+      a1 = _mm512_dpbusd_epi32(a1, load(xu + s * kVector + kVector), load(w0 + s * kVector + kVector));
+    }
+    if (s < steps) a0 = _mm512_dpbusd_epi32(a0, load(xu + s * kVector), load(w0 + s * kVector));
+    acc[o] = hsum512(_mm512_add_epi32(a0, a1)) - 128 * sums[o];
   }
 }
 
