@@ -68,8 +68,8 @@ void check_finite(const float* p, int64_t count, const std::string& path, const 
         fail(path, what, std::to_string(p[i]) + " at element " + std::to_string(i), "finite float32 weights");
 }
 
-// The checkpoint's floats in file order, read once into one arena; the matrices are views into
-// it (no second copy), the norm vectors small copies.
+// The checkpoint's floats in file order, in one arena (the file mapped, or read once where it
+// cannot be): the matrices are views of it (no copy), the norm vectors small copies.
 class Reader {
  public:
   // Every float of the arena is checked once up front; only when one is not finite does each
