@@ -104,6 +104,14 @@ __attribute__((target("avx2,fma"))) inline float hsum8(__m256 s) {
   return _mm_cvtss_f32(h);
 }
 
+// One key's 8-lane partial products with q over `blocks` blocks of 8 floats. (A function with
+// the target attribute, not a lambda: a lambda in a target function does not inherit the target.)
+__attribute__((target("avx2,fma"))) inline __m256 key_products(const float* q, const float* k, int blocks) {
+  __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(k));
+  for (int b = 1; b < blocks; ++b) acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * b), _mm256_loadu_ps(k + 8 * b), acc);
+  return acc;
+}
+
 // The eight horizontal sums of p[0..7] as one vector (lane j: the sum of p[j]'s lanes).
 __attribute__((target("avx2,fma"))) inline __m256 hsum8x8(const __m256* p) {
   const __m256 s01 = _mm256_hadd_ps(p[0], p[1]), s23 = _mm256_hadd_ps(p[2], p[3]);
@@ -141,21 +149,14 @@ __attribute__((target("avx2,fma"))) void attend_avx2(const float* q, const float
   const int blocks = B ? B : hd / 8;
   // scores: each key's 8-lane partial products, then eight keys' horizontal sums at once (one
   // horizontal sum per key cost more than its products at small head sizes)
-  const auto partial = [&](int t) {
-    const float* k = keys + static_cast<int64_t>(t) * hd;
-    __m256 acc = _mm256_mul_ps(_mm256_loadu_ps(q), _mm256_loadu_ps(k));
-    for (int b = 1; b < blocks; ++b)
-      acc = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8 * b), _mm256_loadu_ps(k + 8 * b), acc);
-    return acc;
-  };
   const __m256 vscale = _mm256_set1_ps(scale);
   int t0 = 0;
   for (; t0 + 8 <= n; t0 += 8) {
     __m256 p[8];
-    for (int j = 0; j < 8; ++j) p[j] = partial(t0 + j);
+    for (int j = 0; j < 8; ++j) p[j] = key_products(q, keys + static_cast<int64_t>(t0 + j) * hd, blocks);
     _mm256_storeu_ps(att + t0, _mm256_mul_ps(hsum8x8(p), vscale));
   }
-  for (; t0 < n; ++t0) att[t0] = hsum8(partial(t0)) * scale;
+  for (; t0 < n; ++t0) att[t0] = hsum8(key_products(q, keys + static_cast<int64_t>(t0) * hd, blocks)) * scale;
   // softmax: the maximum, exp and sum 8 lanes wide, the tail in one padded vector
   float mx = att[0];
   for (int t = 1; t < n; ++t) mx = std::max(mx, att[t]);
