@@ -66,14 +66,11 @@ std::string data_dir() {
     if (!is_folder(env)) fail("KVCIM_DATA_DIR", "folder", env, "not a folder (the data root: models/, configs/, testdata/eval/)");
     return env;
   }
+  // The binaries do not move while the process runs: the search below (a dozen system calls,
+  // and the command-line defaults ask ~10 times before the first token) is done once.
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_set_dir.empty()) return g_set_dir;
-  }
-  // The binaries do not move while the process runs: the search (a dozen system calls, and the
-  // command-line defaults ask ~10 times before the first token) is done once.
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_found_dir.empty()) return g_found_dir;
   }
   for (const fs::path& start : binary_folders())

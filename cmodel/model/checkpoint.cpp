@@ -78,21 +78,20 @@ class Reader {
       : path_(path), arena_(std::move(arena)),
         name_bad_(!all_finite(arena_->data(), static_cast<int64_t>(arena_->size()))) {}
   WeightMatrix matrix(int64_t rows, int64_t cols, const std::string& what) {
-    const float* p = take(rows * cols, what);
-    return WeightMatrix::view(arena_, static_cast<size_t>(p - arena_->data()), rows, cols);
+    return WeightMatrix::view(arena_, take(rows * cols, what), rows, cols);
   }
   Vector vector(int64_t size, const std::string& what) {
-    const float* p = take(size, what);
-    return Eigen::Map<const Vector>(p, size);
+    return Eigen::Map<const Vector>(arena_->data() + take(size, what), size);
   }
   void skip(int64_t count) { at_ += count; }
 
  private:
-  const float* take(int64_t count, const std::string& what) {
-    const float* p = arena_->data() + at_;
-    if (name_bad_) check_finite(p, count, path_, what);
+  // The offset of the next `count` floats, checked for `what`.
+  size_t take(int64_t count, const std::string& what) {
+    const size_t at = static_cast<size_t>(at_);
+    if (name_bad_) check_finite(arena_->data() + at, count, path_, what);
     at_ += count;
-    return p;
+    return at;
   }
   const std::string& path_;
   std::shared_ptr<const FloatArena> arena_;

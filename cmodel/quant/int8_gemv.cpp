@@ -16,7 +16,6 @@ namespace kvcim::cmodel::quant {
 namespace {
 
 constexpr int kVector = 64;  // stored rows are padded to this many codes
-constexpr int kRowsPerPass = 4;  // rows sharing one pass over x: x is loaded once for four rows
 // Software prefetch distance (bytes ahead of each row's current position). A single core's
 // hardware prefetchers keep too few lines in flight for a matrix streamed from DRAM; asking for
 // the line 4 KiB ahead raised the int8 GEMV from ~8 to ~10-11 GB/s on the reference machine
@@ -63,39 +62,11 @@ __attribute__((target("avx2"))) inline __m256i madd(__m256i a, const int8_t* p, 
 }
 
 // x16: stride int16 values (zero beyond cols). Every vpmaddwd pair sum is at most 2 * 128 * 128.
-// One step covers a 64-code cache line of each row (four 16-code halves).
-constexpr bool kRowsInterleaved = false;
-
+// Rows one after the other: measured faster than four interleaved rows sharing each load of x on
+// AMD EPYC (AVX2, 110M shape: 1.25x less CPU per decode).
 __attribute__((target("avx2"))) void gemv_avx2(const Int8Matrix& w, const int16_t* x16,
                                                 int32_t* acc, int r0, int r1) {
-  const int rows = r1, steps = w.stride() / kVector;
-  int o = r0;
-  // Rows one after the other measured faster than 4 interleaved rows on AMD EPYC (AVX2, 110M
-  // shape: 1.25x less CPU per decode); the 4-row pass stays for kRowsInterleaved (exact either
-  // way: integer sums).
-  for (; kRowsInterleaved && o + kRowsPerPass <= rows; o += kRowsPerPass) {
-    const int8_t *w0 = w.row(o), *w1 = w.row(o + 1), *w2 = w.row(o + 2), *w3 = w.row(o + 3);
-    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
-    for (int s = 0; s < steps; ++s) {
-      const int off = s * kVector;
-      _mm_prefetch(reinterpret_cast<const char*>(w0 + off + kPrefetchAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w1 + off + kPrefetchAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w2 + off + kPrefetchAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w3 + off + kPrefetchAhead), _MM_HINT_T0);
-      for (int h = 0; h < kVector; h += 16) {
-        const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x16 + off + h));
-        a0 = madd(a0, w0 + off + h, xv);
-        a1 = madd(a1, w1 + off + h, xv);
-        a2 = madd(a2, w2 + off + h, xv);
-        a3 = madd(a3, w3 + off + h, xv);
-      }
-    }
-    acc[o] = hsum256(a0);
-    acc[o + 1] = hsum256(a1);
-    acc[o + 2] = hsum256(a2);
-    acc[o + 3] = hsum256(a3);
-  }
-  for (; o < rows; ++o) {
+  for (int o = r0; o < r1; ++o) {
     const int8_t* w0 = w.row(o);
     __m256i a0 = _mm256_setzero_si256();
     for (int s = 0; s < w.stride(); s += 16) {
@@ -147,33 +118,13 @@ __attribute__((target("avx512f,avx512bw"))) void gemv_avx512bw(const Int8Matrix&
 // vpdpbusd multiplies unsigned by signed bytes, four products per int32 lane; the offset is
 // removed with the row's code sum: sum (x+128) w - 128 sum w = sum x w, all within int32.
 // Rows one after the other with two accumulators, as gemv_avx512bw: decoding the 110M shape
-// measured 1.23x faster than with four interleaved rows (docs/performance.md section 2).
+// then takes 0.93 - 1.10x gemv_avx512bw's time, against 1.14x with four interleaved rows
+// (docs/performance.md section 2).
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) void gemv_avx512_vnni(
     const Int8Matrix& w, const uint8_t* xu, int32_t* acc, int r0, int r1) {
-  const int rows = r1, steps = w.stride() / kVector;
+  const int steps = w.stride() / kVector;
   const int32_t* sums = w.row_sums().data();
-  int o = r0;
-  for (; kRowsInterleaved && o + kRowsPerPass <= rows; o += kRowsPerPass) {
-    const int8_t *w0 = w.row(o), *w1 = w.row(o + 1), *w2 = w.row(o + 2), *w3 = w.row(o + 3);
-    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0;
-    for (int s = 0; s < steps; ++s) {
-      const int off = s * kVector;
-      _mm_prefetch(reinterpret_cast<const char*>(w0 + off + kPrefetchAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w1 + off + kPrefetchAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w2 + off + kPrefetchAhead), _MM_HINT_T0);
-      _mm_prefetch(reinterpret_cast<const char*>(w3 + off + kPrefetchAhead), _MM_HINT_T0);
-      const __m512i xv = load(xu + s * kVector);
-      a0 = _mm512_dpbusd_epi32(a0, xv, load(w0 + s * kVector));
-      a1 = _mm512_dpbusd_epi32(a1, xv, load(w1 + s * kVector));
-      a2 = _mm512_dpbusd_epi32(a2, xv, load(w2 + s * kVector));
-      a3 = _mm512_dpbusd_epi32(a3, xv, load(w3 + s * kVector));
-    }
-    acc[o] = hsum512(a0) - 128 * sums[o];
-    acc[o + 1] = hsum512(a1) - 128 * sums[o + 1];
-    acc[o + 2] = hsum512(a2) - 128 * sums[o + 2];
-    acc[o + 3] = hsum512(a3) - 128 * sums[o + 3];
-  }
-  for (; o < rows; ++o) {
+  for (int o = r0; o < r1; ++o) {
     const int8_t* w0 = w.row(o);
     __m512i a0 = _mm512_setzero_si512(), a1 = a0;
     int s = 0;
@@ -355,18 +306,19 @@ void gemv(const Int8Matrix& w, const int8_t* x, int32_t* acc, GemvKernel kernel)
 
 Int8Linear::Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel)
     : matrix_(quantize_weights(w, weight_bits)), input_bits_(input_bits), kernel_(kernel) {
-  qmax(input_bits);  // validates the width now rather than at the first apply()
-  if (!kernel_available(kernel))
-    fail("Int8Linear", "kernel", name(kernel), "a kernel this CPU runs (see available_kernels())");
-  acc_.resize(matrix_.rows());
+  check_and_size();
 }
 
 Int8Linear::Int8Linear(MatrixRef w, int weight_bits, int input_bits, GemvKernel kernel,
                        std::shared_ptr<int8_t> storage)
     : matrix_(w, weight_bits, std::move(storage)), input_bits_(input_bits), kernel_(kernel) {
-  qmax(input_bits);
-  if (!kernel_available(kernel))
-    fail("Int8Linear", "kernel", name(kernel), "a kernel this CPU runs (see available_kernels())");
+  check_and_size();
+}
+
+void Int8Linear::check_and_size() {
+  qmax(input_bits_);  // validates the width now rather than at the first apply()
+  if (!kernel_available(kernel_))
+    fail("Int8Linear", "kernel", name(kernel_), "a kernel this CPU runs (see available_kernels())");
   acc_.resize(matrix_.rows());
 }
 

@@ -94,6 +94,7 @@ class Int8Linear {
   GemvKernel kernel() const { return kernel_; }
 
  private:
+  void check_and_size();  // the widths and kernel checked, the accumulators sized: every constructor
   Int8Matrix matrix_;
   int input_bits_;
   GemvKernel kernel_;
