@@ -5,8 +5,10 @@
 // high-water mark into a child's maxrss at exec, so the parent's weights would be counted.)
 //
 //   BM_PeakRss/<mode>/<shape>   mode float: the reference Model (target: peak <= budget)
-//                               mode int8:  Model weights + Int8Backend codes (information only:
-//                                           it keeps the float weights beside the codes)
+//                               mode int8:  Model::load(..., WeightFormat::int8), as
+//                                           `kvcim generate --weights int8` runs it; its budget
+//                                           counts the codes (a quarter of the checkpoint), not
+//                                           the floats, which it reads once and gives back
 //                               mode idle:  the child starts and exits (the process baseline)
 //
 // Checkpoints: random weights of the shapes of stories15M and stories110M written with
@@ -26,7 +28,6 @@
 #include <vector>
 
 #include "kvcim/cmodel/checkpoint.hpp"
-#include "kvcim/cmodel/int8_backend.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 
 extern char** environ;
@@ -55,21 +56,12 @@ long long vm_hwm_bytes() {
 
 int decode(const std::string& mode, const std::string& path) {
   if (mode == "idle") return 0;
-  auto m = Model::load(path);
+  if (mode != "float" && mode != "int8") return 3;
+  auto m = Model::load(path, mode == "int8" ? WeightFormat::int8 : WeightFormat::float32);
   const Config& c = m->config();
   const int steps = std::min(kDecodeTokens, c.seq_len);
-  if (mode == "float") {
-    for (int pos = 0; pos < steps; ++pos) benchmark::DoNotOptimize(m->forward((pos * 31 + 1) % c.vocab_size, pos).data());
-    return 0;
-  }
-  if (mode == "int8") {
-    Int8Backend be(c, m->weights());
-    RunState s(c);
-    for (int pos = 0; pos < steps; ++pos)
-      benchmark::DoNotOptimize(forward(c, m->weights(), s, be, (pos * 31 + 1) % c.vocab_size, pos).data());
-    return 0;
-  }
-  return 3;
+  for (int pos = 0; pos < steps; ++pos) benchmark::DoNotOptimize(m->forward((pos * 31 + 1) % c.vocab_size, pos).data());
+  return 0;
 }
 
 int run_child(const std::string& mode, const std::string& path, const std::string& out) {
@@ -181,7 +173,8 @@ void BM_PeakRss(benchmark::State& state, std::string mode, Shape shape) {
   const double ckpt = static_cast<double>(fs::file_size(path));
   // the whole context's K and V at float32, as the reference KvCache allocates them
   const double kv = static_cast<double>(KvCache::bytes_per_token(c, 4)) * c.seq_len;
-  const double budget = ckpt + kv + kSlackBytes;
+  // int8: one byte per weight instead of four (the per-row scales and padding are in the slack)
+  const double budget = (mode == "int8" ? ckpt / 4 : ckpt) + kv + kSlackBytes;
   state.SetLabel(mode + " " + shape.name);
   state.counters["peak_rss_MB"] = static_cast<double>(peak) / 1e6;
   state.counters["checkpoint_MB"] = ckpt / 1e6;

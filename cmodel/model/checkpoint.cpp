@@ -1,5 +1,6 @@
 #include "kvcim/cmodel/checkpoint.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -68,6 +69,19 @@ void check_finite(const float* p, int64_t count, const std::string& path, const 
         fail(path, what, std::to_string(p[i]) + " at element " + std::to_string(i), "finite float32 weights");
 }
 
+// Every float of the arena finite, checked in 4 MB pieces, each given back once checked
+// (FloatArena::release: a no-op unless the arena is a read-only mapping).
+bool all_finite(const FloatArena& arena) {
+  constexpr size_t kPiece = size_t(1) << 20;
+  bool ok = true;
+  for (size_t at = 0; at < arena.size(); at += kPiece) {
+    const size_t n = std::min(kPiece, arena.size() - at);
+    ok = all_finite(arena.data() + at, static_cast<int64_t>(n)) && ok;
+    arena.release(at, n);
+  }
+  return ok;
+}
+
 // The checkpoint's floats in file order, in one arena (the file mapped, or read once where it
 // cannot be): the matrices are views of it (no copy), the norm vectors small copies.
 class Reader {
@@ -75,8 +89,7 @@ class Reader {
   // Every float of the arena is checked once up front; only when one is not finite does each
   // tensor check its own floats, to name it.
   Reader(const std::string& path, std::shared_ptr<const FloatArena> arena)
-      : path_(path), arena_(std::move(arena)),
-        name_bad_(!all_finite(arena_->data(), static_cast<int64_t>(arena_->size()))) {}
+      : path_(path), arena_(std::move(arena)), name_bad_(!all_finite(*arena_)) {}
   WeightMatrix matrix(int64_t rows, int64_t cols, const std::string& what) {
     return WeightMatrix::view(arena_, take(rows * cols, what), rows, cols);
   }
@@ -107,14 +120,15 @@ Config read_checkpoint_config(const std::string& path) {
   return parse_header(path, in, file_size(path));
 }
 
-Checkpoint read_checkpoint(const std::string& path) {
+Checkpoint read_checkpoint(const std::string& path, Residency residency) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "file", "unreadable", "cannot open the checkpoint");
   Checkpoint ck;
   ck.path = path;
   const Config c = ck.config = parse_header(path, in, file_size(path));
   const size_t floats = static_cast<size_t>(c.checkpoint_floats());
-  std::shared_ptr<FloatArena> arena = FloatArena::map_file(path, kHeaderBytes, floats);
+  std::shared_ptr<FloatArena> arena =
+      FloatArena::map_file(path, kHeaderBytes, floats, residency == Residency::on_demand);
   if (!arena) {  // not mappable (no mmap here, or a special file): one read into fresh memory
     arena = std::make_shared<FloatArena>(floats);
     in.read(reinterpret_cast<char*>(arena->data()), static_cast<std::streamsize>(floats * 4));

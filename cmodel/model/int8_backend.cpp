@@ -61,8 +61,10 @@ Int8Backend::Int8Backend(const Config& config, const Weights& weights, int weigh
       // other thread's share of the work runs beside it
       const int i = (k + count - 1) % count;
       try {
-        j.built[i].emplace(matrix_of(j.weights, i, count), j.weight_bits, j.input_bits, j.kernel,
+        const WeightMatrix& w = matrix_of(j.weights, i, count);
+        j.built[i].emplace(w, j.weight_bits, j.input_bits, j.kernel,
                            std::shared_ptr<int8_t>(j.block, j.block.get() + j.offset[i]));
+        w.release_pages();  // read once: a read-only mapping's pages go back (Residency::on_demand)
       } catch (...) {
         j.errors[i] = std::current_exception();
       }

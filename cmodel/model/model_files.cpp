@@ -11,8 +11,8 @@ bool is_hf_checkpoint(const std::string& path) {
   return std::filesystem::is_directory(path, ec);
 }
 
-Checkpoint load_checkpoint(const std::string& path) {
-  return is_hf_checkpoint(path) ? read_hf_checkpoint(path) : read_checkpoint(path);
+Checkpoint load_checkpoint(const std::string& path, Residency residency) {
+  return is_hf_checkpoint(path) ? read_hf_checkpoint(path) : read_checkpoint(path, residency);
 }
 
 Config load_checkpoint_config(const std::string& path) {

@@ -36,7 +36,8 @@ FloatArena::FloatArena(size_t count) : count_(count) {
 #endif
 }
 
-std::shared_ptr<FloatArena> FloatArena::map_file(const std::string& path, size_t offset, size_t count) {
+std::shared_ptr<FloatArena> FloatArena::map_file(const std::string& path, size_t offset, size_t count,
+                                                 bool read_only) {
 #if defined(__linux__)
   if (offset % alignof(float) != 0) return nullptr;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -45,7 +46,7 @@ std::shared_ptr<FloatArena> FloatArena::map_file(const std::string& path, size_t
   // Private and writable: a caller that changes a weight changes its own copy of that page only.
   // (Not MAP_POPULATE: on a writable private mapping it made the first pass over the weights
   // 2.5 x slower on the VMs we measure.)
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+  void* p = ::mmap(nullptr, bytes, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   ::close(fd);
   if (p == MAP_FAILED) return nullptr;
   std::shared_ptr<FloatArena> a(new FloatArena());
@@ -53,9 +54,10 @@ std::shared_ptr<FloatArena> FloatArena::map_file(const std::string& path, size_t
   a->mapped_ = bytes;
   a->data_ = reinterpret_cast<float*>(static_cast<char*>(p) + offset);
   a->count_ = count;
+  a->read_only_ = read_only;
   return a;
 #else
-  (void)path, (void)offset, (void)count;
+  (void)path, (void)offset, (void)count, (void)read_only;
   return nullptr;
 #endif
 }
@@ -69,6 +71,24 @@ FloatArena::~FloatArena() {
 #if defined(__linux__)
   ::munmap(base_, mapped_);
 #endif
+}
+
+void FloatArena::release(size_t offset, size_t count) const {
+#if defined(__linux__)
+  if (!read_only_ || offset > count_ || count > count_ - offset) return;
+  // Only whole pages inside the range: a page shared with a neighbour would read again just as
+  // well (its floats are the file's), but whoever is reading the neighbour would pay the fault.
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = (reinterpret_cast<uintptr_t>(data_ + offset) + page - 1) / page * page;
+  const uintptr_t hi = reinterpret_cast<uintptr_t>(data_ + offset + count) / page * page;
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+#else
+  (void)offset, (void)count;
+#endif
+}
+
+void WeightMatrix::release_pages() const {
+  if (arena_) arena_->release(static_cast<size_t>(data() - arena_->data()), static_cast<size_t>(size()));
 }
 
 void WeightMatrix::own(Matrix&& m) {

@@ -17,8 +17,18 @@ struct Checkpoint {
 
 // Reads only the header, validated against the file length. Throws kvcim::Error.
 Config read_checkpoint_config(const std::string& path);
+// How a loaded checkpoint's floats are held in memory.
+//  resident: the file mapped writable and private (a change stays in this process); the pages
+//    the load checks stay in memory for the decode that reads them next.
+//  on_demand: mapped read-only (a write faults), each page given back once the load has checked
+//    it, and again by each reader done with a matrix (WeightMatrix::release_pages): for a caller
+//    that reads most floats once, e.g. a Model with WeightFormat::int8, which quantises them.
+//    Values are the same either way. A checkpoint that is not mapped (a Hugging Face folder,
+//    a file that cannot be mapped) is resident whatever is asked.
+enum class Residency { resident, on_demand };
+
 // Reads and validates the whole checkpoint. Throws kvcim::Error.
-Checkpoint read_checkpoint(const std::string& path);
+Checkpoint read_checkpoint(const std::string& path, Residency residency = Residency::resident);
 
 // Random weights of any shape from a seed (uniform, scaled by 1/sqrt(fan-in); norms near 1), so
 // tests and benchmarks can cover GQA and MHA, shared and separate classifiers and odd sizes.
@@ -30,7 +40,7 @@ void write_checkpoint(const std::string& path, const Config& config, const Weigh
 // safetensors: hf_checkpoint.hpp), a file a llama2.c checkpoint. Every command and binding that
 // takes a model loads it through these.
 bool is_hf_checkpoint(const std::string& path);
-Checkpoint load_checkpoint(const std::string& path);
+Checkpoint load_checkpoint(const std::string& path, Residency residency = Residency::resident);
 Config load_checkpoint_config(const std::string& path);
 // The tokenizer that goes with a model path: <folder>/tokenizer.json for a Hugging Face folder,
 // the embedded tok512 otherwise.

@@ -25,18 +25,26 @@ class FloatArena {
  public:
   explicit FloatArena(size_t count);
   // count floats of file `path` from byte `offset` on; nullptr where the file cannot be mapped.
-  static std::shared_ptr<FloatArena> map_file(const std::string& path, size_t offset, size_t count);
+  // Writable by default (private: a change stays in this process). read_only maps it PROT_READ:
+  // a write faults, so its pages always hold the file's floats and release() may give them back.
+  static std::shared_ptr<FloatArena> map_file(const std::string& path, size_t offset, size_t count,
+                                              bool read_only = false);
   ~FloatArena();
   FloatArena(const FloatArena&) = delete;
   FloatArena& operator=(const FloatArena&) = delete;
   float* data() const { return data_; }
   size_t size() const { return count_; }
+  // Gives back the resident memory of floats [offset, offset + count) (the whole pages inside
+  // them) where no value can change by it: a read-only file mapping, whose pages are read again
+  // from the page cache when next touched. Elsewhere (writable or anonymous memory) a no-op.
+  void release(size_t offset, size_t count) const;
 
  private:
   FloatArena() = default;
   void* base_ = nullptr;  // what was mapped (data_ rounded down, with slack)
   size_t mapped_ = 0;
   bool heap_ = false;     // base_ came from operator new (no mmap on this system)
+  bool read_only_ = false;  // a PROT_READ file mapping (map_file's read_only)
   float* data_ = nullptr;
   size_t count_ = 0;
 };
@@ -74,6 +82,9 @@ class WeightMatrix : public Eigen::Map<Matrix> {
   static WeightMatrix view(std::shared_ptr<const FloatArena> arena, size_t offset, Eigen::Index rows,
                            Eigen::Index cols);
   bool is_view() const { return arena_ != nullptr; }
+  // A view of a read-only file mapping gives its pages back (FloatArena::release): for a reader
+  // done with the floats for now (Int8Backend, once a matrix is quantised). Otherwise a no-op.
+  void release_pages() const;
 
  private:
   template <class D>

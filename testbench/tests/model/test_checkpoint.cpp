@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <unistd.h>
 
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/error.hpp"
@@ -136,4 +137,58 @@ TEST(Checkpoint, LoadedMatricesViewTheFileAndCopiesAreDeep) {
   WeightMatrix twice = w.layers[0].wq;
   twice = twice * 2.0f;
   EXPECT_TRUE(twice.isApprox(w.layers[0].wq * 2.0f, 0.0f));
+}
+
+namespace {
+// Resident bytes of this process (the second field of /proc/self/statm, in pages).
+double resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  long long size = 0, resident = 0;
+  in >> size >> resident;
+  return static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+template <class F>
+void for_each_matrix(const Weights& w, F f) {
+  f(w.token_embedding);
+  for (const LayerWeights& l : w.layers)
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) f(*m);
+  f(w.wcls);
+}
+}  // namespace
+
+// Residency::on_demand (a Model with int8 weights): the load checks every float and gives the
+// pages back, a matrix released after use gives its pages back, and the values read again are
+// the file's. Residency::resident keeps the pages, and releasing is a no-op there (a changed
+// weight stays changed).
+TEST(Checkpoint, OnDemandLoadGivesPagesBackAndKeepsValues) {
+  Config c = small(256, 688, 2, 8, 8, 4096, 16, false);  // about 15 MB of floats
+  const Weights w = random_weights(c, 11);
+  const std::string path = ::testing::TempDir() + "/on_demand.bin";
+  write_checkpoint(path, c, w);
+  const double file = static_cast<double>(c.checkpoint_floats()) * 4;
+  const auto equal = [&](const Weights& got) {
+    return got.token_embedding.isApprox(w.token_embedding, 0.0f) && got.wcls.isApprox(w.wcls, 0.0f) &&
+           got.layers[1].w2.isApprox(w.layers[1].w2, 0.0f) && got.layers[0].wq.isApprox(w.layers[0].wq, 0.0f);
+  };
+
+  const double before = resident_bytes();
+  Checkpoint ck = read_checkpoint(path, Residency::on_demand);
+  EXPECT_LT(resident_bytes() - before, 0.25 * file) << "the load's check kept the pages";
+  EXPECT_TRUE(equal(ck.weights));
+  double sum = 0.0;
+  for_each_matrix(ck.weights, [&](const WeightMatrix& m) { sum += m.sum(); });  // every page read
+  EXPECT_GT(resident_bytes() - before, 0.75 * file) << sum;
+  for_each_matrix(ck.weights, [](const WeightMatrix& m) { m.release_pages(); });
+  EXPECT_LT(resident_bytes() - before, 0.25 * file) << "release_pages kept the pages";
+  EXPECT_TRUE(equal(ck.weights)) << "a released page read again differs from the file";
+
+  // resident: the checked pages stay, and a change survives release_pages
+  const double before_resident = resident_bytes();
+  Checkpoint kept = read_checkpoint(path);
+  EXPECT_GT(resident_bytes() - before_resident, 0.75 * file);
+  kept.weights.layers[0].w2(1, 1) = -7.0f;
+  for_each_matrix(kept.weights, [](const WeightMatrix& m) { m.release_pages(); });
+  EXPECT_EQ(kept.weights.layers[0].w2(1, 1), -7.0f);
+  EXPECT_GT(resident_bytes() - before_resident, 0.75 * file);
 }
