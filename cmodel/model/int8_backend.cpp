@@ -18,6 +18,11 @@ constexpr int kLayerKinds = 7;  // wq, wk, wv, wo, w1, w2, w3 (kAllMatrixKinds w
 const WeightMatrix& matrix_of(const Weights& w, int i, int n) {
   return i == n - 1 ? w.classifier() : w.matrix(i / kLayerKinds, kAllMatrixKinds[i % kLayerKinds]);
 }
+// Its name as the checkpoint names it ("wq of layer 3", "token_embedding (the classifier)").
+std::string matrix_name(const Weights& w, int i, int n) {
+  if (i == n - 1) return w.wcls.size() ? "wcls" : "token_embedding (the classifier)";
+  return std::string(name(kAllMatrixKinds[i % kLayerKinds])) + " of layer " + std::to_string(i / kLayerKinds);
+}
 }  // namespace
 
 Int8Backend::Int8Backend(const Config& config, const Weights& weights, int weight_bits,
@@ -62,9 +67,12 @@ Int8Backend::Int8Backend(const Config& config, const Weights& weights, int weigh
       const int i = (k + count - 1) % count;
       try {
         const WeightMatrix& w = matrix_of(j.weights, i, count);
+        w.populate_pages();  // one system call where the reads would fault page by page
         j.built[i].emplace(w, j.weight_bits, j.input_bits, j.kernel,
                            std::shared_ptr<int8_t>(j.block, j.block.get() + j.offset[i]));
         w.release_pages();  // read once: a read-only mapping's pages go back (Residency::on_demand)
+      } catch (const Error& e) {  // a non-finite weight: name the matrix (the Model names the file)
+        j.errors[i] = std::make_exception_ptr(Error(matrix_name(j.weights, i, count) + ": " + e.what()));
       } catch (...) {
         j.errors[i] = std::current_exception();
       }

@@ -145,8 +145,13 @@ Model::Model(Checkpoint checkpoint, WeightFormat format)
     : checkpoint_(std::move(checkpoint)),
       backend_(checkpoint_.config, checkpoint_.weights),
       state_(checkpoint_.config) {
-  if (format == WeightFormat::int8)
+  if (format != WeightFormat::int8) return;
+  try {
     int8_ = std::make_unique<Int8Backend>(checkpoint_.config, checkpoint_.weights);
+  } catch (const Error& e) {  // e.g. a non-finite weight of a Residency::on_demand load
+    if (checkpoint_.path.empty()) throw;
+    throw Error(checkpoint_.path + ": " + e.what());
+  }
 }
 
 Model::~Model() = default;

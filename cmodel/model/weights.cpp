@@ -55,6 +55,7 @@ std::shared_ptr<FloatArena> FloatArena::map_file(const std::string& path, size_t
   a->data_ = reinterpret_cast<float*>(static_cast<char*>(p) + offset);
   a->count_ = count;
   a->read_only_ = read_only;
+  a->file_ = true;
   return a;
 #else
   (void)path, (void)offset, (void)count, (void)read_only;
@@ -85,6 +86,22 @@ void FloatArena::release(size_t offset, size_t count) const {
 #else
   (void)offset, (void)count;
 #endif
+}
+
+void FloatArena::populate(size_t offset, size_t count) const {
+#if defined(__linux__) && defined(MADV_POPULATE_READ)
+  if (!file_ || offset > count_ || count > count_ - offset || count == 0) return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(data_ + offset) / page * page;
+  const uintptr_t hi = reinterpret_cast<uintptr_t>(data_ + offset + count);
+  ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_READ);  // EINVAL before Linux 5.14: the reads fault
+#else
+  (void)offset, (void)count;
+#endif
+}
+
+void WeightMatrix::populate_pages() const {
+  if (arena_) arena_->populate(static_cast<size_t>(data() - arena_->data()), static_cast<size_t>(size()));
 }
 
 void WeightMatrix::release_pages() const {

@@ -20,11 +20,13 @@ Config read_checkpoint_config(const std::string& path);
 // How a loaded checkpoint's floats are held in memory.
 //  resident: the file mapped writable and private (a change stays in this process); the pages
 //    the load checks stay in memory for the decode that reads them next.
-//  on_demand: mapped read-only (a write faults), each page given back once the load has checked
-//    it, and again by each reader done with a matrix (WeightMatrix::release_pages): for a caller
-//    that reads most floats once, e.g. a Model with WeightFormat::int8, which quantises them.
-//    Values are the same either way. A checkpoint that is not mapped (a Hugging Face folder,
-//    a file that cannot be mapped) is resident whatever is asked.
+//  on_demand: mapped read-only (a write faults) and not read at load: its pages are mapped by
+//    the one pass that reads them and given back by it (WeightMatrix::release_pages). For a
+//    caller that reads every matrix once and checks what it reads, as a Model with
+//    WeightFormat::int8 does: the load checks the header, the length and the norm vectors, and
+//    the quantiser refuses a non-finite weight (the Model's error names the file and the
+//    tensor). Values are the same either way. A checkpoint that is not mapped (a Hugging Face
+//    folder, a file that cannot be mapped) is resident and checked whatever is asked.
 enum class Residency { resident, on_demand };
 
 // Reads and validates the whole checkpoint. Throws kvcim::Error.

@@ -157,9 +157,8 @@ void for_each_matrix(const Weights& w, F f) {
 }
 }  // namespace
 
-// Residency::on_demand (a Model with int8 weights): the load checks every float and gives the
-// pages back, a matrix released after use gives its pages back, and the values read again are
-// the file's. Residency::resident keeps the pages, and releasing is a no-op there (a changed
+// Residency::on_demand (a Model with int8 weights): the load maps no matrix page, a matrix
+// released after use gives its pages back, and the values read again are the file's. Residency::resident keeps the pages, and releasing is a no-op there (a changed
 // weight stays changed).
 TEST(Checkpoint, OnDemandLoadGivesPagesBackAndKeepsValues) {
   Config c = small(256, 688, 2, 8, 8, 4096, 16, false);  // about 15 MB of floats
@@ -174,7 +173,7 @@ TEST(Checkpoint, OnDemandLoadGivesPagesBackAndKeepsValues) {
 
   const double before = resident_bytes();
   Checkpoint ck = read_checkpoint(path, Residency::on_demand);
-  EXPECT_LT(resident_bytes() - before, 0.25 * file) << "the load's check kept the pages";
+  EXPECT_LT(resident_bytes() - before, 0.25 * file) << "the load mapped the matrices";
   EXPECT_TRUE(equal(ck.weights));
   double sum = 0.0;
   for_each_matrix(ck.weights, [&](const WeightMatrix& m) { sum += m.sum(); });  // every page read

@@ -105,6 +105,25 @@ TEST(CheckpointLimits, NonFiniteWeightsAreRefusedNamingTheTensor) {
     EXPECT_NAMES(e, path);
     EXPECT_NAMES(e, "wk");
     EXPECT_ONE_LINE(e);
+    // an int8 Model does not check the matrices at load (Residency::on_demand): its quantiser
+    // refuses the weight, and the error names the file and the tensor all the same
+    const std::string q = error_of([&] { Model::load(path, WeightFormat::int8); });
+    EXPECT_NAMES(q, path);
+    EXPECT_NAMES(q, "wk of layer 1");
+    EXPECT_ONE_LINE(q);
+  }
+  {  // the classifier, quantised first, and a norm vector, which the on_demand load checks itself
+    Weights broken = w;
+    broken.token_embedding(2, 1) = std::numeric_limits<float>::quiet_NaN();
+    const std::string path = temp_path("nonfinite_embedding.bin");
+    write_checkpoint(path, c, broken);
+    EXPECT_NAMES(error_of([&] { Model::load(path, WeightFormat::int8); }), "token_embedding");
+    broken = w;
+    broken.layers[0].rms_ffn(3) = std::numeric_limits<float>::infinity();
+    write_checkpoint(path, c, broken);
+    const std::string e = error_of([&] { Model::load(path, WeightFormat::int8); });
+    EXPECT_NAMES(e, path);
+    EXPECT_NAMES(e, "rms_ffn_weight of layer 0");
   }
   // and the same file with finite weights reads back
   const std::string ok = temp_path("finite.bin");
