@@ -158,8 +158,9 @@ void for_each_matrix(const Weights& w, F f) {
 }  // namespace
 
 // Residency::on_demand (a Model with int8 weights): the load maps no matrix page, a matrix
-// released after use gives its pages back, and the values read again are the file's. Residency::resident keeps the pages, and releasing is a no-op there (a changed
-// weight stays changed).
+// released after use gives its pages back, and the values read again are the file's.
+// Residency::resident keeps the pages, and releasing is a no-op there (a changed weight stays
+// changed).
 TEST(Checkpoint, OnDemandLoadGivesPagesBackAndKeepsValues) {
   Config c = small(256, 688, 2, 8, 8, 4096, 16, false);  // about 15 MB of floats
   const Weights w = random_weights(c, 11);
