@@ -43,7 +43,8 @@ std::shared_ptr<FloatArena> FloatArena::map_file(const std::string& path, size_t
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
   const size_t bytes = offset + count * sizeof(float);
-  // Private and writable: a caller that changes a weight changes its own copy of that page only.
+  // Private: a caller that changes a weight changes its own copy of that page only; read_only
+  // forbids the change, so that release() can drop a page and read the same floats back.
   // (Not MAP_POPULATE: on a writable private mapping it made the first pass over the weights
   // 2.5 x slower on the VMs we measure.)
   void* p = ::mmap(nullptr, bytes, read_only ? PROT_READ : PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
