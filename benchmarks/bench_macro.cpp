@@ -2,14 +2,20 @@
 // times the baseline in the same process and reports `vs_int8_gemv` = macro time / GEMV time
 // (issue targets: digital <= 2, analog bit-accurate <= 10 x digital, i.e. <= 20 vs GEMV).
 // KVCIM_BENCH_SMOKE=1 shrinks the matrices to 64 x 64 for a quick run.
+// KVCIM_MACRO_KERNEL=portable|avx2|avx512|avx512_vpopcntdq caps the analog kernels' level
+// (cap_kernel_level), to measure on this CPU what a CPU without VPOPCNTDQ or AVX-512 runs; the
+// digital macro's loop is compiled code, not a dispatched kernel, and keeps this CPU's width.
+// The analog benchmarks' label names the level they ran.
 // Also against the project's vectorised int8 GEMV (quant::gemv, the fastest kernel this CPU runs,
 // e.g. AVX-512 VNNI): `vs_int8_fast` = macro time / its time, and `vs_digital` = macro time /
 // digital macro time (the analog target is stated against the digital path).
 #include <benchmark/benchmark.h>
 
-#include <ctime>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <ctime>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -17,6 +23,9 @@
 #include "kvcim/cmodel/quant/int8_gemv.hpp"
 
 using namespace kvcim::cmodel::cim;
+using kvcim::cmodel::cim::detail::cap_kernel_level;
+using kvcim::cmodel::cim::detail::kernel_level;
+using kvcim::cmodel::cim::detail::KernelLevel;
 
 namespace {
 
@@ -139,8 +148,37 @@ void BM_Int8Gemv(benchmark::State& state) {
 
 double digital_seconds_per_call();
 
+// The kernel level asked for by KVCIM_MACRO_KERNEL (none: this CPU's best), applied once.
+void apply_kernel_cap() {
+  static const bool applied = [] {
+    const char* v = std::getenv("KVCIM_MACRO_KERNEL");
+    if (v == nullptr) return true;
+    const std::string s(v);
+    if (s == "portable") cap_kernel_level(KernelLevel::portable);
+    else if (s == "avx2") cap_kernel_level(KernelLevel::avx2);
+    else if (s == "avx512") cap_kernel_level(KernelLevel::avx512);
+    else if (s == "avx512_vpopcntdq") cap_kernel_level(KernelLevel::avx512_vpopcntdq);
+    else {
+      std::fprintf(stderr, "bench_macro: KVCIM_MACRO_KERNEL = '%s': expected portable, avx2, avx512 or avx512_vpopcntdq\n", v);
+      std::exit(2);
+    }
+    return true;
+  }();
+  (void)applied;
+}
+
+const char* level_name(KernelLevel l) {
+  switch (l) {
+    case KernelLevel::portable: return "portable";
+    case KernelLevel::avx2: return "avx2";
+    case KernelLevel::avx512: return "avx512";
+    default: return "avx512_vpopcntdq";
+  }
+}
+
 void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell_bits = 1,
                double noise = 0.0, double read_noise = -1.0) {
+  apply_kernel_cap();
   const Problem& p = problem();
   MacroSpec s = spec_for(kind, p.n);
   s.cell_bits = cell_bits;
@@ -161,6 +199,7 @@ void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell
   const double per_call = (cpu_seconds() - t0) / static_cast<double>(state.iterations());
   state.counters["vs_int8_gemv"] = per_call / gemv_seconds_per_call();
   state.counters["vs_int8_fast"] = per_call / fast_gemv_seconds_per_call();
+  if (kind == MacroKind::analog) state.SetLabel(level_name(kernel_level()));
   if (!reference && kind == MacroKind::digital && cell_bits == 1) return;  // vs_digital would be 1
   state.counters["vs_digital"] = per_call / digital_seconds_per_call();
 }
@@ -224,4 +263,11 @@ BENCHMARK(BM_MacroAnalogReadNoise);
 BENCHMARK(BM_MacroDigitalReference)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MacroAnalogReference)->Unit(benchmark::kMillisecond);
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  apply_kernel_cap();  // a bad KVCIM_MACRO_KERNEL stops here, before any benchmark runs
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
