@@ -56,7 +56,6 @@ std::shared_ptr<FloatArena> FloatArena::map_file(const std::string& path, size_t
   a->data_ = reinterpret_cast<float*>(static_cast<char*>(p) + offset);
   a->count_ = count;
   a->read_only_ = read_only;
-  a->file_ = true;
   return a;
 #else
   (void)path, (void)offset, (void)count, (void)read_only;
@@ -75,15 +74,24 @@ FloatArena::~FloatArena() {
 #endif
 }
 
+void FloatArena::advise(size_t offset, size_t count, int advice, bool inward) const {
+#if defined(__linux__)
+  if (!read_only_ || count == 0 || offset > count_ || count > count_ - offset) return;
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data_ + offset), end = begin + count * sizeof(float);
+  const uintptr_t lo = (inward ? begin + page - 1 : begin) / page * page;
+  const uintptr_t hi = inward ? end / page * page : end;
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, advice);  // a hint: an error leaves the pages as they are
+#else
+  (void)offset, (void)count, (void)advice, (void)inward;
+#endif
+}
+
 void FloatArena::release(size_t offset, size_t count) const {
 #if defined(__linux__)
-  if (!read_only_ || offset > count_ || count > count_ - offset) return;
   // Only whole pages inside the range: a page shared with a neighbour would read again just as
   // well (its floats are the file's), but whoever is reading the neighbour would pay the fault.
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t lo = (reinterpret_cast<uintptr_t>(data_ + offset) + page - 1) / page * page;
-  const uintptr_t hi = reinterpret_cast<uintptr_t>(data_ + offset + count) / page * page;
-  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  advise(offset, count, MADV_DONTNEED, true);
 #else
   (void)offset, (void)count;
 #endif
@@ -91,11 +99,7 @@ void FloatArena::release(size_t offset, size_t count) const {
 
 void FloatArena::populate(size_t offset, size_t count) const {
 #if defined(__linux__) && defined(MADV_POPULATE_READ)
-  if (!file_ || offset > count_ || count > count_ - offset || count == 0) return;
-  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t lo = reinterpret_cast<uintptr_t>(data_ + offset) / page * page;
-  const uintptr_t hi = reinterpret_cast<uintptr_t>(data_ + offset + count);
-  ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_POPULATE_READ);  // EINVAL before Linux 5.14: the reads fault
+  advise(offset, count, MADV_POPULATE_READ, false);  // EINVAL before Linux 5.14: the reads fault
 #else
   (void)offset, (void)count;
 #endif

@@ -38,19 +38,23 @@ class FloatArena {
   // them) where no value can change by it: a read-only file mapping, whose pages are read again
   // from the page cache when next touched. Elsewhere (writable or anonymous memory) a no-op.
   void release(size_t offset, size_t count) const;
-  // Maps the pages of floats [offset, offset + count) of a file mapping in one system call
-  // (MADV_POPULATE_READ), before a pass that reads them all: one kernel entry instead of one
-  // page fault per 64 KB, which is what start-up costs on the VMs we measure. A hint: a kernel
-  // without it, or an arena not mapped from a file, leaves the faults to the reads.
+  // Maps the pages of floats [offset, offset + count) of a read-only file mapping (whose pages
+  // the load left unmapped, or release() gave back) in one system call (MADV_POPULATE_READ),
+  // before a pass that reads them all: one kernel entry instead of one page fault per 64 KB,
+  // which is what start-up costs on the VMs we measure. A hint: a kernel without it leaves the
+  // faults to the reads; elsewhere a no-op.
   void populate(size_t offset, size_t count) const;
 
  private:
   FloatArena() = default;
+  // madvise(advice) on the pages of floats [offset, offset + count) of a read-only mapping: the
+  // whole pages inside the range (inward) or every page it touches. The one gate and page
+  // arithmetic of release() and populate().
+  void advise(size_t offset, size_t count, int advice, bool inward) const;
   void* base_ = nullptr;  // what was mapped (data_ rounded down, with slack)
   size_t mapped_ = 0;
   bool heap_ = false;     // base_ came from operator new (no mmap on this system)
   bool read_only_ = false;  // a PROT_READ file mapping (map_file's read_only)
-  bool file_ = false;       // mapped from a file (map_file)
   float* data_ = nullptr;
   size_t count_ = 0;
 };
@@ -91,7 +95,7 @@ class WeightMatrix : public Eigen::Map<Matrix> {
   // A view of a read-only file mapping gives its pages back (FloatArena::release): for a reader
   // done with the floats for now (Int8Backend, once a matrix is quantised). Otherwise a no-op.
   void release_pages() const;
-  // FloatArena::populate of a view's floats; otherwise a no-op.
+  // FloatArena::populate of a view's floats (a read-only mapping's); otherwise a no-op.
   void populate_pages() const;
 
  private:
