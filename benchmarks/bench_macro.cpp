@@ -148,37 +148,34 @@ void BM_Int8Gemv(benchmark::State& state) {
 
 double digital_seconds_per_call();
 
-// The kernel level asked for by KVCIM_MACRO_KERNEL (none: this CPU's best), applied once.
+// The kernel levels by the names KVCIM_MACRO_KERNEL takes and the labels show.
+constexpr struct {
+  const char* name;
+  KernelLevel level;
+} kLevels[] = {{"portable", KernelLevel::portable},
+               {"avx2", KernelLevel::avx2},
+               {"avx512", KernelLevel::avx512},
+               {"avx512_vpopcntdq", KernelLevel::avx512_vpopcntdq}};
+
+// The kernel level asked for by KVCIM_MACRO_KERNEL (none: this CPU's best); main calls it
+// before any benchmark runs.
 void apply_kernel_cap() {
-  static const bool applied = [] {
-    const char* v = std::getenv("KVCIM_MACRO_KERNEL");
-    if (v == nullptr) return true;
-    const std::string s(v);
-    if (s == "portable") cap_kernel_level(KernelLevel::portable);
-    else if (s == "avx2") cap_kernel_level(KernelLevel::avx2);
-    else if (s == "avx512") cap_kernel_level(KernelLevel::avx512);
-    else if (s == "avx512_vpopcntdq") cap_kernel_level(KernelLevel::avx512_vpopcntdq);
-    else {
-      std::fprintf(stderr, "bench_macro: KVCIM_MACRO_KERNEL = '%s': expected portable, avx2, avx512 or avx512_vpopcntdq\n", v);
-      std::exit(2);
-    }
-    return true;
-  }();
-  (void)applied;
+  const char* v = std::getenv("KVCIM_MACRO_KERNEL");
+  if (v == nullptr) return;
+  for (const auto& l : kLevels)
+    if (std::string(v) == l.name) return cap_kernel_level(l.level);
+  std::fprintf(stderr, "bench_macro: KVCIM_MACRO_KERNEL = '%s': expected portable, avx2, avx512 or avx512_vpopcntdq\n", v);
+  std::exit(2);
 }
 
-const char* level_name(KernelLevel l) {
-  switch (l) {
-    case KernelLevel::portable: return "portable";
-    case KernelLevel::avx2: return "avx2";
-    case KernelLevel::avx512: return "avx512";
-    default: return "avx512_vpopcntdq";
-  }
+const char* level_name(KernelLevel level) {
+  for (const auto& l : kLevels)
+    if (l.level == level) return l.name;
+  return "?";
 }
 
 void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell_bits = 1,
                double noise = 0.0, double read_noise = -1.0) {
-  apply_kernel_cap();
   const Problem& p = problem();
   MacroSpec s = spec_for(kind, p.n);
   s.cell_bits = cell_bits;
