@@ -73,7 +73,6 @@ set(KVCIM_RUNTIME_SOURCES
     runtime/hardware.cpp
     runtime/html_report.cpp
     runtime/report.cpp
-    runtime/rtl_tiles.cpp
     runtime/run_job.cpp
     runtime/run_summary.cpp
     runtime/session.cpp
@@ -91,19 +90,23 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/error_flags.cpp
     runtime/cli/main.cpp
 )
-# the Verilator harness: rtl_tile.cpp compiled against each Verilated model (kvcim_rtl_harness and
+# the Verilator harness: rtl_tile.cpp compiled against each Verilated model (kvcim_rtl_tile and
 # each configuration of the RTL table), the model-independent rest once for all of them
-# (kvcim_rtl_shared, testbench/rtl.cmake)
-set(KVCIM_HARNESS_SOURCES
-    testbench/harness/rtl_tile.cpp
+# (kvcim_rtl_shared, rtl/rtl.cmake)
+set(KVCIM_RTL_TILE_SOURCES
+    rtl/sim/rtl_tile.cpp
 )
-set(KVCIM_HARNESS_SHARED_SOURCES
-    testbench/harness/cosim_job.cpp
-    testbench/harness/problems.cpp
+set(KVCIM_RTL_SHARED_SOURCES
+    rtl/sim/cosim_job.cpp
+    rtl/sim/problems.cpp
+)
+# kvcim_rtl_loader: finds and loads the RTL tile modules (no Verilator needed; the runtime links it)
+set(KVCIM_RTL_LOADER_SOURCES
+    rtl/sim/rtl_tiles.cpp
 )
 # a configuration of the table as a loadable module (testbench/tests/rtl_configs/rtl_configs.cmake)
 set(KVCIM_RTL_MODULE_SOURCES
-    testbench/harness/rtl_module.cpp
+    rtl/sim/rtl_module.cpp
 )
 # the Python module kvcim._core
 set(KVCIM_PY_SOURCES
@@ -242,6 +245,7 @@ set(KVCIM_TEST_reliability_SOURCES
     testbench/tests/reliability/test_tokenizer_inputs.cpp
 )
 set(KVCIM_TEST_rtl_SOURCES
+    testbench/harness/tile_hooks.cpp
     testbench/tests/rtl/test_cosim_directed.cpp
     testbench/tests/rtl/test_cosim_random.cpp
     testbench/tests/rtl/test_runtime_backend.cpp
@@ -274,12 +278,14 @@ set(KVCIM_RTL_XRAND_SOURCES
 )
 set(KVCIM_RTL_XRAND_TEST_SOURCES
     testbench/tests/reliability_rtl/xrand/xrand_test.cpp
+    testbench/harness/tile_hooks.cpp
 )
 
 # Fails the configure step naming every file on disk that no list above holds.
 function(kvcim_check_sources_listed)
   set(listed ${KVCIM_CMODEL_SOURCES} ${KVCIM_MAPPER_SOURCES} ${KVCIM_RUNTIME_SOURCES} ${KVCIM_CLI_SOURCES}
-      ${KVCIM_HARNESS_SOURCES} ${KVCIM_HARNESS_SHARED_SOURCES} ${KVCIM_RTL_MODULE_SOURCES}
+      ${KVCIM_RTL_LOADER_SOURCES}
+      ${KVCIM_RTL_TILE_SOURCES} ${KVCIM_RTL_SHARED_SOURCES} ${KVCIM_RTL_MODULE_SOURCES}
       ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES} ${KVCIM_CLI_TESTS}
       ${KVCIM_RTL_CONFIG_TEST_SOURCES} ${KVCIM_RTL_GATES_TEST_SOURCES} ${KVCIM_RTL_XRAND_SOURCES}
       ${KVCIM_RTL_XRAND_TEST_SOURCES})
@@ -287,7 +293,7 @@ function(kvcim_check_sources_listed)
     list(APPEND listed ${KVCIM_TEST_${suite}_SOURCES})
   endforeach()
   file(GLOB_RECURSE on_disk RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS
-       cmodel/*.cpp mapper/*.cpp runtime/*.cpp testbench/harness/*.cpp testbench/tests/*.cpp
+       cmodel/*.cpp mapper/*.cpp runtime/*.cpp rtl/sim/*.cpp testbench/harness/*.cpp testbench/tests/*.cpp
        python/src/*.cpp python/tests/test_*.py benchmarks/*.cpp)
   file(GLOB cli_tests RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS testbench/cli/*.sh)
   list(APPEND on_disk ${cli_tests})  # (testbench/cli/lib/ holds their shared functions)

@@ -9,10 +9,11 @@
 #include <random>
 #include <vector>
 
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
 using namespace kvcim::cmodel::cim;
-using namespace kvcim::testbench;
+using namespace kvcim::rtl;
+
 
 namespace {
 

@@ -6,7 +6,7 @@ foreach(src ${KVCIM_BENCH_SOURCES})
   target_link_libraries(${name} PRIVATE kvcim_runtime benchmark::benchmark)
   kvcim_source_dir(${name})
   if(KVCIM_WITH_RTL)
-    target_link_libraries(${name} PRIVATE kvcim_rtl_harness)
+    target_link_libraries(${name} PRIVATE kvcim_rtl_tile)
     target_compile_definitions(${name} PRIVATE KVCIM_HAVE_RTL=1)
   endif()
   add_test(NAME benchmark.${name}

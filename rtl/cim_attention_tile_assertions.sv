@@ -1,5 +1,5 @@
 // Protocol and safety assertions of cim_attention_tile, bound into it (the `bind` at the end) in
-// the Verilated test builds (Verilator --assert; testbench/rtl.cmake). Not read by synthesis.
+// the Verilated test builds (Verilator --assert; rtl/rtl.cmake). Not read by synthesis.
 //
 //   valid/ready, every port: a valid that is not accepted stays high in the next cycle, and its
 //                payload stays stable (app_*, q_* driven by the harness; res_* by the tile);

@@ -1,11 +1,11 @@
 // Writes the SystemVerilog package kvcim_tile_pkg to stdout from the C++ single source of the tile's
 // parameters (include/kvcim/cmodel/cim/attention_tile.hpp), its exponent table (exp_lut) and the
-// counters (TileEvents' field table, through include/kvcim/testbench/rtl_tile.hpp). testbench/rtl.cmake compiles and runs this
+// counters (TileEvents' field table, through include/kvcim/rtl/rtl_tile.hpp). rtl/rtl.cmake compiles and runs this
 // at configure time (try_run) so that the package exists before Verilator first runs.
 #include <cstdio>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
 int main() {
   using namespace kvcim::cmodel::cim;
@@ -41,7 +41,7 @@ int main() {
   }
   std::printf("\n  };\n");
   std::printf("  // Event counter indices of cim_attention_tile.counters_o\n");
-  const std::vector<std::string> counters = kvcim::testbench::rtl_counter_names();
+  const std::vector<std::string> counters = kvcim::rtl::rtl_counter_names();
   for (size_t c = 0; c < counters.size(); ++c)
     std::printf("  localparam int CNT_%s = %zu;\n", counters[c].c_str(), c);
   std::printf("  localparam int NUM_COUNTERS = %zu;\n", counters.size());

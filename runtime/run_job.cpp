@@ -28,7 +28,7 @@ int batch_size(const SessionOptions& so, const mapper::Policy& policy) {
 RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
                   const mapper::HardwareSpec& hw, const mapper::Policy& run_policy,
                   const SessionOptions& run_options, const RunInputs& inputs,
-                  const RtlTiles& rtl, const std::string& attention_option) {
+                  const rtl::RtlTiles& rtl_tiles, const std::string& attention_option) {
   // the batch: its sequences' KV tiles placed, its sequences run
   SessionOptions so = run_options;
   mapper::Policy policy = run_policy;
@@ -37,7 +37,7 @@ RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
   const cmodel::cim::TileParams tile = hw.tile(ck.config.head_dim());
   TileFactory tiles = cmodel_tiles(tile);
   if (so.backends.attention == BackendKind::rtl) {
-    if (!rtl.built())
+    if (!rtl_tiles.built())
       fail(attention_option, "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
     // what the RTL tile cannot be, named by the spec's field
     if (tile.kind != cmodel::cim::TileKind::digital)
@@ -46,11 +46,11 @@ RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
       fail(hw.source, "kv.k_bits", std::to_string(tile.kb()),
            "the RTL tile stores K and V at one width: kv.k_bits must equal kv.v_bits (" +
                std::to_string(tile.vb()) + ")");
-    const std::optional<RtlTileSource> source = rtl.find(tile);
+    const std::optional<rtl::RtlTileSource> source = rtl_tiles.find(tile);
     if (!source) {
       std::string built;
-      for (const std::string& name : rtl.available()) built += (built.empty() ? "" : ", ") + name;
-      fail(hw.source, "kv", rtl_config_name(tile) + " (head_dim " + std::to_string(tile.head_dim) + ", " +
+      for (const std::string& name : rtl_tiles.available()) built += (built.empty() ? "" : ", ") + name;
+      fail(hw.source, "kv", rtl::rtl_config_name(tile) + " (head_dim " + std::to_string(tile.head_dim) + ", " +
                                 std::to_string(tile.tokens) + " tokens, " + std::to_string(tile.kv_bits) +
                                 "-bit KV, " + std::to_string(tile.prob_bits) + "-bit probabilities, exp_frac " +
                                 std::to_string(tile.exp_frac) + ")",

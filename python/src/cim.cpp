@@ -13,7 +13,7 @@
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/error.hpp"
 #ifdef KVCIM_HAVE_RTL
-#include "kvcim/testbench/cosim_job.hpp"
+#include "kvcim/rtl/cosim_job.hpp"
 #endif
 
 namespace kvcim::python {
@@ -275,16 +275,16 @@ void bind_cim(py::module_& m) {
         // tokens None: random (the command's --tokens 0, which Python does not accept)
         if (tokens && *tokens < 1)
           fail("cosim", "tokens", std::to_string(*tokens), "expected None (random) or at least 1");
-        testbench::CosimResult r;
+        rtl::CosimResult r;
         {
           py::gil_scoped_release release;
-          r = testbench::cosim_job(
+          r = rtl::cosim_job(
               {.trials = trials, .seed = seed, .tokens = tokens.value_or(0), .backpressure = backpressure,
                .trace_path = {}});
         }
         std::string first;
         if (!r.first.empty()) {
-          const testbench::CosimMismatch& m = r.first.front();
+          const rtl::CosimMismatch& m = r.first.front();
           first = "trial " + std::to_string(m.trial) + " (" + std::to_string(m.tokens) + " tokens): " + m.results +
                   (m.results.empty() || m.events.empty() ? "" : "; ") + m.events;
         }
@@ -307,8 +307,8 @@ void bind_cim(py::module_& m) {
 #endif
       },
       // the defaults of `kvcim cosim` (runtime/defaults.hpp); tokens None: random, as --tokens 0
-      py::arg("trials") = runtime::CosimDefaults::trials, py::arg("seed") = runtime::CosimDefaults::seed,
-      py::arg("tokens") = py::none(), py::arg("backpressure") = runtime::CosimDefaults::backpressure,
+      py::arg("trials") = rtl::CosimDefaults::trials, py::arg("seed") = rtl::CosimDefaults::seed,
+      py::arg("tokens") = py::none(), py::arg("backpressure") = rtl::CosimDefaults::backpressure,
       "Random attention problems on the C model and on the RTL tile, compared bit for bit "
       "(results and event counters). Returns a dict of counts and the first mismatch.");
 }

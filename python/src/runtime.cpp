@@ -16,7 +16,7 @@
 #include "kvcim/runtime/report.hpp"
 #include "kvcim/runtime/run_job.hpp"
 #ifdef KVCIM_HAVE_RTL
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 #endif
 
 namespace kvcim::python {
@@ -83,13 +83,13 @@ void bind_runtime(py::module_& m) {
         {
           py::gil_scoped_release release;
           const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
-          std::optional<RtlTileSource> linked;
+          std::optional<rtl::RtlTileSource> linked;
 #ifdef KVCIM_HAVE_RTL
-          linked = RtlTileSource{testbench::RtlTile::built_params(),
-                                 [] { return std::make_unique<testbench::RtlTile>(); }};
+          linked = rtl::RtlTileSource{rtl::RtlTile::built_params(),
+                                 [] { return std::make_unique<rtl::RtlTile>(); }};
 #endif
           report = to_json(run_job(ck, tok, hw, policy, so, {ck.path, tok_path, hw.source, eval_path},
-                                   RtlTiles(linked), "backends.attention"));
+                                   rtl::RtlTiles(linked), "backends.attention"));
         }
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },
@@ -127,10 +127,10 @@ void bind_runtime(py::module_& m) {
         // no data paths here: `import kvcim` reads these, and must not fail on a bad data root
         // (the evaluation text's default is kvcim.default_eval_text_path(), read when run() runs)
         run["backend"] = RunDefaults::backend;
-        cosim["trials"] = CosimDefaults::trials;
-        cosim["seed"] = CosimDefaults::seed;
-        cosim["tokens"] = CosimDefaults::tokens;
-        cosim["backpressure"] = CosimDefaults::backpressure;
+        cosim["trials"] = rtl::CosimDefaults::trials;
+        cosim["seed"] = rtl::CosimDefaults::seed;
+        cosim["tokens"] = rtl::CosimDefaults::tokens;
+        cosim["backpressure"] = rtl::CosimDefaults::backpressure;
         py::dict d;
         d["run"] = run;
         d["cosim"] = cosim;

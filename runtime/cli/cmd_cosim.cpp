@@ -9,18 +9,18 @@
 #include "commands.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/runtime/defaults.hpp"
-#include "kvcim/testbench/cosim_job.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/cosim_job.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
 namespace kvcim::cli {
 
 void add_cosim(CLI::App& app) {
   struct Opts {
     // the defaults are kvcim.cosim()'s too (runtime/defaults.hpp)
-    int trials = runtime::CosimDefaults::trials, tokens = runtime::CosimDefaults::tokens;
-    uint64_t seed = runtime::CosimDefaults::seed;
+    int trials = rtl::CosimDefaults::trials, tokens = rtl::CosimDefaults::tokens;
+    uint64_t seed = rtl::CosimDefaults::seed;
     std::string trace;
-    double backpressure = runtime::CosimDefaults::backpressure;
+    double backpressure = rtl::CosimDefaults::backpressure;
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("cosim", "Co-simulate the RTL attention tile against its C model");
@@ -30,22 +30,22 @@ void add_cosim(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--trace", o->trace,
                   std::string("write a trace of the RTL to this file, ") +
-                      (testbench::RtlTile::trace_format() == std::string("fst")
+                      (rtl::RtlTile::trace_format() == std::string("fst")
                            ? "FST (GTKWave; a VCD build: -DKVCIM_RTL_TRACE=vcd)"
                            : "VCD (this build: -DKVCIM_RTL_TRACE=vcd)"));
   cmd->add_option("--backpressure", o->backpressure,
                   "probability of withholding each handshake per cycle")->capture_default_str();
   cmd->callback([o] {
-    const testbench::CosimResult r = testbench::cosim_job(
+    const rtl::CosimResult r = rtl::cosim_job(
         {.trials = o->trials, .seed = o->seed, .tokens = o->tokens, .backpressure = o->backpressure,
          .trace_path = o->trace});
-    for (const testbench::CosimMismatch& m : r.first) {
+    for (const rtl::CosimMismatch& m : r.first) {
       const std::string where = "seed " + std::to_string(o->seed) + " trial " + std::to_string(m.trial) +
                                 " tokens " + std::to_string(m.tokens) + " (C model != RTL):";
       if (!m.results.empty()) std::cout << "output mismatch: " << where << m.results << "\n";
       if (!m.events.empty()) std::cout << "event mismatch: " << where << m.events << "\n";
     }
-    const int capacity = testbench::RtlTile::built_params().tokens;
+    const int capacity = rtl::RtlTile::built_params().tokens;
     std::cout << "trials: " << o->trials << " (seed " << o->seed << ", tokens "
               << (o->tokens ? std::to_string(o->tokens) : "1.." + std::to_string(capacity)) << ")\n"
               << "output mismatches: " << r.result_mismatches << "\n"

@@ -22,7 +22,7 @@
 #include "kvcim/runtime/run_job.hpp"
 #include "kvcim/runtime/run_summary.hpp"
 #ifdef KVCIM_HAVE_RTL
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 #endif
 
 namespace kvcim::cli {
@@ -129,12 +129,12 @@ void add_run(CLI::App& app) {
         std::fprintf(stderr, "\r  evaluation: %d/%d tokens   ", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       };
-    std::optional<RtlTileSource> linked;
+    std::optional<rtl::RtlTileSource> linked;
 #ifdef KVCIM_HAVE_RTL
-    linked = RtlTileSource{testbench::RtlTile::built_params(), [] { return std::make_unique<testbench::RtlTile>(); }};
+    linked = rtl::RtlTileSource{rtl::RtlTile::built_params(), [] { return std::make_unique<rtl::RtlTile>(); }};
 #endif
     const RunReport report = run_job(ck, tok, hw, policy, so, {o->model, tok_path, o->hw, o->eval_text_path},
-                                     RtlTiles(linked), "--attention-backend");
+                                     rtl::RtlTiles(linked), "--attention-backend");
     // every output made before any is written, then all or none of them written
     std::vector<std::pair<std::string, std::string>> files;
     if (!o->json_out.empty() || !o->html_out.empty()) {

@@ -5,7 +5,7 @@
 # against that as test_rtl_cov. CTest rtl.coverage runs it, merges the files and fails below the
 # targets (testbench/coverage/check_coverage.py): >= 95% of the lines of rtl/ hit, every named
 # cover point hit (every state of every state machine among them).
-add_library(kvcim_rtl_cov STATIC ${KVCIM_HARNESS_SOURCES})
+add_library(kvcim_rtl_cov STATIC ${KVCIM_RTL_TILE_SOURCES})
 target_link_libraries(kvcim_rtl_cov PUBLIC kvcim_cmodel Threads::Threads)
 target_compile_definitions(kvcim_rtl_cov PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION})
 verilate(kvcim_rtl_cov

@@ -13,7 +13,7 @@
 
 namespace kvcim::runtime {
 
-using TileFactory = std::function<std::unique_ptr<cmodel::cim::AttentionTile>()>;
+using cmodel::cim::TileFactory;
 
 // A sliding window over whole tiles (the mapper's overflow=window with page = tile): a stream
 // keeps at most `tiles` tiles; when a new one is needed the oldest tile after the first `sinks`

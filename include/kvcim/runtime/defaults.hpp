@@ -21,11 +21,4 @@ struct RunDefaults {
   // The evaluation text is the shipped one, default_eval_text_path() (found at run time).
 };
 
-struct CosimDefaults {
-  static constexpr int trials = 1000;
-  static constexpr uint64_t seed = 1;
-  static constexpr int tokens = 0;                 // 0: random, 1 to the tile's capacity
-  static constexpr double backpressure = 0.0;
-};
-
 }  // namespace kvcim::runtime

@@ -11,7 +11,7 @@
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/runtime/report.hpp"
-#include "kvcim/runtime/rtl_tiles.hpp"
+#include "kvcim/rtl/rtl_tiles.hpp"
 #include "kvcim/runtime/session.hpp"
 
 namespace kvcim::runtime {
@@ -20,12 +20,12 @@ namespace kvcim::runtime {
 // than 1 agreeing (else kvcim::Error).
 int batch_size(const SessionOptions& options, const mapper::Policy& policy);
 
-// `options.backends.attention == rtl` needs a tile of `rtl` built at the spec's tile parameters
+// `options.backends.attention == rtl` needs a tile of `rtl_tiles` built at the spec's tile parameters
 // (the linked one or a module; a build without the RTL has none, and errors then name
 // `attention_option`); without one, the error lists the configurations there are.
 RunReport run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,
                   const mapper::HardwareSpec& hw, const mapper::Policy& policy,
-                  const SessionOptions& options, const RunInputs& inputs, const RtlTiles& rtl,
+                  const SessionOptions& options, const RunInputs& inputs, const rtl::RtlTiles& rtl_tiles,
                   const std::string& attention_option);
 
 // The evaluation text (added to the evaluation's sampled sequences) of a file, as bytes.

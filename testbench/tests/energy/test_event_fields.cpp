@@ -12,7 +12,7 @@
 #include "kvcim/fields.hpp"
 #include "kvcim/runtime/cim_attention.hpp"
 #include "kvcim/runtime/cim_linear.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
 namespace {
 
@@ -104,7 +104,7 @@ TEST(EventFields, MacroFieldsAreTheLedgersMacroEventKindsInOrder) {
 // The RTL's counters_o indices: TileEvents' counters in table order but the ADC conversions (the
 // RTL's macros are digital), named by path; the SV source refers to them by these names.
 TEST(EventFields, RtlCountersAreTheTileCountersButTheAdc) {
-  const std::vector<std::string> names = testbench::rtl_counter_names();
+  const std::vector<std::string> names = rtl::rtl_counter_names();
   ASSERT_EQ(names.size(), 22u);
   EXPECT_EQ(names.front(), "K_MACRO_ROW_ACTIVATIONS");
   EXPECT_EQ(names[2], "K_MACRO_ADDER_OPS");

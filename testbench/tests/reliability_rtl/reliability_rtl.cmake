@@ -2,10 +2,10 @@
 # tile Verilated a second time with --x-assign unique --x-initial unique, the RTL engineer's
 # harness compiled against it (through the shim xrand/Vcim_attention_tile.h, which seeds the
 # randomisation), and test_reliability_rtl comparing it with the C model for several seeds.
-# Not a suite of KVCIM_TEST_SUITES: it must not link kvcim_rtl_harness, whose symbols it redefines
+# Not a suite of KVCIM_TEST_SUITES: it must not link kvcim_rtl_tile, whose symbols it redefines
 # (its sources: KVCIM_RTL_XRAND_SOURCES and KVCIM_RTL_XRAND_TEST_SOURCES in sources.cmake).
 set(xdir ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/reliability_rtl/xrand)
-add_library(kvcim_rtl_xrand STATIC ${KVCIM_HARNESS_SOURCES} ${KVCIM_RTL_XRAND_SOURCES})
+add_library(kvcim_rtl_xrand STATIC ${KVCIM_RTL_TILE_SOURCES} ${KVCIM_RTL_XRAND_SOURCES})
 # the shim folder first, so that the harness's #include "Vcim_attention_tile.h" finds the shim
 target_include_directories(kvcim_rtl_xrand BEFORE PUBLIC ${xdir})
 target_link_libraries(kvcim_rtl_xrand PUBLIC kvcim_cmodel Threads::Threads)

@@ -15,12 +15,14 @@
 #include <unistd.h>
 
 #include "kvcim/error.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
+#include "kvcim/testbench/tile_hooks.hpp"
 #include "tile_options.hpp"
 
 namespace {
 
 using namespace kvcim::cmodel::cim;
+using namespace kvcim::rtl;
 using namespace kvcim::testbench;
 
 // The parameters the RTL under test was built at.
@@ -161,7 +163,7 @@ TEST(CosimDirected, ResetInTheMiddleOfAQueryOrAppend) {
     const TileProblem pr = random_problem(rng, p, 10);
     rtl.reset();
     for (int t = 0; t < 10; ++t) rtl.append(pr.k[t], pr.v[t], pr.ek[t], pr.ev[t]);
-    rtl.query_then_reset(pr.q, pr.scale.qmul, pr.scale.qexp, at);
+    query_then_reset(rtl, pr.q, pr.scale.qmul, pr.scale.qexp, at);
     ASSERT_EQ(rtl.tokens(), 0) << at;
     ASSERT_EQ(rtl.events(), TileEvents{}) << at;  // reset zeroes the counters
     // the tile works normally afterwards
@@ -173,7 +175,7 @@ TEST(CosimDirected, ResetInTheMiddleOfAQueryOrAppend) {
   for (int at = 0; at <= p.head_dim + 1; ++at) {
     const TileProblem pr = random_problem(rng, p, 3);
     rtl.reset();
-    rtl.append_then_reset(pr.k[0], pr.v[0], pr.ek[0], pr.ev[0], at);
+    append_then_reset(rtl, pr.k[0], pr.v[0], pr.ek[0], pr.ev[0], at);
     ASSERT_EQ(rtl.tokens(), 0) << at;
     CModelTile c(p);
     ASSERT_EQ(diff_results(run_problem(c, pr), run_problem(rtl, pr)), "") << "append reset at " << at;
@@ -311,11 +313,11 @@ TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
   RtlTile rtl;
   const int8_t q3 = static_cast<int8_t>(std::min(3, (1 << (p.kv_bits - 1)) - 1));  // 3, or the largest
   const std::vector<int8_t> q(p.head_dim, q3), k(p.head_dim, 1), v(p.head_dim, -2);
-  const TileResult empty = rtl.query_unchecked(q, 32768, 0);
+  const TileResult empty = query_unchecked(rtl, q, 32768, 0);
   EXPECT_EQ(empty.sum, 0);
   for (int32_t o : empty.o) EXPECT_EQ(o, 0);
   const uint64_t before = rtl.sim_cycles();
-  rtl.append_back_to_back(k, v);
+  append_back_to_back(rtl, k, v);
   EXPECT_EQ(rtl.tokens(), 2);
   EXPECT_GE(rtl.sim_cycles() - before, static_cast<uint64_t>(2 * p.head_dim));  // the 2nd waited
   CModelTile c(p);
@@ -323,7 +325,7 @@ TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
   c.append(k, v, 0, 0);
   EXPECT_EQ(diff_results(c.query(q, 32768, 0), rtl.query(q, 32768, 0)), "");
   while (rtl.tokens() < p.tokens) rtl.append(k, v, 0, 0);
-  rtl.offer_append_to_full_tile_then_reset(k, v, 3);
+  offer_append_to_full_tile_then_reset(rtl, k, v, 3);
   EXPECT_EQ(rtl.tokens(), 0);
 }
 
@@ -331,12 +333,12 @@ TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
 // The assertions (rtl/cim_attention_tile_assertions.sv, Verilated with --assert) fire when the
 // harness breaks the valid/ready protocol on purpose; every other test proves them silent (a
 // failing assertion throws out of any harness call).
-void expect_assertion(RtlTile::ProtocolBreak how, const std::string& what) {
+void expect_assertion(ProtocolBreak how, const std::string& what) {
   const TileParams p;
   RtlTile rtl;
   const std::vector<int8_t> k(p.head_dim, 1), v(p.head_dim, 2);
   try {
-    rtl.break_protocol(how, k, v);
+    break_protocol(rtl, how, k, v);
     ADD_FAILURE() << what << ": no assertion fired";
   } catch (const kvcim::Error& e) {
     EXPECT_NE(std::string(e.what()).find("assertion"), std::string::npos) << e.what();
@@ -344,11 +346,11 @@ void expect_assertion(RtlTile::ProtocolBreak how, const std::string& what) {
 }
 
 TEST(RtlAssertions, FireWhenAValidDropsBeforeReady) {
-  expect_assertion(RtlTile::ProtocolBreak::drop_valid, "drop_valid");
+  expect_assertion(ProtocolBreak::drop_valid, "drop_valid");
 }
 
 TEST(RtlAssertions, FireWhenThePayloadChangesWhileWaiting) {
-  expect_assertion(RtlTile::ProtocolBreak::change_payload, "change_payload");
+  expect_assertion(ProtocolBreak::change_payload, "change_payload");
 }
 #endif
 

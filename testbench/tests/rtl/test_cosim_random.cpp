@@ -5,13 +5,14 @@
 #include <random>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 #include "tile_options.hpp"
 
 namespace {
 
 using namespace kvcim::cmodel::cim;
-using namespace kvcim::testbench;
+using namespace kvcim::rtl;
+
 
 // Runs `trials` problems from `seed` through both tiles (a fresh problem per trial, the tiles
 // reused, as the runtime reuses them) and expects identical results and events after each.

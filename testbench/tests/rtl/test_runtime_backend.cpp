@@ -6,7 +6,7 @@
 #include <random>
 
 #include "kvcim/runtime/cim_attention.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
 namespace {
 
@@ -19,7 +19,7 @@ TEST(RuntimeBackend, RtlTilesAndCModelTilesAgreeBitForBit) {
   c.n_kv_heads = 2;  // GQA: two query heads per KV head
   c.n_layers = 1;
   runtime::CimAttention cim(c, [] { return std::make_unique<cmodel::cim::CModelTile>(); });
-  runtime::CimAttention rtl(c, [] { return std::make_unique<testbench::RtlTile>(); });
+  runtime::CimAttention rtl(c, [] { return std::make_unique<rtl::RtlTile>(); });
   std::mt19937_64 rng(12);
   std::normal_distribution<float> g(0.f, 1.f);
   runtime::AttentionEvents ec, er;
@@ -38,8 +38,8 @@ TEST(RuntimeBackend, RtlTilesAndCModelTilesAgreeBitForBit) {
   }
   EXPECT_EQ(cim.tiles_in_use(), 6);
   EXPECT_EQ(rtl.tiles_in_use(), 6);
-  EXPECT_EQ(testbench::diff_events(ec.write, er.write), "");
-  EXPECT_EQ(testbench::diff_events(ec.query, er.query), "");
+  EXPECT_EQ(rtl::diff_events(ec.write, er.write), "");
+  EXPECT_EQ(rtl::diff_events(ec.query, er.query), "");
   EXPECT_EQ(ec.combine_ops, er.combine_ops);
 }
 

@@ -4,17 +4,17 @@
 #include <cstdint>
 #include <string>
 
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
-inline kvcim::testbench::RtlTileOptions backpressured(double p, uint64_t seed) {
-  kvcim::testbench::RtlTileOptions o;
+inline kvcim::rtl::RtlTileOptions backpressured(double p, uint64_t seed) {
+  kvcim::rtl::RtlTileOptions o;
   o.backpressure = p;
   o.seed = seed;
   return o;
 }
 
-inline kvcim::testbench::RtlTileOptions with_trace(const std::string& path) {
-  kvcim::testbench::RtlTileOptions o;
+inline kvcim::rtl::RtlTileOptions with_trace(const std::string& path) {
+  kvcim::rtl::RtlTileOptions o;
   o.trace_path = path;
   return o;
 }

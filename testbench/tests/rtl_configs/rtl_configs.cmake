@@ -24,7 +24,7 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
   list(GET fields 3 kv)
   list(GET fields 4 prob)
   set(lib kvcim_rtl_${name})
-  add_library(${lib} STATIC ${KVCIM_HARNESS_SOURCES})
+  add_library(${lib} STATIC ${KVCIM_RTL_TILE_SOURCES})
   target_link_libraries(${lib} PUBLIC kvcim_cmodel Threads::Threads)
   target_compile_definitions(${lib} PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION}
                              "KVCIM_RTL_TILE_CONFIG=${hd},${tokens},${kv},${prob}")

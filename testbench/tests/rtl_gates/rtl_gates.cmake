@@ -36,7 +36,7 @@ if(KVCIM_GATES_PENDING)
 endif()
 
 set(lib kvcim_rtl_gates_${name})
-add_library(${lib} STATIC ${KVCIM_HARNESS_SOURCES})
+add_library(${lib} STATIC ${KVCIM_RTL_TILE_SOURCES})
 target_link_libraries(${lib} PUBLIC kvcim_cmodel Threads::Threads)
 target_compile_definitions(${lib} PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION}
                            "KVCIM_RTL_TILE_CONFIG=${tile}")
@@ -56,7 +56,8 @@ target_compile_options(${lib} PRIVATE -O1 -Wno-unused-parameter -Wno-unused-vari
                        -Wno-maybe-uninitialized)
 
 add_executable(test_rtl_gates_${name} ${KVCIM_RTL_GATES_TEST_SOURCES}
-               ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/rtl/test_cosim_directed.cpp)
+               ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests/rtl/test_cosim_directed.cpp
+               ${CMAKE_CURRENT_SOURCE_DIR}/testbench/harness/tile_hooks.cpp)
 target_include_directories(test_rtl_gates_${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/testbench/tests)
 target_link_libraries(test_rtl_gates_${name} PRIVATE ${lib} GTest::gtest_main)
 target_compile_definitions(test_rtl_gates_${name} PRIVATE KVCIM_RTL_GATES=1

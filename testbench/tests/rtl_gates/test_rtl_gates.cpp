@@ -7,10 +7,11 @@
 #include <random>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
 using namespace kvcim::cmodel::cim;
-using namespace kvcim::testbench;
+using namespace kvcim::rtl;
+
 
 namespace {
 

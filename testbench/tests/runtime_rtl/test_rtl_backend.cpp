@@ -11,7 +11,7 @@
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/runtime/run_job.hpp"
 #include "kvcim/runtime/hardware.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 #include "test_paths.hpp"
 
 using namespace kvcim;
@@ -32,7 +32,7 @@ TEST(RtlBackend, SameTokensLogitsAndEventsAsTheCModel) {
   const GenerationResult c = run_generation(ck, tok, o, session_hardware(ck, p, cmodel_tiles(hw.tile(8))));
   o.backends.attention = BackendKind::rtl;
   const GenerationResult r = run_generation(
-      ck, tok, o, session_hardware(ck, p, [] { return std::make_unique<testbench::RtlTile>(); }));
+      ck, tok, o, session_hardware(ck, p, [] { return std::make_unique<rtl::RtlTile>(); }));
   EXPECT_EQ(r.tokens, c.tokens);
   ASSERT_EQ(r.steps.size(), c.steps.size());
   for (size_t i = 0; i < r.steps.size(); ++i) {
@@ -48,8 +48,8 @@ TEST(RtlBackend, SameTokensLogitsAndEventsAsTheCModel) {
 
 namespace {
 
-std::optional<RtlTileSource> linked_tile() {
-  return RtlTileSource{testbench::RtlTile::built_params(), [] { return std::make_unique<testbench::RtlTile>(); }};
+std::optional<rtl::RtlTileSource> linked_tile() {
+  return rtl::RtlTileSource{rtl::RtlTile::built_params(), [] { return std::make_unique<rtl::RtlTile>(); }};
 }
 
 // The default spec with a tile of `tokens` tokens, `kv_bits`-bit K/V and `prob_bits`-bit P.
@@ -69,8 +69,8 @@ TEST(RtlBackend, AModuleConfigurationRunsLikeTheCModel) {
   const Checkpoint ck = read_checkpoint(test::model_path());
   const Tokenizer tok = Tokenizer::load(test::tokenizer_path(), 512);
   const mapper::HardwareSpec hw = spec_with_tile(32, 2, 8);
-  const RtlTiles tiles(linked_tile());
-  const std::optional<RtlTileSource> module = tiles.find(hw.tile(ck.config.head_dim()));
+  const rtl::RtlTiles tiles(linked_tile());
+  const std::optional<rtl::RtlTileSource> module = tiles.find(hw.tile(ck.config.head_dim()));
   ASSERT_TRUE(module) << "kvcim_rtl_tile_hd8_t32_kv2_p8.so not found in the test's folder";
   EXPECT_EQ(module->params, hw.tile(8));
   {
@@ -91,7 +91,7 @@ TEST(RtlBackend, AModuleConfigurationRunsLikeTheCModel) {
   for (size_t i = 0; i < r.result.steps.size(); ++i) EXPECT_EQ(r.result.steps[i].kl, c.result.steps[i].kl) << i;
   EXPECT_TRUE(r.result.simulated == c.result.simulated);
   // and it is not the linked tile: the default configuration refuses these parameters
-  EXPECT_FALSE(testbench::RtlTile::built_params() == hw.tile(8));
+  EXPECT_FALSE(rtl::RtlTile::built_params() == hw.tile(8));
 }
 
 // A spec no configuration matches is refused naming every configuration there is; a file that is
@@ -104,17 +104,17 @@ TEST(RtlBackend, UnbuiltConfigurationsAndForeignFilesAreNamed) {
   o.steps = 8;
   o.eval_text = "";
   o.backends = {BackendKind::cim, BackendKind::rtl};
-  const std::string e = kvcim::test::error_of([&] { run_job(ck, tok, hw, mapper::Policy{}, o, {}, RtlTiles(linked_tile()), "attention"); });
+  const std::string e = kvcim::test::error_of([&] { run_job(ck, tok, hw, mapper::Policy{}, o, {}, rtl::RtlTiles(linked_tile()), "attention"); });
   EXPECT_NE(e.find("hd8_t16_kv8_p12"), std::string::npos) << e;
   for (const char* built : {"hd8_t64_kv8_p12 (linked)", "hd8_t32_kv2_p8", "hd48_t128_kv8_p16", "hd64_t64_kv4_p12"})
     EXPECT_NE(e.find(built), std::string::npos) << built << ": " << e;
   const std::string dir = (std::filesystem::temp_directory_path() / ("kvcim_rtl_mod_" + std::to_string(::getpid()))).string();
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "/kvcim_rtl_tile_hd8_t16_kv8_p12.so") << "not a shared object";
-  const RtlTiles foreign(linked_tile(), {dir});
+  const rtl::RtlTiles foreign(linked_tile(), {dir});
   EXPECT_EQ(foreign.available(), (std::vector<std::string>{"hd8_t64_kv8_p12 (linked)", "hd8_t16_kv8_p12"}));
   const std::string f = kvcim::test::error_of([&] { foreign.find(hw.tile(8)); });
   EXPECT_NE(f.find(dir + "/kvcim_rtl_tile_hd8_t16_kv8_p12.so: module"), std::string::npos) << f;
   std::filesystem::remove_all(dir);
-  EXPECT_FALSE(RtlTiles(std::nullopt).find(TileParams{}));  // a build without the RTL has none
+  EXPECT_FALSE(rtl::RtlTiles(std::nullopt).find(TileParams{}));  // a build without the RTL has none
 }

@@ -12,6 +12,7 @@
 // bit, and the co-simulation suites hold the two together.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -203,6 +204,9 @@ class AttentionTile {
   // Only cells that lose charge care (the analog tile's retention); SRAM and the RTL ignore it.
   virtual void set_time_ns(double ns) { (void)ns; }
 };
+
+// Makes a fresh tile of one kind (C model or RTL), as the runtime asks for one per KV stream.
+using TileFactory = std::function<std::unique_ptr<AttentionTile>()>;
 
 // Shared argument checks of every implementation (so both throw the same errors).
 void check_append(const TileParams& p, int tokens_held, std::span<const int8_t> k,

@@ -14,12 +14,14 @@
 #include "verilated.h"
 #pragma GCC diagnostic pop
 #include "kvcim/cmodel/cim/attention_tile.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
+#include "kvcim/testbench/tile_hooks.hpp"
 #include "xrand_seed.hpp"
 
 namespace {
 
 using namespace kvcim::cmodel::cim;
+using namespace kvcim::rtl;
 using namespace kvcim::testbench;
 using kvcim::reliability::set_xrand_seed;
 
@@ -84,9 +86,9 @@ TEST(RtlUninitialised, ResetMidOperationLeavesNoTrace) {
       (void)run_problem(rtl, junk);
       const int cycles = std::uniform_int_distribution<int>(0, 40)(rng);
       if (trial % 2 == 0) {
-        rtl.query_then_reset(junk.q, junk.scale.qmul, junk.scale.qexp, cycles);
+        query_then_reset(rtl, junk.q, junk.scale.qmul, junk.scale.qexp, cycles);
       } else {
-        rtl.append_then_reset(junk.k[0], junk.v[0], junk.ek[0], junk.ev[0], cycles);
+        append_then_reset(rtl, junk.k[0], junk.v[0], junk.ek[0], junk.ev[0], cycles);
       }
       CModelTile c;
       const TileProblem pr = random_problem(rng, p, std::uniform_int_distribution<int>(1, p.tokens)(rng));

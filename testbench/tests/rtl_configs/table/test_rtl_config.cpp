@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
-#include "kvcim/testbench/cosim_job.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/cosim_job.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
 using namespace kvcim;
 using namespace kvcim::cmodel::cim;
@@ -22,8 +22,8 @@ TileParams expected() {
 
 TEST(RtlConfig, BuiltAtTheTableParameters) {
   const TileParams p = expected();
-  EXPECT_EQ(testbench::RtlTile::built_params(), p);
-  EXPECT_EQ(testbench::RtlTile().params(), p);
+  EXPECT_EQ(rtl::RtlTile::built_params(), p);
+  EXPECT_EQ(rtl::RtlTile().params(), p);
   EXPECT_FALSE(p == TileParams{}) << "the table's configurations differ from the default build";
 }
 
@@ -37,12 +37,12 @@ TEST(RtlConfig, EqualsTheCModelBitForBit) {
   const Case cases[] = {{1, 0.0, 20}, {p.tokens / 2, 0.0, 30}, {p.tokens, 0.0, 30},
                         {0, 0.0, 100}, {0, 0.3, 40}, {p.tokens, 0.5, 10}};
   for (const Case& c : cases) {
-    testbench::CosimOptions o;
+    rtl::CosimOptions o;
     o.trials = c.trials;
     o.seed = 1000 + static_cast<uint64_t>(c.tokens);
     o.tokens = c.tokens;
     o.backpressure = c.backpressure;
-    const testbench::CosimResult r = testbench::cosim_job(o);
+    const rtl::CosimResult r = rtl::cosim_job(o);
     const std::string first = r.first.empty() ? "" : r.first.front().results + r.first.front().events;
     EXPECT_EQ(r.result_mismatches, 0) << "tokens " << c.tokens << " backpressure " << c.backpressure << ": " << first;
     EXPECT_EQ(r.event_mismatches, 0) << "tokens " << c.tokens << " backpressure " << c.backpressure << ": " << first;

@@ -1,12 +1,12 @@
-#include "kvcim/testbench/cosim_job.hpp"
+#include "kvcim/rtl/cosim_job.hpp"
 
 #include <chrono>
 #include <random>
 
 #include "kvcim/error.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
-namespace kvcim::testbench {
+namespace kvcim::rtl {
 
 using namespace kvcim::cmodel::cim;
 
@@ -42,4 +42,4 @@ CosimResult cosim_job(const CosimOptions& o) {
   return r;
 }
 
-}  // namespace kvcim::testbench
+}  // namespace kvcim::rtl

@@ -3,8 +3,8 @@
 // ports only: reset, the append / query / result valid-ready handshakes (with optional seeded
 // back-pressure on every one of them), the event counters, and an optional VCD trace.
 //
-// Only the composition roots (kvcim, tests, benchmarks) link this; Verilator's headers stay inside
-// testbench/harness.
+// Only the composition roots (kvcim, the Python module, tests, benchmarks) link this; Verilator's
+// headers stay inside rtl/sim.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -15,7 +15,7 @@
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
 
-namespace kvcim::testbench {
+namespace kvcim::rtl {
 
 // The tile's event counters, in the order of its counters_o port: every counter of TileEvents in
 // its field table's order, except the ADC conversions (the RTL's macros are digital: no ADC). The
@@ -61,7 +61,7 @@ class RtlTile final : public cmodel::cim::AttentionTile {
   // configuration table (testbench/tests/rtl_configs), at that configuration's.
   const cmodel::cim::TileParams& params() const override;
   static cmodel::cim::TileParams built_params();
-  // "fst" or "vcd": the trace format of this build (testbench/rtl.cmake, KVCIM_RTL_TRACE)
+  // "fst" or "vcd": the trace format of this build (rtl/rtl.cmake, KVCIM_RTL_TRACE)
   static const char* trace_format();
   void reset() override;  // clear_i: drops the tokens, keeps the counters
   void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
@@ -71,38 +71,21 @@ class RtlTile final : public cmodel::cim::AttentionTile {
   cmodel::cim::TileEvents events() const override;
   void reset_events() override;  // evt_clear_i
 
-  // ---- lower-level access for directed tests and benchmarks ----
+  // ---- lower-level access ----
   // Synchronous reset (rst for one cycle): drops the tokens, zeroes the counters, aborts any
   // operation in flight.
   void hard_reset();
-  // Starts a query, runs `cycles` more clock cycles, then asserts reset in the middle of it.
-  void query_then_reset(std::span<const int8_t> q, uint16_t qmul, int qexp, int cycles);
-  // Transfers a token, runs `cycles` more clock cycles (the K column group is still being written
-  // for head_dim - 1 of them), then asserts reset. (append() itself returns only when the tile is
-  // idle again, so that events() then includes the whole append.)
-  void append_then_reset(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev,
-                         int cycles);
-  // Port-level corners the AttentionTile checks refuse (for the coverage suite): a query on an
-  // empty tile without the argument checks (the RTL answers o = 0, sum = 0); two appends back to
-  // back, the second offered while the first's K column write keeps the tile busy; an append
-  // offered to a full tile for `cycles` cycles (never accepted), then a reset.
-  cmodel::cim::TileResult query_unchecked(std::span<const int8_t> q, uint16_t qmul, int qexp);
-  void append_back_to_back(std::span<const int8_t> k, std::span<const int8_t> v);
-  void offer_append_to_full_tile_then_reset(std::span<const int8_t> k, std::span<const int8_t> v,
-                                            int cycles);
-  // Breaks the valid/ready protocol on purpose (the assertions test): offers a query while the tile
-  // is busy, then drops its valid (drop_valid) or changes its payload (change_payload) before the
-  // tile is ready. With the assertions compiled in (Verilator --assert), throws kvcim::Error
-  // naming "assertion"; a failing assertion anywhere else throws the same.
-  enum class ProtocolBreak { drop_valid, change_payload };
-  void break_protocol(ProtocolBreak how, std::span<const int8_t> k, std::span<const int8_t> v);
   // The raw counters_o words, in rtl_counter_names() order.
   std::vector<uint64_t> counters() const;
   // Every clock cycle simulated so far (stalls and idle cycles included).
   uint64_t sim_cycles() const;
 
- private:
+  // The Verilated model and its clocking (rtl/sim/rtl_tile_impl.hpp), for harness hooks that drive
+  // the ports directly (testbench/harness/tile_hooks.cpp).
   struct Impl;
+  Impl& impl();
+
+ private:
   std::unique_ptr<Impl> impl_;
 };
 
@@ -123,4 +106,4 @@ cmodel::cim::TileResult run_problem(cmodel::cim::AttentionTile& tile, const Tile
 std::string diff_events(const cmodel::cim::TileEvents& expected, const cmodel::cim::TileEvents& got);
 std::string diff_results(const cmodel::cim::TileResult& expected, const cmodel::cim::TileResult& got);
 
-}  // namespace kvcim::testbench
+}  // namespace kvcim::rtl

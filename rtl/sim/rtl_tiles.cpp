@@ -1,4 +1,4 @@
-#include "kvcim/runtime/rtl_tiles.hpp"
+#include "kvcim/rtl/rtl_tiles.hpp"
 
 #include <dlfcn.h>
 
@@ -10,7 +10,7 @@
 
 #include "kvcim/error.hpp"
 
-namespace kvcim::runtime {
+namespace kvcim::rtl {
 
 namespace fs = std::filesystem;
 
@@ -102,4 +102,4 @@ std::vector<std::string> RtlTiles::available() const {
   return names;
 }
 
-}  // namespace kvcim::runtime
+}  // namespace kvcim::rtl

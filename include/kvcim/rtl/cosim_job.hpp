@@ -8,15 +8,22 @@
 #include <vector>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
-#include "kvcim/runtime/defaults.hpp"
 
-namespace kvcim::testbench {
+namespace kvcim::rtl {
+
+// The defaults of `kvcim cosim` and kvcim.cosim().
+struct CosimDefaults {
+  static constexpr int trials = 1000;
+  static constexpr uint64_t seed = 1;
+  static constexpr int tokens = 0;                 // 0: random, 1 to the tile's capacity
+  static constexpr double backpressure = 0.0;
+};
 
 struct CosimOptions {
-  int trials = runtime::CosimDefaults::trials;
-  uint64_t seed = runtime::CosimDefaults::seed;  // the problems; the back-pressure draws use seed + 1
-  int tokens = runtime::CosimDefaults::tokens;   // per problem; 0: random, 1 to the tile's capacity
-  double backpressure = runtime::CosimDefaults::backpressure;  // P(withholding a handshake per cycle)
+  int trials = CosimDefaults::trials;
+  uint64_t seed = CosimDefaults::seed;  // the problems; the back-pressure draws use seed + 1
+  int tokens = CosimDefaults::tokens;   // per problem; 0: random, 1 to the tile's capacity
+  double backpressure = CosimDefaults::backpressure;  // P(withholding a handshake per cycle)
   std::string trace_path;                        // a VCD of the RTL ("" none)
 };
 
@@ -37,4 +44,4 @@ struct CosimResult {
 // Checks the options (errors name the field: "trials = 0: expected at least 1") and runs them.
 CosimResult cosim_job(const CosimOptions& options);
 
-}  // namespace kvcim::testbench
+}  // namespace kvcim::rtl

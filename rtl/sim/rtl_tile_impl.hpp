@@ -1,8 +1,13 @@
-// RtlTile: clocks the Verilated cim_attention_tile through its ports. Convention: each cycle the
+// RtlTile::Impl: the Verilated model, its context and the port-level clocking, for rtl_tile.cpp and
+// for the harness hooks of the tests (testbench/harness/tile_hooks.cpp), which drive the ports
+// directly. Compiled only against a Verilated model (it includes the model's header).
+//
+// The harness clocks the Verilated cim_attention_tile through its ports. Convention: each cycle the
 // harness sets the inputs and lowers the clock, evaluates (the combinational outputs ready, valid
 // settle), decides, then raises the clock and evaluates again (the rising edge is where transfers
 // happen). Two evaluations per cycle; registered outputs are valid after the second.
-#include "kvcim/testbench/rtl_tile.hpp"
+#pragma once
+#include "kvcim/rtl/rtl_tile.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -12,7 +17,7 @@
 #include "Vcim_attention_tile.h"
 #include "kvcim/error.hpp"
 #include "verilated.h"
-// One trace format per Verilated model (testbench/rtl.cmake, KVCIM_RTL_TRACE): FST by default.
+// One trace format per Verilated model (rtl/rtl.cmake, KVCIM_RTL_TRACE): FST by default.
 #if KVCIM_RTL_TRACE_FST
 #include "verilated_fst_c.h"
 using TraceWriter = VerilatedFstC;
@@ -24,13 +29,13 @@ using TraceWriter = VerilatedVcdC;
 #include "verilated_cov.h"
 #endif
 
-namespace kvcim::testbench {
+namespace kvcim::rtl {
 
 using cmodel::cim::TileEvents;
 using cmodel::cim::TileParams;
 using cmodel::cim::TileResult;
 
-namespace {
+namespace detail {
 
 // Verilator maps a port of <= 64 bits to an integer and a wider one to VlWide (32-bit words).
 template <typename T>
@@ -66,7 +71,7 @@ void put_vector(T& port, std::span<const int8_t> x, int bits) {
 
 // A trace named for the other format would be a file its viewer misreads: refused before any
 // cycle runs. Other names (no extension, .trace) are the user's choice.
-void check_trace_path(const std::string& path) {
+inline void check_trace_path(const std::string& path) {
   const std::string built = RtlTile::trace_format();
   const std::string other = built == "fst" ? "vcd" : "fst";
   const size_t dot = path.rfind('.');
@@ -76,7 +81,9 @@ void check_trace_path(const std::string& path) {
              "): name the file ." + built + ", or configure with -DKVCIM_RTL_TRACE=" + other);
 }
 
-}  // namespace
+}  // namespace detail
+
+using namespace detail;
 
 struct RtlTile::Impl {
   RtlTileOptions opt;
@@ -98,6 +105,10 @@ struct RtlTile::Impl {
     if (o.timeout_cycles < 1)
       fail("RtlTile", "timeout_cycles", std::to_string(o.timeout_cycles), "expected >= 1");
     ctx = std::make_unique<VerilatedContext>();
+    // One thread per tile, the caller's: a context's default is one thread per core, i.e. a pool
+    // of (cores - 1) workers per tile, idle for this single-threaded model but alive as long as
+    // the tile (an evaluation holding hundreds of tiles held hundreds of threads).
+    ctx->threads(1);
     // A failing assertion ($error in rtl/cim_attention_tile_assertions.sv) sets gotError instead
     // of aborting the process; check_assertions() turns it into kvcim::Error.
     ctx->fatalOnError(false);
@@ -130,6 +141,11 @@ struct RtlTile::Impl {
   }
 
   ~Impl() {
+    // Verilator's scopes unregister themselves from the calling thread's current context
+    // (Verilated::threadContextp()), not from their own: destroyed while another tile's context,
+    // possibly a freed one, was current, they locked that context's mutex (a hang, seen when an
+    // evaluation dropped its tiles in another order than it made them).
+    enter();
     top->final();
     if (vcd) vcd->close();
 #if VM_COVERAGE
@@ -141,12 +157,26 @@ struct RtlTile::Impl {
       ctx->coveragep()->write(path.c_str());
     }
 #endif
+    vcd.reset();
+    top.reset();
+    // The thread's current context is about to be freed: the next Verilator call on this thread
+    // that finds none takes the last one made, or the default.
+    Verilated::threadContextp(nullptr);
+  }
+
+  // Makes this tile's context the calling thread's current one. Verilator reports a failed
+  // assertion ($error) to the thread's current context, which is the last one constructed on the
+  // thread unless set: without this, one tile's assertion would be flagged on another tile's
+  // context (or on a freed one), and check_assertions() would miss it.
+  void enter() const {
+    if (Verilated::threadContextp() != ctx.get()) Verilated::threadContextp(ctx.get());
   }
 
   bool withhold() { return opt.backpressure > 0.0 && stall(rng); }
 
   // Settles the combinational outputs for the current inputs, with the clock low.
   void settle() {
+    enter();
     top->clk = 0;
     top->eval();
     // (settle() may run twice in one cycle, e.g. when append() waits for nothing: one dump a time)
@@ -157,6 +187,7 @@ struct RtlTile::Impl {
   }
   // The rising edge (transfers, register updates, assertions). The next settle() lowers the clock.
   void tick() {
+    enter();
     top->clk = 1;
     top->eval();
     if (vcd) vcd->dump(static_cast<uint64_t>(2 * cycles + 1));
@@ -259,128 +290,4 @@ struct RtlTile::Impl {
   }
 };
 
-RtlTile::RtlTile(const RtlTileOptions& options) : impl_(std::make_unique<Impl>(options)) {}
-RtlTile::~RtlTile() = default;
-
-const TileParams& RtlTile::params() const { return impl_->params; }
-
-const char* RtlTile::trace_format() { return KVCIM_RTL_TRACE_FST ? "fst" : "vcd"; }
-
-TileParams RtlTile::built_params() {
-#ifdef KVCIM_RTL_TILE_CONFIG
-  const int c[] = {KVCIM_RTL_TILE_CONFIG};  // head_dim, tokens, kv_bits, prob_bits
-  return TileParams{c[0], c[1], c[2], cmodel::cim::kTileExpFrac, c[3]};
-#else
-  return TileParams{};
-#endif
-}
-
-void RtlTile::reset() {
-  // clear_i is honoured when the tile is idle, which it always is between interface calls.
-  impl_->pulse(impl_->top->clear_i);
-}
-
-void RtlTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
-  cmodel::cim::check_append(impl_->params, tokens(), k, v, ek, ev, "rtl tile append");
-  impl_->append(k, v, ek, ev, true);
-}
-
-TileResult RtlTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
-  cmodel::cim::check_query(impl_->params, tokens(), q, qmul, qexp, "rtl tile query");
-  impl_->start_query(q, qmul, qexp);
-  return impl_->finish_query();
-}
-
-int RtlTile::tokens() const { return static_cast<int>(impl_->top->count_o); }
-
-TileEvents RtlTile::events() const {
-  const std::vector<uint64_t> c = impl_->counters();
-  TileEvents e;  // the ADC conversions stay 0: digital macros
-  size_t i = 0;
-  for_each_counter(e, [&](const std::string& path, int64_t& n) {
-    if (rtl_counts(path)) n = static_cast<int64_t>(c[i++]);
-  });
-  return e;
-}
-
-void RtlTile::reset_events() { impl_->pulse(impl_->top->evt_clear_i); }
-
-void RtlTile::hard_reset() { impl_->pulse(impl_->top->rst); }
-
-void RtlTile::query_then_reset(std::span<const int8_t> q, uint16_t qmul, int qexp, int cycles) {
-  cmodel::cim::check_query(impl_->params, tokens(), q, qmul, qexp, "rtl tile query");
-  impl_->start_query(q, qmul, qexp);
-  for (int i = 0; i < cycles; ++i) {
-    impl_->settle();
-    impl_->tick();
-  }
-  hard_reset();
-}
-
-void RtlTile::append_then_reset(std::span<const int8_t> k, std::span<const int8_t> v, int ek,
-                                int ev, int cycles) {
-  cmodel::cim::check_append(impl_->params, tokens(), k, v, ek, ev, "rtl tile append");
-  impl_->append(k, v, ek, ev, false);
-  for (int i = 0; i < cycles; ++i) {
-    impl_->settle();
-    impl_->tick();
-  }
-  hard_reset();
-}
-
-std::vector<uint64_t> RtlTile::counters() const { return impl_->counters(); }
-
-TileResult RtlTile::query_unchecked(std::span<const int8_t> q, uint16_t qmul, int qexp) {
-  impl_->start_query(q, qmul, qexp);
-  return impl_->finish_query();
-}
-
-void RtlTile::append_back_to_back(std::span<const int8_t> k, std::span<const int8_t> v) {
-  cmodel::cim::check_append(impl_->params, tokens() + 1, k, v, 0, 0, "rtl tile append");
-  impl_->append(k, v, 0, 0, false);  // returns right after the transfer: the K write is running
-  impl_->append(k, v, 0, 0, true);   // valid waits (app_ready_o low) until the write is done
-}
-
-void RtlTile::offer_append_to_full_tile_then_reset(std::span<const int8_t> k,
-                                                   std::span<const int8_t> v, int cycles) {
-  Impl& m = *impl_;
-  if (tokens() != m.params.tokens)
-    fail("RtlTile", "tokens", std::to_string(tokens()), "a full tile");
-  put_vector(m.top->app_k_i, k, m.params.kv_bits);
-  put_vector(m.top->app_v_i, v, m.params.kv_bits);
-  m.top->app_valid_i = 1;
-  for (int i = 0; i < cycles; ++i) {
-    m.settle();
-    if (m.top->app_ready_o) fail("RtlTile", "app_ready_o", "1", "0 on a full tile");
-    m.tick();
-  }
-  // Valid stays high into the reset (the protocol allows withdrawing it only under reset).
-  m.top->rst = 1;
-  m.settle();
-  m.tick();
-  m.top->rst = 0;
-  m.top->app_valid_i = 0;
-  m.settle();
-}
-
-void RtlTile::break_protocol(ProtocolBreak how, std::span<const int8_t> k, std::span<const int8_t> v) {
-  cmodel::cim::check_append(impl_->params, tokens(), k, v, 0, 0, "rtl tile append");
-  // An append without waiting: the K column write keeps the tile busy (q_ready_o low) for
-  // head_dim - 1 cycles, during which a query is offered and then broken.
-  impl_->append(k, v, 0, 0, false);
-  Impl& m = *impl_;
-  m.top->q_valid_i = 1;
-  m.top->qmul_i = 1u << 15;
-  m.settle();
-  m.tick();  // not accepted: the tile is busy
-  if (how == ProtocolBreak::drop_valid) m.top->q_valid_i = 0;
-  else m.top->qmul_i = (1u << 15) + 1;  // change_payload
-  m.settle();
-  m.tick();  // the assertion fires at this edge and tick() throws
-  m.top->q_valid_i = 0;
-  m.settle();
-}
-
-uint64_t RtlTile::sim_cycles() const { return impl_->cycles; }
-
-}  // namespace kvcim::testbench
+}  // namespace kvcim::rtl

@@ -1,4 +1,4 @@
-# The Verilated CIM attention tile and its C++ harness: library kvcim_rtl_harness (included by the
+# The Verilated CIM attention tile and its C++ harness: library kvcim_rtl_tile (included by the
 # top CMakeLists.txt when KVCIM_WITH_RTL=ON, after find_package(verilator)).
 #
 # One source of truth for the parameters: include/kvcim/cmodel/cim/attention_tile.hpp. The SV
@@ -84,7 +84,7 @@ endif()
 # other files: look in a target's generated .cmake).
 set(KVCIM_VERILATED_RUNTIME ${VERILATOR_ROOT}/include/verilated.cpp
     ${VERILATOR_ROOT}/include/verilated_threads.cpp ${trace_writer})
-add_library(kvcim_rtl_shared OBJECT ${KVCIM_HARNESS_SHARED_SOURCES} ${KVCIM_VERILATED_RUNTIME})
+add_library(kvcim_rtl_shared OBJECT ${KVCIM_RTL_SHARED_SOURCES} ${KVCIM_VERILATED_RUNTIME})
 target_include_directories(kvcim_rtl_shared PRIVATE ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd)
 target_link_libraries(kvcim_rtl_shared PUBLIC kvcim_cmodel)  # (for its include directories)
 # as verilate() defines them for its targets' sources
@@ -180,20 +180,20 @@ function(kvcim_rtl_unity target slow_options)
   set_target_properties(${target} PROPERTIES UNITY_BUILD OFF)
 endfunction()
 
-add_library(kvcim_rtl_harness STATIC ${KVCIM_HARNESS_SOURCES})
-target_link_libraries(kvcim_rtl_harness PUBLIC kvcim_cmodel Threads::Threads)
-target_compile_definitions(kvcim_rtl_harness PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION})
+add_library(kvcim_rtl_tile STATIC ${KVCIM_RTL_TILE_SOURCES})
+target_link_libraries(kvcim_rtl_tile PUBLIC kvcim_cmodel Threads::Threads)
+target_compile_definitions(kvcim_rtl_tile PUBLIC KVCIM_HAVE_RTL=1 ${KVCIM_RTL_TRACE_DEFINITION})
 # Verilator -O3, no X randomisation, assertions on; tracing compiled in but only switched on by a
 # trace path.
-verilate(kvcim_rtl_harness
+verilate(kvcim_rtl_tile
   PREFIX Vcim_attention_tile
   TOP_MODULE cim_attention_tile
   ${KVCIM_RTL_TRACE_ARG}
   SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
   VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast)
-kvcim_rtl_use_shared(kvcim_rtl_harness)
+kvcim_rtl_use_shared(kvcim_rtl_tile)
 # Verilator's generated C++ is not written for -Wextra.
-target_compile_options(kvcim_rtl_harness PRIVATE -Wno-unused-parameter -Wno-unused-variable
+target_compile_options(kvcim_rtl_tile PRIVATE -Wno-unused-parameter -Wno-unused-variable
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
                        -Wno-maybe-uninitialized)
 

@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "kvcim/error.hpp"
-#include "kvcim/testbench/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
 
-namespace kvcim::testbench {
+namespace kvcim::rtl {
 
 using cmodel::cim::TileEvents;
 using cmodel::cim::TileParams;
@@ -121,4 +121,4 @@ std::string diff_results(const TileResult& e, const TileResult& g) {
   return os.str();
 }
 
-}  // namespace kvcim::testbench
+}  // namespace kvcim::rtl

@@ -11,15 +11,14 @@
 #include <vector>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
-#include "kvcim/runtime/cim_attention.hpp"
 
-namespace kvcim::runtime {
+namespace kvcim::rtl {
 
 // The Verilated tile as a source of attention tiles: the parameters it was built at, and how to
 // make one.
 struct RtlTileSource {
   cmodel::cim::TileParams params;
-  TileFactory make;
+  cmodel::cim::TileFactory make;
 };
 
 // What a module exports (extern "C" kvcim_rtl_module_v1): checked against this program's view of
@@ -60,4 +59,4 @@ class RtlTiles {
   std::vector<std::string> dirs_;
 };
 
-}  // namespace kvcim::runtime
+}  // namespace kvcim::rtl
