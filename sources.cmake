@@ -249,6 +249,7 @@ set(KVCIM_TEST_rtl_SOURCES
     testbench/tests/rtl/test_cosim_directed.cpp
     testbench/tests/rtl/test_cosim_random.cpp
     testbench/tests/rtl/test_runtime_backend.cpp
+    testbench/tests/rtl/test_tile_lifetime.cpp
 )
 set(KVCIM_TEST_runtime_SOURCES
     testbench/tests/runtime/test_bootstrap.cpp
@@ -261,6 +262,7 @@ set(KVCIM_TEST_runtime_SOURCES
 )
 set(KVCIM_TEST_runtime_rtl_SOURCES
     testbench/tests/runtime_rtl/test_rtl_backend.cpp
+    testbench/tests/runtime_rtl/test_rtl_evaluation.cpp
 )
 # the RTL configuration table's test
 set(KVCIM_RTL_CONFIG_TEST_SOURCES
