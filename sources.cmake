@@ -158,6 +158,11 @@ set(KVCIM_CLI_TESTS
     testbench/cli/reliability_inputs.sh
     testbench/cli/run_accuracy.sh
 )
+# CLI tests too slow for `make test`: CTest label deep (`make test-deep`); those named rtl_* need
+# the Verilated tile
+set(KVCIM_CLI_DEEP_TESTS
+    testbench/cli/rtl_default_run.sh
+)
 # GoogleTest suites: testbench/tests/<suite>/ is test_<suite>; names with "rtl" need the RTL
 set(KVCIM_TEST_SUITES
     attention_tile
@@ -240,6 +245,7 @@ set(KVCIM_TEST_reliability_SOURCES
     testbench/tests/reliability/test_checkpoint_limits.cpp
     testbench/tests/reliability/test_config_inputs.cpp
     testbench/tests/reliability/test_error_message.cpp
+    testbench/tests/reliability/test_layering.cpp
     testbench/tests/reliability/test_npy_inputs.cpp
     testbench/tests/reliability/test_sampler_limits.cpp
     testbench/tests/reliability/test_tokenizer_inputs.cpp
@@ -288,7 +294,7 @@ function(kvcim_check_sources_listed)
   set(listed ${KVCIM_CMODEL_SOURCES} ${KVCIM_MAPPER_SOURCES} ${KVCIM_RUNTIME_SOURCES} ${KVCIM_CLI_SOURCES}
       ${KVCIM_RTL_LOADER_SOURCES}
       ${KVCIM_RTL_TILE_SOURCES} ${KVCIM_RTL_SHARED_SOURCES} ${KVCIM_RTL_MODULE_SOURCES}
-      ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES} ${KVCIM_CLI_TESTS}
+      ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES} ${KVCIM_CLI_TESTS} ${KVCIM_CLI_DEEP_TESTS}
       ${KVCIM_RTL_CONFIG_TEST_SOURCES} ${KVCIM_RTL_GATES_TEST_SOURCES} ${KVCIM_RTL_XRAND_SOURCES}
       ${KVCIM_RTL_XRAND_TEST_SOURCES})
   foreach(suite ${KVCIM_TEST_SUITES})

@@ -26,7 +26,16 @@ foreach(script ${KVCIM_CLI_TESTS})
   add_test(NAME cli.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script} $<TARGET_FILE:kvcim> ${CMAKE_CURRENT_SOURCE_DIR})
   # Each script runs the command dozens of times (over two minutes under ASan): started first, so
   # that none of them ends a test run alone on one core.
-  set_tests_properties(cli.${name} PROPERTIES COST 30)
+  # (TIMEOUT: the watchdog of a hung command; the slowest script takes under 3 minutes under ASan)
+  set_tests_properties(cli.${name} PROPERTIES COST 30 TIMEOUT 600)
+endforeach()
+foreach(script ${KVCIM_CLI_DEEP_TESTS})
+  get_filename_component(name ${script} NAME_WE)
+  if(name MATCHES "^rtl" AND NOT KVCIM_WITH_RTL)
+    continue()
+  endif()
+  add_test(NAME cli.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script} $<TARGET_FILE:kvcim> ${CMAKE_CURRENT_SOURCE_DIR})
+  set_tests_properties(cli.${name} PROPERTIES LABELS deep COST 60 TIMEOUT 2400)
 endforeach()
 
 if(KVCIM_WITH_RTL)
