@@ -24,13 +24,14 @@ demo: configure
 	$(BUILD)/kvcim run
 
 # Every test suite, the Python tests, the RTL co-simulation and synthesis, the fuzz corpora replayed.
+# --timeout: the watchdog of any test without a TIMEOUT of its own (a hang fails, never waits).
 test: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE deep
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -LE deep --timeout 900
 
 # The checks that build the project again (CTest label `deep`): the suites under clang's
 # ASan/UBSan, each fuzz target for KVCIM_FUZZ_SECONDS, and a pip install into a fresh venv.
 test-deep: build
-	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L deep
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L deep --timeout 1800
 
 clean:
 	rm -rf $(BUILD)

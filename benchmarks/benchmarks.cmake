@@ -12,7 +12,7 @@ foreach(src ${KVCIM_BENCH_SOURCES})
   add_test(NAME benchmark.${name}
            COMMAND ${name} --benchmark_min_time=0.01 --benchmark_filter=${KVCIM_BENCH_SMOKE_FILTER})
   # Benchmarks read KVCIM_BENCH_SMOKE to keep to small shapes in this smoke run.
-  set_tests_properties(benchmark.${name} PROPERTIES ENVIRONMENT KVCIM_BENCH_SMOKE=1)
+  set_tests_properties(benchmark.${name} PROPERTIES ENVIRONMENT KVCIM_BENCH_SMOKE=1 TIMEOUT 300)
 endforeach()
 
 # benchmarks/side_by_side.py --smoke (< 5 s): kvcim and llama2.c's run.c print the same greedy
