@@ -1,5 +1,5 @@
-// Decode speed against the memory-bandwidth limit, and the int8 path against float (issue 8,
-// targets 1 and 2; docs/performance.md).
+// Decode speed against the memory-bandwidth limit, and the int8 path against float
+// (docs/performance.md, summary rows 1 and 2).
 //
 //   BM_StreamCopy / BM_StreamRead  single-thread memory bandwidth over arrays far beyond the LLC
 //                                  (copy counts read + write bytes, the STREAM convention)

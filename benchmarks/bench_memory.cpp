@@ -1,4 +1,4 @@
-// Peak resident memory of decoding (issue 8, target 6; docs/performance.md): a child process
+// Peak resident memory of decoding (docs/performance.md, summary row 6): a child process
 // (this program re-executed) reads a checkpoint, decodes a few tokens and writes its own peak
 // resident set (VmHWM of /proc/self/status) to a file; the parent compares it with the budget
 // checkpoint size + KV cache + 64 MB. (Not wait4's ru_maxrss: Linux folds the parent's

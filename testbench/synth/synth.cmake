@@ -1,4 +1,4 @@
-# Synthesis in CI (issue 19): Yosys 0.23 synthesises the attention tile of every configuration the
+# Synthesis in CI: Yosys 0.23 synthesises the attention tile of every configuration the
 # build Verilates (the default package's and rtl_configs.cmake's table), unit by unit, to generic
 # gates: testbench/synth/synth.py. A test per configuration, `rtl.synth.<name>`, fails on a latch,
 # a combinational loop, an undriven net, multiple drivers or a Yosys error, and writes cells,

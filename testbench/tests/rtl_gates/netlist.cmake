@@ -1,4 +1,4 @@
-# The gate-level tile's netlist (issue 19; co-simulated by rtl_gates.cmake, compared with the sum of
+# The gate-level tile's netlist (co-simulated by rtl_gates.cmake, compared with the sum of
 # the units by synth.cmake): prepared and, when its inputs changed, synthesised by Yosys in the
 # background while the other models are Verilated (included from rtl/rtl.cmake right after
 # the package is generated, when Yosys is found). rtl_gates.cmake waits for it before Verilating it:

@@ -1,4 +1,4 @@
-# Gate-level co-simulation (issue 19): the tile synthesised by Yosys to generic gates, flattened,
+# Gate-level co-simulation: the tile synthesised by Yosys to generic gates, flattened,
 # written as a Verilog netlist, Verilated with the same harness, and checked against the C model by
 # the same directed suite (testbench/tests/rtl/test_cosim_directed.cpp, compiled with
 # KVCIM_RTL_GATES: the assertion and kvcim-command tests left out) and 500 random problems
