@@ -3,12 +3,8 @@ size and the data moved per step, and the energy per step (moving vs computing, 
 CIM) with and without the cache. `python3 -m kvcim.plot explain.json --out DIR` draws them."""
 import os
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from .plot import Error, _save  # noqa: E402
+from ._core import Error
+from .figure_file import plt, save as _save
 
 
 def is_explain(data):

@@ -16,12 +16,9 @@ import math
 import os
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from ._core import Error  # noqa: E402
+from . import explain_plot
+from ._core import Error
+from .figure_file import plt, save as _save
 
 # Where each figure's numbers live in a result (flattened dotted keys), most specific first.
 ENERGY_KEYS = ("energy.cim.per_token_pj", "energy.per_token_pj", "cim.energy_per_token_pj",
@@ -90,20 +87,6 @@ def ok_records(records):
 def _label(overrides, skip=()):
     parts = [f"{k.split('.')[-1]}={v}" for k, v in sorted(overrides.items()) if k not in skip]
     return ", ".join(parts) or "base"
-
-
-def _save(fig, out):
-    out = os.fspath(out)
-    ext = os.path.splitext(out)[1].lower()
-    if ext not in (".png", ".svg"):
-        plt.close(fig)
-        raise Error(f"plot: out = {out}: expected a .png or .svg file name")
-    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = out + ".tmp" + ext
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")  # temporary file, then rename: never torn
-    plt.close(fig)
-    os.replace(tmp, out)
-    return out
 
 
 # --- figures -------------------------------------------------------------------------------------
@@ -342,7 +325,6 @@ def plot_file(path, out_dir, fmt="png"):
             raise Error(f"{path}: json = invalid: {e}") from None
         if not isinstance(data, dict):
             raise Error(f"{path}: json = {type(data).__name__}: expected an object")
-        from . import explain_plot
         if explain_plot.is_explain(data):
             for fig in (explain_plot.attention_heatmap, explain_plot.kv_and_traffic,
                         explain_plot.energy_per_step):
