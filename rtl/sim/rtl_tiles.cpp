@@ -64,8 +64,8 @@ std::vector<std::string> RtlTiles::rtl_module_dirs() {
   return dirs;
 }
 
-RtlTiles::RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs)
-    : linked_(std::move(linked)), dirs_(std::move(dirs)) {}
+RtlTiles::RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs, RtlBuildOptions build)
+    : linked_(std::move(linked)), dirs_(std::move(dirs)), build_(std::move(build)) {}
 
 std::optional<RtlTileSource> RtlTiles::find(const cmodel::cim::TileParams& p) const {
   if (!linked_) return std::nullopt;
@@ -79,7 +79,20 @@ std::optional<RtlTileSource> RtlTiles::find(const cmodel::cim::TileParams& p) co
     if (!(m->params == p)) continue;  // the name matches, another field (exp_frac) does not
     return RtlTileSource{m->params, m->make};
   }
-  return std::nullopt;
+  if (!build_.enabled) return std::nullopt;
+  const RtlCachedModule built = RtlBuilder(build_).ensure(p);
+  const RtlModuleV1* m = nullptr;
+  try {
+    m = load_module(built.path);
+  } catch (const Error& e) {  // a damaged or foreign file where the cache keeps p's module
+    throw Error(e.what() + std::string(" (in the RTL tile cache: delete ") +
+                fs::path(built.path).parent_path().string() + " to rebuild it)");
+  }
+  if (!(m->params == p))
+    fail(built.path, "module", rtl_config_name(m->params),
+         "the cache holds another configuration under " + built.key + ": delete " +
+             fs::path(built.path).parent_path().string() + " to rebuild it");
+  return RtlTileSource{m->params, m->make};
 }
 
 std::vector<std::string> RtlTiles::available() const {
