@@ -42,7 +42,7 @@ set(recipe_hash_dirs ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/rtl ${CMAKE_CURRE
     ${CMAKE_CURRENT_SOURCE_DIR}/rtl/sim)
 
 function(kvcim_json_array out)  # a CMake list (generator expressions allowed) as a JSON array
-  set(${out} "[\"$<JOIN:$<REMOVE_DUPLICATES:${ARGN}>,\"$<COMMA> \">\"]" PARENT_SCOPE)
+  set(${out} "[\"$<JOIN:${ARGN},\"$<COMMA> \">\"]" PARENT_SCOPE)
 endfunction()
 kvcim_json_array(j_sv ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS})
 kvcim_json_array(j_vargs ${recipe_trace} ${KVCIM_RTL_CONFIG_VERILATOR_ARGS})
@@ -54,7 +54,8 @@ kvcim_json_array(j_includes ${recipe_includes})
 kvcim_json_array(j_archive ${recipe_archive})
 kvcim_json_array(j_libs ${recipe_libs})
 kvcim_json_array(j_hash ${recipe_hash_dirs})
-kvcim_json_array(j_link -shared ${KVCIM_RTL_MODULE_LINK_OPTIONS})
+string(REPLACE "," "$<COMMA>" recipe_link "-shared;${KVCIM_RTL_MODULE_LINK_OPTIONS}")  # (-Wl,a,b)
+kvcim_json_array(j_link ${recipe_link})
 file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/kvcim-rtl-recipe.json CONTENT "{
  \"verilator\": \"${VERILATOR_BIN}\",
  \"verilator_version\": \"${KVCIM_VERILATOR_VERSION}\",

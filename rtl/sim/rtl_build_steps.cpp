@@ -239,7 +239,9 @@ void build_module(const Recipe& r, const cmodel::cim::TileParams& p, const std::
   common.push_back("-DKVCIM_RTL_TILE_CONFIG=" + std::to_string(p.head_dim) + "," + std::to_string(p.tokens) + "," +
                    std::to_string(p.kv_bits) + "," + std::to_string(p.prob_bits));
   common.push_back("-I" + model.string());
-  for (const std::string& inc : r.include_dirs) common.push_back("-I" + inc);
+  // (the compiler's own /usr/include given as -I breaks libstdc++'s #include_next)
+  for (const std::string& inc : r.include_dirs)
+    if (inc != "/usr/include") common.push_back("-I" + inc);
   std::vector<std::string> sources{slow.string(), fast.string()};
   sources.insert(sources.end(), r.tile_sources.begin(), r.tile_sources.end());
   const size_t n_archived = sources.size();  // the module sources are linked as objects

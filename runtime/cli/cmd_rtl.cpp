@@ -84,7 +84,7 @@ void add_rtl_list(CLI::App* rtl) {
       return;
     }
     const std::vector<std::string> names = rtl::RtlTiles(linked).available();
-    std::cout << "linked: " << names.front() << "\n";
+    std::cout << "linked: " << rtl::rtl_config_name(linked->params) << "\n";
     std::cout << "prebuilt modules:";
     for (size_t i = 1; i < names.size(); ++i) std::cout << " " << names[i];
     std::cout << (names.size() > 1 ? "\n" : " none\n");
