@@ -114,9 +114,11 @@ void check_rtl_buildable(const TileParams& p, const std::string& where) {
     fail(where, "exp_frac", std::to_string(p.exp_frac),
          "the RTL builds exp_frac " + std::to_string(cmodel::cim::kTileExpFrac) + " only (its exponent table is a package constant)");
   if (rtl_builds(p)) return;
-  // Name the first field whose change alone makes the tile buildable, with its legal values at the
+  // Name a field whose change alone makes the tile buildable, with its legal values at the
   // others' values; else the first field (no single change suffices).
-  for (const Field& f : kFields) {
+  // (the spec's fields first: head_dim is the model's)
+  for (const int i : {3, 2, 1, 0}) {
+    const Field& f = kFields[i];
     TileParams q = p;
     int lo = 0, hi = -1;
     for (int v = f.lo; v <= f.hi; ++v) {
