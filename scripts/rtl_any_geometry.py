@@ -4,8 +4,10 @@
 For each head_dim and KV width asked for: a random llama2.c checkpoint of that head_dim (2 layers,
 dim = 2 * head_dim, vocab 512 for the embedded tokenizer), the default hardware spec with the KV
 width changed, run with --attention-backend cim and twice with --attention-backend rtl (the first
-run builds the tile into the cache unless it is prebuilt, the second loads it). Tokens, per-step KL
-and every event count of the --json reports are compared; the table goes to stdout.
+run builds the tile into the cache unless it is prebuilt, the second loads it). The whole --json
+reports (tokens, texts, each step's KL and logit errors, the evaluation on a one-line text plus 16
+sampled tokens, every event count and the energy priced from them) are compared, the backend's
+name aside; the table goes to stdout.
 
   scripts/rtl_any_geometry.py [--kvcim build/kvcim] [--head-dims 128,80,64,48,32,16]
                               [--kv-bits 2,4,8] [--cache DIR] [--work DIR]
@@ -64,9 +66,12 @@ def write_spec(path, kv_bits):
         f.write(text)
 
 
+EVAL_TEXT = ""  # a short evaluation text (main() writes it): the evaluation's sequences stay few
+
+
 def run(kvcim, model, spec, backend, out, env):
     cmd = [kvcim, "run", "--model", model, "--hw", spec, "--attention-backend", backend, "--steps", "24",
-           "--eval-tokens", "16", "--eval-text", "", "--quiet", "--json", out]
+           "--eval-tokens", "16", "--eval-text", EVAL_TEXT, "--quiet", "--json", out]
     start = time.monotonic()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     seconds = time.monotonic() - start
@@ -84,6 +89,10 @@ def essentials(report):
     return report
 
 
+def cached(cache):
+    return sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kvcim", default=os.path.join(ROOT, "build", "kvcim"))
@@ -93,10 +102,14 @@ def main():
     ap.add_argument("--cache", default="")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
+    global EVAL_TEXT
+    EVAL_TEXT = os.path.join(a.work, "eval.txt")
+    with open(EVAL_TEXT, "w") as f:
+        f.write("Lily saw a big dog. The dog was happy.\n")
     env = dict(os.environ)
     env["KVCIM_RTL_CACHE"] = a.cache or os.path.join(a.work, "cache")
     print("cache: " + env["KVCIM_RTL_CACHE"], flush=True)
-    print("| head_dim | KV bits | tile | identical (tokens, KL, events) | C model s | RTL 1st run s | RTL 2nd run s |")
+    print("| head_dim | KV bits | tile | identical (tokens, KL, events) | C model run s | RTL 1st run s | RTL 2nd run s |")
     print("|---|---|---|---|---|---|---|", flush=True)
     ok = True
     for hd in [int(x) for x in a.head_dims.split(",")]:
@@ -108,7 +121,9 @@ def main():
             tile = "hd%d_t64_kv%d_p12" % (hd, kv)
             try:
                 c, tc = run(a.kvcim, model, spec, "cim", os.path.join(a.work, "cim.json"), env)
+                before = cached(env["KVCIM_RTL_CACHE"])
                 r1, t1 = run(a.kvcim, model, spec, "rtl", os.path.join(a.work, "rtl1.json"), env)
+                built = "built" if cached(env["KVCIM_RTL_CACHE"]) != before else "prebuilt/cached"
                 r2, t2 = run(a.kvcim, model, spec, "rtl", os.path.join(a.work, "rtl2.json"), env)
             except RuntimeError as e:
                 ok = False
@@ -116,7 +131,8 @@ def main():
                 continue
             same = essentials(c) == essentials(r1) == essentials(r2) 
             ok = ok and same
-            print("| %d | %d | %s | %s | %.1f | %.1f | %.1f |" % (hd, kv, tile, "yes" if same else "NO", tc, t1, t2),
+            print("| %d | %d | %s | %s | %.1f | %.1f (%s) | %.1f |" % (hd, kv, tile, "yes" if same else "NO", tc, t1,
+                                                                    built, t2),
                   flush=True)
     return 0 if ok else 1
 
