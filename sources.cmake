@@ -160,6 +160,7 @@ set(KVCIM_CLI_TESTS
     testbench/cli/reliability_atomic.sh
     testbench/cli/reliability_determinism.sh
     testbench/cli/reliability_inputs.sh
+    testbench/cli/rtl_build.sh
     testbench/cli/run_accuracy.sh
 )
 # GoogleTest suites: testbench/tests/<suite>/ is test_<suite>; names with "rtl" need the RTL

@@ -28,6 +28,8 @@ foreach(script ${KVCIM_CLI_TESTS})
   # that none of them ends a test run alone on one core.
   set_tests_properties(cli.${name} PROPERTIES COST 30)
 endforeach()
+# (it Verilates and runs a tile: a watchdog as the suites have)
+set_tests_properties(cli.rtl_build PROPERTIES TIMEOUT 600)
 
 if(KVCIM_WITH_RTL)
   include(testbench/coverage/coverage.cmake)
