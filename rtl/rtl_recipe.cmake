@@ -37,9 +37,10 @@ set(recipe_includes ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd
 # archived with the model and harness (hidden by --exclude-libs, as the table's are); then linked
 set(recipe_archive $<TARGET_OBJECTS:kvcim_rtl_shared>)
 set(recipe_libs $<TARGET_FILE:kvcim_cmodel> $<TARGET_LINKER_FILE:yaml-cpp> ${VERILATOR_MT_CFLAGS})
-# hashed into the cache key besides the sources: the headers the harness and module include
-set(recipe_hash_dirs ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/rtl ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/cmodel/cim
-    ${CMAKE_CURRENT_SOURCE_DIR}/rtl/sim)
+# hashed into the cache key besides the sources: the headers (*.hpp, *.h) of these folders, which
+# hold every kvcim header the harness and module include (the loader's own sources are not hashed:
+# editing the builder does not invalidate the cache)
+set(recipe_hash_dirs ${CMAKE_CURRENT_SOURCE_DIR}/include ${CMAKE_CURRENT_SOURCE_DIR}/rtl/sim)
 
 function(kvcim_json_array out)  # a CMake list (generator expressions allowed) as a JSON array
   set(${out} "[\"$<JOIN:${ARGN},\"$<COMMA> \">\"]" PARENT_SCOPE)

@@ -163,14 +163,16 @@ RtlCachedModule RtlBuilder::ensure(const TileParams& p) const {
   p.validate("tile");
   check_rtl_buildable(p);
   const build::Recipe r = build::read_recipe(recipe_path());
-  build::check_tools(r);
-  prepare_cache(cache_);
+  build::check_inputs(r);
   RtlCachedModule m;
   m.key = rtl_config_name(p) + "-" + build::inputs_hash(r);
   const fs::path final_dir = fs::path(cache_) / m.key;
   m.path = (final_dir / module_file(p)).string();
   std::error_code ec;
-  if (fs::exists(final_dir, ec)) return m;  // a finished build (folders appear only whole)
+  // a finished build (folders appear only whole) loads without the tools
+  if (fs::exists(final_dir, ec)) return m;
+  build::check_tools(r);
+  prepare_cache(cache_);
   const KeyLock lock((fs::path(cache_) / (m.key + ".lock")).string());
   if (fs::exists(final_dir, ec)) return m;  // built by another process while this one waited
   // Remains of a crashed build of this key (no other process builds it: the lock is held).

@@ -181,6 +181,9 @@ void check_tools(const Recipe& r) {
     fail("rtl build", "compiler", r.cxx, "not found: install a C++20 compiler (apt-get install g++)");
   if (::access(r.ar.c_str(), X_OK) != 0)
     fail("rtl build", "archiver", r.ar, "not found: install binutils (apt-get install binutils)");
+}
+
+void check_inputs(const Recipe& r) {
   for (const auto* list : {&r.sv_sources, &r.tile_sources, &r.module_sources, &r.archive})
     for (const std::string& f : *list)
       if (::access(f.c_str(), R_OK) != 0)
@@ -198,7 +201,8 @@ std::string inputs_hash(const Recipe& r) {
   for (const std::string& d : r.hash_dirs) {
     std::error_code ec;
     for (const auto& e : fs::recursive_directory_iterator(d, ec))
-      if (e.is_regular_file()) files.push_back(e.path().string());
+      if (e.is_regular_file() && (e.path().extension() == ".hpp" || e.path().extension() == ".h"))
+        files.push_back(e.path().string());
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());

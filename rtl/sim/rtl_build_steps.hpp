@@ -19,12 +19,13 @@ struct Recipe {
 // Reads and checks the recipe: a missing or malformed file is a kvcim::Error naming it.
 Recipe read_recipe(const std::string& path);
 
-// The tools and the built libraries the recipe names exist: else one kvcim::Error saying what to
-// install or build.
+// The tools the recipe names exist: else one kvcim::Error saying what to install.
 void check_tools(const Recipe& r);
+// The sources and built libraries it names exist: else one kvcim::Error saying what to build.
+void check_inputs(const Recipe& r);
 
 // 16 hex digits over the recipe, every input file's content (sources, the headers under
-// hash_dirs, the libraries linked), the Verilator version and the module ABI.
+// hash_dirs, the objects and libraries linked), the Verilator version and the module ABI.
 std::string inputs_hash(const Recipe& r);
 
 // Verilates the tile at `p` into `dir`/model and builds `dir`/`module_file` from it; `dir` exists

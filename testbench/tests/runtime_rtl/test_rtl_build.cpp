@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "error_of.hpp"
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/mapper/hardware.hpp"
@@ -105,6 +107,29 @@ TEST(RtlBuild, AnUnwritableCacheFolderIsNamed) {
   EXPECT_EQ(e, "KVCIM_RTL_CACHE: folder = " + cache.string() +
                    ": cannot be created or is not a folder (set KVCIM_RTL_CACHE to a writable folder)");
   EXPECT_EQ(test::error_of([&] { rtl::RtlBuilder(in_cache(t.path / "file")).ensure(hd16()); }).rfind("KVCIM_RTL_CACHE: folder = ", 0), 0u);
+}
+
+// A recipe naming a Verilator or compiler that is not there: one line saying what to install,
+// before the cache is touched.
+TEST(RtlBuild, AMissingVerilatorOrCompilerSaysWhatToInstall) {
+  BuildTempDir t("kvcim_rtl_tools");
+  const std::string recipe = rtl::RtlBuilder(rtl::RtlBuildOptions{}).recipe_path();
+  std::ifstream in(recipe);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  for (const char* tool : {"verilator", "cxx"}) {
+    nlohmann::json k = j;
+    k[tool] = (t.path / "missing" / tool).string();
+    const fs::path changed = t.path / (std::string(tool) + ".json");
+    std::ofstream(changed) << k.dump();
+    rtl::RtlBuildOptions o = in_cache(t.path / "cache");
+    o.recipe_path = changed.string();
+    const std::string e = test::error_of([&] { rtl::RtlBuilder(o).ensure(hd16()); });
+    const std::string install = tool == std::string("verilator") ? "(apt-get install verilator)" : "(apt-get install g++)";
+    EXPECT_EQ(e.rfind("rtl build: " + std::string(tool == std::string("cxx") ? "compiler" : "verilator") + " = " +
+                          (t.path / "missing" / tool).string() + ": not found: install ", 0), 0u) << e;
+    EXPECT_NE(e.find(install), std::string::npos) << e;
+  }
+  EXPECT_FALSE(fs::exists(t.path / "cache"));
 }
 
 // A truncated module and a valid shared object that is not a kvcim module, where the cache keeps
