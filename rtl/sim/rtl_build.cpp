@@ -65,7 +65,7 @@ std::string module_file(const TileParams& p) { return "kvcim_rtl_tile_" + rtl_co
 
 std::string find_recipe(const std::string& given) {
   if (!given.empty()) return given;
-  for (const std::string& dir : RtlTiles::rtl_module_dirs()) {
+  for (const std::string& dir : RtlTiles::program_dirs()) {
     const fs::path f = fs::path(dir) / kRtlRecipeFile;
     std::error_code ec;
     if (fs::is_regular_file(f, ec)) return f.string();

@@ -77,6 +77,10 @@ std::string rtl_config_name(const cmodel::cim::TileParams& p) {
 
 std::vector<std::string> RtlTiles::rtl_module_dirs() {
   if (const char* env = std::getenv("KVCIM_RTL_MODULE_DIR"); env && *env) return {env};
+  return program_dirs();
+}
+
+std::vector<std::string> RtlTiles::program_dirs() {
   std::vector<std::string> dirs;
   auto add = [&](fs::path d) {  // the folder, its parent and its grandparent
     for (int up = 0; up < 3; ++up, d = d.parent_path())

@@ -57,6 +57,9 @@ class RtlTiles {
   // holding this code (Python's _core, when it is one), each with its parent and grandparent (the
   // build folder, from build/ or build/python/kvcim/).
   static std::vector<std::string> rtl_module_dirs();
+  // The same folders without $KVCIM_RTL_MODULE_DIR: where the build's files (the on-demand build's
+  // recipe) are looked for.
+  static std::vector<std::string> program_dirs();
 
  private:
   std::optional<RtlTileSource> linked_;

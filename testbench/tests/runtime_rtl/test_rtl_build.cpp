@@ -214,7 +214,7 @@ TEST(RtlBuild, BuildsOnceOnFirstUseThenLoadsFromTheCacheAndRunsLikeTheCModel) {
   c.n_heads = 2;
   c.n_kv_heads = 2;
   c.vocab_size = 512;
-  c.seq_len = 64;
+  c.seq_len = 128;
   const std::string ck_path = (t.path / "hd16.bin").string();
   write_checkpoint(ck_path, c, random_weights(c, 7));
   const Checkpoint ck = read_checkpoint(ck_path);
@@ -226,7 +226,7 @@ TEST(RtlBuild, BuildsOnceOnFirstUseThenLoadsFromTheCacheAndRunsLikeTheCModel) {
   o.progress = [&](const std::string&) { ++progress_lines; };
   const rtl::RtlTiles tiles(linked_default(), {}, o);
   SessionOptions so;
-  so.steps = 24;
+  so.steps = 80;  // two 64-token tiles per stream
   so.eval_text = "";
   so.eval_tokens = 16;
   so.backends = {BackendKind::cim, BackendKind::cim};
