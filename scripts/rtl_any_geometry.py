@@ -12,13 +12,15 @@ name aside; the table goes to stdout.
   scripts/rtl_any_geometry.py [--kvcim build/kvcim] [--head-dims 128,80,64,48,32,16]
                               [--kv-bits 2,4,8] [--cache DIR] [--work DIR]
 
-Exit 0 when every pair is identical, 1 otherwise. KVCIM_RTL_CACHE is set to --cache (default: a
-folder under --work) so that first runs build.
+Exit 0 when every pair is identical, 1 otherwise. KVCIM_RTL_CACHE is set to --cache, by default a
+folder under --work emptied first, so that first runs build. CTest runs it as rtl.any_geometry
+(label deep: `make test-deep`).
 """
 import argparse
 import json
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -109,6 +111,8 @@ def main():
         f.write("Lily saw a big dog. The dog was happy.\n")
     env = dict(os.environ)
     env["KVCIM_RTL_CACHE"] = a.cache or os.path.join(a.work, "cache")
+    if not a.cache:  # the work folder's own cache starts empty, so that first runs build
+        shutil.rmtree(env["KVCIM_RTL_CACHE"], ignore_errors=True)
     print("cache: " + env["KVCIM_RTL_CACHE"], flush=True)
     print("| head_dim | KV bits | tile | identical (tokens, KL, events) | C model run s | RTL 1st run s | RTL 2nd run s |")
     print("|---|---|---|---|---|---|---|", flush=True)
