@@ -50,14 +50,15 @@ void add_rtl_build(CLI::App* rtl) {
   cmd->add_option("--model", o->model, "model whose head_dim the tile is built at")->capture_default_str();
   cmd->add_flag("--quiet", o->quiet, "no progress line");
   cmd->callback([o] {
+    const std::optional<rtl::RtlTileSource> linked = linked_rtl_tile();
+    if (!linked) fail("rtl build", "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
     const mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     const cmodel::cim::TileParams tile = hw.tile(cmodel::load_checkpoint_config(o->model).head_dim());
     tile.validate("tile");
     rtl::check_rtl_buildable(tile);
     const std::string name = rtl::rtl_config_name(tile);
     // a prebuilt tile needs no build
-    const std::optional<rtl::RtlTileSource> linked = linked_rtl_tile();
-    if (linked && linked->params == tile) {
+    if (linked->params == tile) {
       std::cout << name << ": linked into kvcim (nothing to build)\n";
       return;
     }
