@@ -171,6 +171,10 @@ TEST(RtlBuild, BuildsOnceOnFirstUseThenLoadsFromTheCacheAndRunsLikeTheCModel) {
   BuildTempDir t("kvcim_rtl_build");
   const fs::path cache = t.path / "cache";
   const TileParams p = hd16();
+  // the remains of a build that crashed: removed by the next build of its key
+  const fs::path crashed = cache / (".tmp-" + rtl::RtlBuilder(in_cache(cache)).locate(p).key + "-1");
+  fs::create_directories(crashed / "model");
+  std::ofstream(crashed / "model" / "half.cpp") << "// a crashed build's half-written file";
   std::vector<pid_t> children;
   for (int i = 0; i < 2; ++i) {
     const pid_t pid = ::fork();
@@ -197,6 +201,7 @@ TEST(RtlBuild, BuildsOnceOnFirstUseThenLoadsFromTheCacheAndRunsLikeTheCModel) {
   const rtl::RtlBuilder builder(in_cache(cache));
   const rtl::RtlCachedModule cached = builder.locate(p);
   EXPECT_EQ(cache_entries(cache), (std::vector<std::string>{cached.key}));  // no temporary folder left
+  EXPECT_FALSE(fs::exists(crashed));
   ASSERT_TRUE(fs::is_regular_file(cached.path));
   EXPECT_EQ(cached.key.rfind("hd16_t64_kv8_p12-", 0), 0u) << cached.key;
   const auto mtime = fs::last_write_time(cached.path);
