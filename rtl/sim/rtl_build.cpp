@@ -186,7 +186,7 @@ RtlCachedModule RtlBuilder::ensure(const TileParams& p) const {
   if (ec) fail("KVCIM_RTL_CACHE", "folder", tmp.string(), "cannot be created: " + ec.message());
   try {
     build::build_module(r, p, tmp.string(), module_file(p));
-    // Only the module stays: the sources and objects are hundreds of MB at large head_dim.
+    // Only the module stays: the generated C++ and the objects are of no use once it is linked.
     for (const auto& e : fs::directory_iterator(tmp))
       if (e.path().filename() != module_file(p)) fs::remove_all(e.path());
     fs::rename(tmp, final_dir);  // atomic: the folder appears whole, or not at all
