@@ -86,6 +86,7 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/cmd_macro.cpp
     runtime/cli/cmd_map.cpp
     runtime/cli/cmd_model.cpp
+    runtime/cli/cmd_rtl.cpp
     runtime/cli/cmd_run.cpp
     runtime/cli/error_flags.cpp
     runtime/cli/main.cpp
@@ -100,8 +101,11 @@ set(KVCIM_RTL_SHARED_SOURCES
     rtl/sim/cosim_job.cpp
     rtl/sim/problems.cpp
 )
-# kvcim_rtl_loader: finds and loads the RTL tile modules (no Verilator needed; the runtime links it)
+# kvcim_rtl_loader: finds and loads the RTL tile modules, and builds the ones the table lacks into
+# a cache by running Verilator and the compiler (no Verilator linked; the runtime links it)
 set(KVCIM_RTL_LOADER_SOURCES
+    rtl/sim/rtl_build.cpp
+    rtl/sim/rtl_build_steps.cpp
     rtl/sim/rtl_tiles.cpp
 )
 # a configuration of the table as a loadable module (testbench/tests/rtl_configs/rtl_configs.cmake)
@@ -156,6 +160,7 @@ set(KVCIM_CLI_TESTS
     testbench/cli/reliability_atomic.sh
     testbench/cli/reliability_determinism.sh
     testbench/cli/reliability_inputs.sh
+    testbench/cli/rtl_build.sh
     testbench/cli/run_accuracy.sh
 )
 # CLI tests too slow for `make test`: CTest label deep (`make test-deep`); those named rtl_* need
@@ -268,6 +273,7 @@ set(KVCIM_TEST_runtime_SOURCES
 )
 set(KVCIM_TEST_runtime_rtl_SOURCES
     testbench/tests/runtime_rtl/test_rtl_backend.cpp
+    testbench/tests/runtime_rtl/test_rtl_build.cpp
     testbench/tests/runtime_rtl/test_rtl_evaluation.cpp
 )
 # the RTL configuration table's test

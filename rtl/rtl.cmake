@@ -197,6 +197,17 @@ target_compile_options(kvcim_rtl_tile PRIVATE -Wno-unused-parameter -Wno-unused-
                        -Wno-unused-but-set-variable -Wno-sign-compare -Wno-missing-field-initializers
                        -Wno-maybe-uninitialized)
 
+# How every configuration other than the linked default is Verilated and linked as a module: the
+# table's (testbench/tests/rtl_configs/rtl_configs.cmake) and the on-demand builds (rtl_recipe.cmake).
+# -fno-reloop: Verilator 5.006's reloop pass declares its loop variable (__Vilp) in another function
+# than the one sampling a wide $past (the assertions at 48 x 8-bit outputs): C++ that does not
+# compile. Without it the copies stay unrolled. The -G overrides of the geometry come after these.
+set(KVCIM_RTL_CONFIG_VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast -fno-reloop)
+# A module exports kvcim_rtl_module_v1 only, its harness and model hidden (--exclude-libs), so that
+# it never meets the linked default's symbols.
+set(KVCIM_RTL_MODULE_LINK_OPTIONS -Wl,--exclude-libs,ALL -Wl,-Bsymbolic -Wl,--no-undefined)
+include(rtl/rtl_recipe.cmake)
+
 # The RTL must stay lint-clean under -Wall, as a whole and the macro on its own at the geometries
 # of both tile macros.
 add_test(NAME rtl.lint_tile

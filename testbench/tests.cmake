@@ -37,8 +37,16 @@ foreach(script ${KVCIM_CLI_DEEP_TESTS})
   add_test(NAME cli.${name} COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/${script} $<TARGET_FILE:kvcim> ${CMAKE_CURRENT_SOURCE_DIR})
   set_tests_properties(cli.${name} PROPERTIES LABELS deep COST 60 TIMEOUT 2400)
 endforeach()
+# (it Verilates and runs a tile: a watchdog as the suites have)
+set_tests_properties(cli.rtl_build PROPERTIES TIMEOUT 600)
 
 if(KVCIM_WITH_RTL)
+  # The RTL tile built on demand at head_dim 16 to 128 and 2-, 4- and 8-bit KV, each run through
+  # `kvcim run` against the C-model tile (17 builds, ~5 min on 2 cores: `make test-deep` only).
+  add_test(NAME rtl.any_geometry
+           COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/scripts/rtl_any_geometry.py
+                   --kvcim $<TARGET_FILE:kvcim> --work ${CMAKE_BINARY_DIR}/rtl_any_geometry)
+  set_tests_properties(rtl.any_geometry PROPERTIES LABELS deep TIMEOUT 3600)
   include(testbench/coverage/coverage.cmake)
   include(testbench/tests/rtl_configs/rtl_configs.cmake)
   if(KVCIM_YOSYS)  # (rtl/rtl.cmake; without Yosys, no netlist: warned there)

@@ -2,6 +2,7 @@
 // same runtime::run_job as `kvcim run` (spec + policy -> placement -> session hardware ->
 // run_generation -> run_report), returning the report as JSON text that the Python Report class wraps. The GIL is
 // released for the run; Ctrl-C in Python stops it at the next forward pass.
+#include <cstdio>
 #include <optional>
 #include <vector>
 
@@ -88,8 +89,13 @@ void bind_runtime(py::module_& m) {
           linked = rtl::RtlTileSource{rtl::RtlTile::built_params(),
                                  [] { return std::make_unique<rtl::RtlTile>(); }};
 #endif
+          // a tile the table lacks is built on first use into the cache, as by `kvcim run`
+          rtl::RtlBuildOptions build;
+          build.enabled = true;
+          build.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
           report = to_json(run_job(ck, tok, hw, policy, so, {ck.path, tok_path, hw.source, eval_path},
-                                   rtl::RtlTiles(linked), "backends.attention"));
+                                   rtl::RtlTiles(linked, rtl::RtlTiles::rtl_module_dirs(), build),
+                                   "backends.attention"));
         }
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },

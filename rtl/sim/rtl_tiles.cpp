@@ -1,10 +1,13 @@
 #include "kvcim/rtl/rtl_tiles.hpp"
 
 #include <dlfcn.h>
+#include <elf.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -19,6 +22,32 @@ namespace {
 constexpr const char* kPrefix = "kvcim_rtl_tile_";
 constexpr const char* kSuffix = ".so";
 
+// dlopen maps a shared object's segments as its headers describe them: a truncated file (a build
+// killed mid-copy, a full disk) maps past its end and the first access is SIGBUS, not an error.
+// So the file must hold every segment and section its ELF header promises before it is opened.
+void check_elf_extent(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  Elf64_Ehdr eh{};
+  if (!in.read(reinterpret_cast<char*>(&eh), sizeof eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64)
+    fail(path, "module", "(not ELF)", "not a shared object of this machine: a damaged or foreign file");
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  uint64_t need = eh.e_shoff + uint64_t{eh.e_shnum} * eh.e_shentsize;
+  in.seekg(static_cast<std::streamoff>(eh.e_phoff));
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph{};
+    if (!in.read(reinterpret_cast<char*>(&ph), sizeof ph)) {
+      need = std::max<uint64_t>(need, eh.e_phoff + uint64_t{eh.e_phnum} * sizeof ph);
+      break;
+    }
+    need = std::max<uint64_t>(need, ph.p_offset + ph.p_filesz);
+  }
+  if (ec || size < need)
+    fail(path, "module", "(truncated)",
+         std::to_string(size) + " bytes where its ELF headers need " + std::to_string(need) + ": a damaged file");
+}
+
 // Modules loaded so far, by path: loaded once per process and never unloaded (their tiles'
 // code must outlive every tile).
 const RtlModuleV1* load_module(const std::string& path) {
@@ -26,6 +55,7 @@ const RtlModuleV1* load_module(const std::string& path) {
   static std::map<std::string, const RtlModuleV1*> loaded;
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = loaded.find(path); it != loaded.end()) return it->second;
+  check_elf_extent(path);
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) fail(path, "module", "(unloadable)", one_line(::dlerror()));
   auto* entry = reinterpret_cast<const RtlModuleV1* (*)()>(::dlsym(handle, kRtlModuleSymbol));
@@ -47,6 +77,10 @@ std::string rtl_config_name(const cmodel::cim::TileParams& p) {
 
 std::vector<std::string> RtlTiles::rtl_module_dirs() {
   if (const char* env = std::getenv("KVCIM_RTL_MODULE_DIR"); env && *env) return {env};
+  return program_dirs();
+}
+
+std::vector<std::string> RtlTiles::program_dirs() {
   std::vector<std::string> dirs;
   auto add = [&](fs::path d) {  // the folder, its parent and its grandparent
     for (int up = 0; up < 3; ++up, d = d.parent_path())
@@ -64,8 +98,8 @@ std::vector<std::string> RtlTiles::rtl_module_dirs() {
   return dirs;
 }
 
-RtlTiles::RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs)
-    : linked_(std::move(linked)), dirs_(std::move(dirs)) {}
+RtlTiles::RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs, RtlBuildOptions build)
+    : linked_(std::move(linked)), dirs_(std::move(dirs)), build_(std::move(build)) {}
 
 std::optional<RtlTileSource> RtlTiles::find(const cmodel::cim::TileParams& p) const {
   if (!linked_) return std::nullopt;
@@ -79,7 +113,20 @@ std::optional<RtlTileSource> RtlTiles::find(const cmodel::cim::TileParams& p) co
     if (!(m->params == p)) continue;  // the name matches, another field (exp_frac) does not
     return RtlTileSource{m->params, m->make};
   }
-  return std::nullopt;
+  if (!build_.enabled) return std::nullopt;
+  const RtlCachedModule built = RtlBuilder(build_).ensure(p);
+  const RtlModuleV1* m = nullptr;
+  try {
+    m = load_module(built.path);
+  } catch (const Error& e) {  // a damaged or foreign file where the cache keeps p's module
+    throw Error(e.what() + std::string(" (in the RTL tile cache: delete ") +
+                fs::path(built.path).parent_path().string() + " to rebuild it)");
+  }
+  if (!(m->params == p))
+    fail(built.path, "module", rtl_config_name(m->params),
+         "the cache holds another configuration under " + built.key + ": delete " +
+             fs::path(built.path).parent_path().string() + " to rebuild it");
+  return RtlTileSource{m->params, m->make};
 }
 
 std::vector<std::string> RtlTiles::available() const {

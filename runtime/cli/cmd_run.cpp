@@ -21,9 +21,6 @@
 #include "kvcim/runtime/report.hpp"
 #include "kvcim/runtime/run_job.hpp"
 #include "kvcim/runtime/run_summary.hpp"
-#ifdef KVCIM_HAVE_RTL
-#include "kvcim/rtl/rtl_tile.hpp"
-#endif
 
 namespace kvcim::cli {
 
@@ -129,12 +126,10 @@ void add_run(CLI::App& app) {
         std::fprintf(stderr, "\r  evaluation: %d/%d tokens   ", done, total);
         if (done == total) std::fprintf(stderr, "\n");
       };
-    std::optional<rtl::RtlTileSource> linked;
-#ifdef KVCIM_HAVE_RTL
-    linked = rtl::RtlTileSource{rtl::RtlTile::built_params(), [] { return std::make_unique<rtl::RtlTile>(); }};
-#endif
+    // a tile the table lacks is built on first use (a progress line unless --quiet)
+    const rtl::RtlTiles rtl_tiles(linked_rtl_tile(), rtl::RtlTiles::rtl_module_dirs(), rtl_build_options(o->quiet));
     const RunReport report = run_job(ck, tok, hw, policy, so, {o->model, tok_path, o->hw, o->eval_text_path},
-                                     rtl::RtlTiles(linked), "--attention-backend");
+                                     rtl_tiles, "--attention-backend");
     // every output made before any is written, then all or none of them written
     std::vector<std::pair<std::string, std::string>> files;
     if (!o->json_out.empty() || !o->html_out.empty()) {

@@ -4,10 +4,12 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kvcim/error.hpp"
+#include "kvcim/rtl/rtl_tiles.hpp"
 
 namespace kvcim::cli {
 
@@ -19,6 +21,7 @@ void add_explain(CLI::App& app);
 void add_map(CLI::App& app);
 void add_macro(CLI::App& app);
 void add_convert(CLI::App& app);
+void add_rtl(CLI::App& app);
 #ifdef KVCIM_HAVE_RTL
 void add_cosim(CLI::App& app);
 #endif
@@ -36,6 +39,11 @@ inline void add_top_p_option(CLI::App* cmd, float& top_p) {
          "deprecated spelling of --top-p")
       ->group("");
 }
+
+// The RTL tile linked into this program (none without the RTL), and on-demand builds into the
+// default cache with a progress line on stderr unless `quiet` (cmd_rtl.cpp).
+std::optional<rtl::RtlTileSource> linked_rtl_tile();
+rtl::RtlBuildOptions rtl_build_options(bool quiet);
 
 // Parses "1,5,9" into ids; throws kvcim::Error naming `option` on bad input.
 // A library error as the command line says it: an option named where it set the field.

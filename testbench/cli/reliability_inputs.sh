@@ -169,8 +169,9 @@ if "$KVCIM" cosim --trials 1 >/dev/null 2>&1; then  # an RTL build
   bad "run: the RTL backend refuses the analog tile" "kv.kind" "analog" -- "${RUN[@]}" --hw "$GC" --attention-backend rtl --json "$T/out.json"
   sed 's/^  exp_frac: 6$/  exp_frac: 6\n  k_bits: 4/' "$HW" > "$T/hw/kv_k4.yaml"
   bad "run: the RTL backend refuses k_bits != v_bits" "kv.k_bits" "4" -- "${RUN[@]}" --hw "$T/hw/kv_k4.yaml" --attention-backend rtl --json "$T/out.json"
-  sed 's/^  tokens_per_tile: 64 /  tokens_per_tile: 16 /' "$HW" > "$T/hw/kv_t16.yaml"
-  bad "run: an RTL tile of no built configuration" "hd8_t16_kv8_p12" "no RTL tile is built" "built: hd8_t64_kv8_p12 (linked)" -- "${RUN[@]}" --hw "$T/hw/kv_t16.yaml" --attention-backend rtl --json "$T/out.json"
+  # (a tile of no built configuration is built on demand: testbench/cli/rtl_build.sh)
+  sed 's/^  prob_bits: 12/  prob_bits: 6/' "$HW" > "$T/hw/kv_p6.yaml"
+  KVCIM_RTL_CACHE="$T/rtl-cache" bad "run: an RTL tile the RTL cannot be built at" "tile: prob_bits = 6" "the RTL builds prob_bits 7..16" -- "${RUN[@]}" --hw "$T/hw/kv_p6.yaml" --attention-backend rtl --json "$T/out.json"
 fi
 
 finish "reliability input"

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/rtl/rtl_build.hpp"
 
 namespace kvcim::rtl {
 
@@ -39,11 +40,14 @@ std::string rtl_config_name(const cmodel::cim::TileParams& p);
 class RtlTiles {
  public:
   // `linked`: the configuration built into the program (none: a build without the RTL, which then
-  // offers no module either). `dirs`: where modules are looked for (rtl_module_dirs()).
-  explicit RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs = rtl_module_dirs());
+  // offers no module either). `dirs`: where modules are looked for (rtl_module_dirs()). `build`:
+  // whether (and where) a configuration found nowhere is built on demand (rtl_build.hpp).
+  explicit RtlTiles(std::optional<RtlTileSource> linked, std::vector<std::string> dirs = rtl_module_dirs(),
+                    RtlBuildOptions build = {});
   // The tile built at exactly `p`: the linked one, else the module of p's configuration name
-  // (loaded once, kept loaded). A module file that is not a kvcim module, or whose build does not
-  // match this program's, is a kvcim::Error naming the file.
+  // (loaded once, kept loaded), else with `build.enabled` the cache's module of p, built first if
+  // the cache lacks it. A module file that is not a kvcim module, or whose build does not match
+  // this program's, is a kvcim::Error naming the file; so is a parameter the RTL cannot be built at.
   std::optional<RtlTileSource> find(const cmodel::cim::TileParams& p) const;
   // Every configuration available: the linked one, then the module files in `dirs`, by name.
   std::vector<std::string> available() const;
@@ -53,10 +57,14 @@ class RtlTiles {
   // holding this code (Python's _core, when it is one), each with its parent and grandparent (the
   // build folder, from build/ or build/python/kvcim/).
   static std::vector<std::string> rtl_module_dirs();
+  // The same folders without $KVCIM_RTL_MODULE_DIR: where the build's files (the on-demand build's
+  // recipe) are looked for.
+  static std::vector<std::string> program_dirs();
 
  private:
   std::optional<RtlTileSource> linked_;
   std::vector<std::string> dirs_;
+  RtlBuildOptions build_;
 };
 
 }  // namespace kvcim::rtl

@@ -21,8 +21,8 @@ namespace kvcim::runtime {
 int batch_size(const SessionOptions& options, const mapper::Policy& policy);
 
 // `options.backends.attention == rtl` needs a tile of `rtl_tiles` built at the spec's tile parameters
-// (the linked one or a module; a build without the RTL has none, and errors then name
-// `attention_option`); without one, the error lists the configurations there are.
+// (the linked one, a module, or one `rtl_tiles` builds on demand; a build without the RTL has none,
+// and errors then name `attention_option`); without one, the error lists the configurations there are.
 RunReport run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,
                   const mapper::HardwareSpec& hw, const mapper::Policy& policy,
                   const SessionOptions& options, const RunInputs& inputs, const rtl::RtlTiles& rtl_tiles,

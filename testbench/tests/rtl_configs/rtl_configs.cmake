@@ -33,10 +33,8 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
     TOP_MODULE cim_attention_tile
     ${KVCIM_RTL_TRACE_ARG}
     SOURCES ${KVCIM_RTL_SOURCES} ${KVCIM_RTL_ASSERTIONS}
-    # -fno-reloop: Verilator 5.006's reloop pass declares its loop variable (__Vilp) in another
-    # function than the one sampling a wide $past (the assertions at 48 x 8-bit outputs): C++
-    # that does not compile. Without it the copies stay unrolled.
-    VERILATOR_ARGS -O3 -Wall --assert --x-assign fast --x-initial fast -fno-reloop
+    # (the on-demand builds' arguments too: rtl/rtl.cmake)
+    VERILATOR_ARGS ${KVCIM_RTL_CONFIG_VERILATOR_ARGS}
                    -GHEAD_DIM=${hd} -GTOKENS=${tokens} -GKV_BITS=${kv} -GPROB_BITS=${prob})
   kvcim_rtl_use_shared(${lib})
   # -O1: each model runs a few hundred short problems; compile time matters more than its speed.
@@ -59,7 +57,7 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
   target_link_libraries(${module} PRIVATE ${lib})
   set_target_properties(${module} PROPERTIES PREFIX "" LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}
                         CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
-  target_link_options(${module} PRIVATE -Wl,--exclude-libs,ALL -Wl,-Bsymbolic -Wl,--no-undefined)
+  target_link_options(${module} PRIVATE ${KVCIM_RTL_MODULE_LINK_OPTIONS})
   list(APPEND KVCIM_RTL_MODULES ${module})
 endforeach()
 # The runtime's RTL tests run specs of these configurations through the modules.
