@@ -148,10 +148,12 @@ std::vector<std::string> verilator_ldlibs(const fs::path& model) {
 
 }  // namespace
 
-Recipe read_recipe(const std::string& path) {
+Recipe read_recipe(const std::string& path) { return parse_recipe(read_file(path), path); }
+
+Recipe parse_recipe(const std::string& text, const std::string& path) {
   Recipe r;
   r.path = path;
-  r.text = read_file(path);
+  r.text = text;
   try {
     const nlohmann::json j = nlohmann::json::parse(r.text);
     r.verilator = j.at("verilator").get<std::string>();

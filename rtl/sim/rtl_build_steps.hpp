@@ -18,6 +18,8 @@ struct Recipe {
 
 // Reads and checks the recipe: a missing or malformed file is a kvcim::Error naming it.
 Recipe read_recipe(const std::string& path);
+// The same from the file's text (`path` names it in errors).
+Recipe parse_recipe(const std::string& text, const std::string& path);
 
 // The tools the recipe names exist: else one kvcim::Error saying what to install.
 void check_tools(const Recipe& r);

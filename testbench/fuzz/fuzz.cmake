@@ -20,9 +20,10 @@ set(KVCIM_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/testbench/fuzz)
 # target name -> the library it needs (cmodel readers; the spec parser lives in the mapper)
 # hw_spec: the spec parser; safetensors, hf_config, hf_tokenizer: Hugging Face checkpoints (the
 # safetensors header, config.json, tokenizer.json); macro_file: kvcim macro's reader
-# (mapper/macro_pricing.cpp); policy: the policy's key table, as text and as a mapping
+# (mapper/macro_pricing.cpp); policy: the policy's key table, as text and as a mapping;
+# rtl_recipe: the recipe of on-demand RTL tile builds (rtl/sim/rtl_build_steps.cpp, kvcim_rtl_loader)
 set(KVCIM_FUZZ_TARGETS checkpoint tokenizer encode tech_table npy hw_spec safetensors hf_config
-    hf_tokenizer macro_file policy)
+    hf_tokenizer macro_file policy rtl_recipe)
 
 foreach(t ${KVCIM_FUZZ_TARGETS})
   if(KVCIM_FUZZ)
@@ -33,7 +34,7 @@ foreach(t ${KVCIM_FUZZ_TARGETS})
     add_test(NAME fuzz_replay.${t} COMMAND fuzz_${t} ${KVCIM_FUZZ_DIR}/corpus/${t})
   endif()
   target_include_directories(fuzz_${t} PRIVATE ${KVCIM_FUZZ_DIR})
-  target_link_libraries(fuzz_${t} PRIVATE kvcim_mapper)
+  target_link_libraries(fuzz_${t} PRIVATE kvcim_mapper kvcim_rtl_loader)
 endforeach()
 
 # RTL outputs independent of uninitialised state (Verilator X randomisation, several seeds).

@@ -125,6 +125,18 @@ def main():
     put("macro_file", "precision_16.yaml", c7.replace(b"    weight_bits: 8\n    input_bits: 8", b"    weight_bits: 16\n    input_bits: 16"))
     put("macro_file", "flow.yaml", b"{published: {id: C2, precision: {}}, name: x}\n")
 
+    # rtl_recipe: a recipe as rtl/rtl_recipe.cmake writes one (generic paths), and broken ones
+    recipe = {"verilator": "/usr/bin/verilator", "verilator_version": "5.006", "cxx": "/usr/bin/c++",
+              "ar": "/usr/bin/ar", "sv_sources": ["/src/rtl/cim_macro.sv"], "verilator_args": ["-O3"],
+              "tile_sources": ["/src/rtl/sim/rtl_tile.cpp"], "module_sources": ["/src/rtl/sim/rtl_module.cpp"],
+              "cxx_flags": ["-O1"], "defines": ["KVCIM_HAVE_RTL=1"], "include_dirs": ["/src/include"],
+              "archive": ["/build/libkvcim_cmodel.a"], "libs": ["-lpthread"], "link_flags": ["-shared"],
+              "hash_dirs": ["/src/include"]}
+    put("rtl_recipe", "recipe.json", json.dumps(recipe, indent=1).encode())
+    put("rtl_recipe", "missing_key.json", json.dumps({k: v for k, v in recipe.items() if k != "cxx"}).encode())
+    put("rtl_recipe", "wrong_type.json", json.dumps(dict(recipe, sv_sources="one.sv")).encode())
+    put("rtl_recipe", "not_json.json", b'{"verilator": ')
+
     # npy: valid v1/v2 arrays and broken headers
     put("npy", "v1_2x3.npy", npy([2, 3]))
     put("npy", "v2_4.npy", npy([4], version=2))
