@@ -18,16 +18,16 @@
 
 namespace kvcim::rtl {
 
-// The defaults of `kvcim cosim` and kvcim.cosim(): per configuration, about 2 s of the hd48_t128
-// model, the slowest of the table (docs/attention_tile.md, 'Checks').
+// The defaults of `kvcim cosim` and kvcim.cosim(): the six configurations of a full build in
+// about 10 s, most of it the hd48_t128 model (docs/attention_tile.md, 'Checks').
 struct CosimDefaults {
-  static constexpr int trials = 100;
+  static constexpr int trials = 300;
   static constexpr uint64_t seed = 1;
   static constexpr int tokens = 0;                 // 0: random, 1 to the tile's capacity
   // Stalls at every handshake: each valid and the result ready held back a quarter of the cycles.
   static constexpr double backpressure = 0.25;
   static constexpr bool corners = true;
-  static constexpr int port_episodes = 20;
+  static constexpr int port_episodes = 40;
 };
 
 struct CosimOptions {
