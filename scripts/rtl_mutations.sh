@@ -49,7 +49,7 @@ rm -rf "$src" && mkdir -p "$src"
 # of it, and each mutation would start a new synthesis.
 sed -i 's/^find_program(KVCIM_YOSYS yosys)/set(KVCIM_YOSYS "")/' "$src/rtl/rtl.cmake"
 rm -rf "$pristine" && cp -a "$src/rtl" "$pristine"
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >"$work/configure.log" 2>&1 ||
+cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DPython3_EXECUTABLE=${PYTHON:-/usr/bin/python3} >"$work/configure.log" 2>&1 ||
   { echo "configure failed: $work/configure.log" >&2; exit 2; }
 targets="test_rtl kvcim"
 for c in $configs; do targets="$targets test_rtl_$c kvcim_rtl_tile_$c"; done
