@@ -33,9 +33,9 @@ mutations=(
   "fold_round_half_down#softmax_unit.sv#s/((32'(out_quo) + (32'd1 << (fsh - 1))) >> fsh)/((32'(out_quo) + (32'd1 << (fsh - 1)) - 32'd1) >> fsh)/#the V-exponent fold rounds ties down"
   "rescale_round_half_down#softmax_unit.sv#s/rnd = (sh == 0) ? 64'sd0 : (64'sd1 <<< (sh - 1));/rnd = (sh == 0) ? 64'sd0 : (64'sd1 <<< (sh - 1)) - 64'sd1;/#the logit rescale rounds ties down"
   "divider_strict_compare#softmax_unit.sv#s/if (rem >= {1'b0, sum}) begin/if (rem > {1'b0, sum}) begin/#the restoring divider subtracts only when the remainder exceeds the divisor"
-  "result_not_held#cim_attention_tile.sv#s/VCOMP: if (res_fire) state <= IDLE;/VCOMP: if (res_valid_o) state <= IDLE;/#the result is dropped after one cycle whether or not it was taken"
+  "result_not_held#cim_attention_tile.sv#s/VCOMP: if (res_fire) state <= IDLE;/VCOMP: if (res_fire || res_valid_o) state <= IDLE;/#the result is dropped after one cycle whether or not it was taken"
   "stall_cycles_counted#cim_attention_tile.sv#s/wire stalled = res_valid_o \&\& !res_ready_i;/wire stalled = 1'b0;/#the cycle counter counts cycles stalled on the result"
-  "qmul_unlatched#cim_attention_tile.sv#s/.qmul_i(qmul_q)/.qmul_i(qmul_i)/#the softmax reads the query port's qmul after the transfer instead of the latched copy"
+  "count_on_offer#cim_attention_tile.sv#s/if (app_fire) count <= count + 1'b1;/if (app_valid_i \&\& idle) count <= count + 1'b1;/#the token count advances on an offered append, accepted or not"
   "k_compute_on_append#cim_attention_tile.sv#s/.cmp_valid_i(q_valid_i \&\& idle \&\& !app_valid_i)/.cmp_valid_i(q_valid_i \&\& idle)/#the K macro starts a query's compute while an append takes the same cycle (the query is not accepted)"
 )
 

@@ -31,7 +31,9 @@ class Driver {
     tile_.reset_events();
     c_.reset();
     c_.reset_events();
-    const int n = std::uniform_int_distribution<int>(1, p_.tokens)(rng_);
+    // A quarter of the episodes fill the tile: a full tile then refuses an offered append.
+    const int n = std::bernoulli_distribution(0.25)(rng_) ? p_.tokens
+                                                          : std::uniform_int_distribution<int>(1, p_.tokens)(rng_);
     const TileProblem tokens = random_problem(rng_, p_, n);
     std::deque<Query> queries;
     const int n_queries = std::uniform_int_distribution<int>(1, 4)(rng_);

@@ -18,7 +18,7 @@
 namespace kvcim::rtl {
 
 struct PortStressOptions {
-  int episodes = 20;    // each: reset, 1..tokens appends and 1..4 queries interleaved, drained
+  int episodes = 20;    // each: reset, 1..tokens appends (a quarter: tokens) and 1..4 queries interleaved, drained
   uint64_t seed = 1;
   double backpressure = 0.25;  // P(the driver holds back a valid, or the result ready) per cycle
   // cycles without any transfer while one is pending before the watchdog fails (0: 4x the
