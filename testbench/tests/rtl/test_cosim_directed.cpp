@@ -360,6 +360,9 @@ struct BrokenCase {
   const char* message;  // the assertion's $error text
 };
 
+// (the test's name in CTest: the case's name, not the struct's bytes)
+void PrintTo(const BrokenCase& c, std::ostream* os) { *os << c.name; }
+
 class RtlAssertions : public ::testing::TestWithParam<BrokenCase> {};
 
 TEST_P(RtlAssertions, FireWhenTheHandshakeIsBroken) {
