@@ -19,7 +19,7 @@
 namespace kvcim::rtl {
 
 // The defaults of `kvcim cosim` and kvcim.cosim(): the six configurations of a full build in
-// about 10 s, most of it the hd48_t128 model (docs/attention_tile.md, 'Checks').
+// about 8 s, most of it the hd48_t128 model (docs/attention_tile.md, 'Checks').
 struct CosimDefaults {
   static constexpr int trials = 300;
   static constexpr uint64_t seed = 1;
