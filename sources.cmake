@@ -95,9 +95,11 @@ set(KVCIM_CLI_SOURCES
 # each configuration of the RTL table), the model-independent rest once for all of them
 # (kvcim_rtl_shared, rtl/rtl.cmake)
 set(KVCIM_RTL_TILE_SOURCES
+    rtl/sim/port_stress.cpp
     rtl/sim/rtl_tile.cpp
 )
 set(KVCIM_RTL_SHARED_SOURCES
+    rtl/sim/corner_problems.cpp
     rtl/sim/cosim_job.cpp
     rtl/sim/problems.cpp
 )
@@ -259,6 +261,7 @@ set(KVCIM_TEST_rtl_SOURCES
     testbench/harness/tile_hooks.cpp
     testbench/tests/rtl/test_cosim_directed.cpp
     testbench/tests/rtl/test_cosim_random.cpp
+    testbench/tests/rtl/test_port_stress.cpp
     testbench/tests/rtl/test_runtime_backend.cpp
     testbench/tests/rtl/test_tile_lifetime.cpp
 )

@@ -137,6 +137,39 @@ function(kvcim_rtl_unity target slow_options)
   if(NOT generated)
     message(FATAL_ERROR "kvcim: ${target}: found no Verilated C++ among its sources")
   endif()
+  # A Verilator run that failed in the build leaves files of the model's list missing (its rule's
+  # output is deleted), and verilate() runs Verilator at configure time only when its arguments
+  # change: the list would name missing files until one was deleted by hand. Such a model is
+  # Verilated again here with the command verilate() recorded; if that fails, the configure step
+  # stops with Verilator's message, and the next one tries again.
+  set(missing "")
+  foreach(f ${generated})
+    if(NOT EXISTS ${f})
+      list(APPEND missing ${f})
+    endif()
+  endforeach()
+  if(missing)
+    list(GET generated 0 first)
+    get_filename_component(vdir ${first} DIRECTORY)
+    get_filename_component(prefix ${vdir} NAME_WE)  # <Mdir>/<prefix>.dir
+    file(READ ${vdir}/verilator_args.txt command)
+    message(STATUS "kvcim: ${target}: files of a failed Verilator run missing: Verilating it again")
+    execute_process(COMMAND ${command} WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
+    if(NOT rc EQUAL 0)
+      message(FATAL_ERROR "kvcim: ${target}: Verilator failed (exit ${rc}):\n${out}")
+    endif()
+    # The sources may have changed the list: verilate()'s copy follows, and, being a file this
+    # configure step read, makes the next build configure again with the new list.
+    execute_process(COMMAND ${CMAKE_COMMAND} -E copy_if_different ${vdir}/${prefix}.cmake ${vdir}/${prefix}_copy.cmake)
+    set(present "")
+    foreach(f ${generated})
+      if(EXISTS ${f})
+        list(APPEND present ${f})
+      endif()
+    endforeach()
+    set(generated ${present})
+  endif()
   list(SORT generated)
   set_source_files_properties(${generated} TARGET_DIRECTORY ${target} PROPERTIES HEADER_FILE_ONLY ON)
   set(dir ${CMAKE_CURRENT_BINARY_DIR}/CMakeFiles/${target}.dir/unity)

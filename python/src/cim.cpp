@@ -14,6 +14,8 @@
 #include "kvcim/error.hpp"
 #ifdef KVCIM_HAVE_RTL
 #include "kvcim/rtl/cosim_job.hpp"
+#include "kvcim/rtl/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tiles.hpp"
 #endif
 
 namespace kvcim::python {
@@ -270,47 +272,87 @@ void bind_cim(py::module_& m) {
 
   m.def(
       "cosim",
-      [](int trials, uint64_t seed, std::optional<int> tokens, double backpressure) -> py::dict {
+      [](int trials, uint64_t seed, std::optional<int> tokens, double backpressure, bool corners, int port_episodes,
+         std::optional<std::string> config) -> py::dict {
 #ifdef KVCIM_HAVE_RTL
         // tokens None: random (the command's --tokens 0, which Python does not accept)
         if (tokens && *tokens < 1)
           fail("cosim", "tokens", std::to_string(*tokens), "expected None (random) or at least 1");
-        rtl::CosimResult r;
-        {
-          py::gil_scoped_release release;
-          r = rtl::cosim_job(
-              {.trials = trials, .seed = seed, .tokens = tokens.value_or(0), .backpressure = backpressure,
-               .trace_path = {}});
+        const rtl::CosimOptions o{.trials = trials, .seed = seed, .tokens = tokens.value_or(0),
+                                  .backpressure = backpressure, .corners = corners,
+                                  .port_episodes = port_episodes, .trace_path = {}};
+        // every built configuration, as `kvcim cosim` (the linked one, then the table's modules)
+        const rtl::RtlTiles tiles(rtl::RtlTileSource{rtl::RtlTile::built_params(),
+                                                     [] { return std::make_unique<rtl::RtlTile>(); }});
+        std::vector<rtl::RtlConfig> configs = tiles.configs(&rtl::cosim_job);
+        if (config) {
+          std::erase_if(configs, [&](const rtl::RtlConfig& c) { return c.name != *config; });
+          if (configs.empty()) fail("cosim", "config", *config, "a built configuration (kvcim cosim --help)");
         }
-        std::string first;
-        if (!r.first.empty()) {
-          const rtl::CosimMismatch& m = r.first.front();
-          first = "trial " + std::to_string(m.trial) + " (" + std::to_string(m.tokens) + " tokens): " + m.results +
-                  (m.results.empty() || m.events.empty() ? "" : "; ") + m.events;
+        for (const rtl::RtlConfig& c : configs) rtl::check_cosim_options(o, c.params);
+        py::list per_config;
+        int64_t results = 0, events = 0;
+        uint64_t cycles = 0;
+        std::string first, failure;
+        TileEvents cmodel_events, rtl_events;
+        for (const rtl::RtlConfig& c : configs) {
+          rtl::CosimResult r;
+          {
+            py::gil_scoped_release release;
+            r = c.cosim(o);
+          }
+          if (first.empty() && !r.first.empty()) {
+            const rtl::CosimMismatch& m = r.first.front();
+            first = c.name + " " + m.what + ": " + m.results + (m.results.empty() || m.events.empty() ? "" : "; ") +
+                    m.events;
+          }
+          if (failure.empty() && !r.failure.empty()) failure = c.name + ": " + r.failure;
+          results += r.result_mismatches;
+          events += r.event_mismatches;
+          cycles += r.sim_cycles;
+          cmodel_events += r.cmodel_events;
+          rtl_events += r.rtl_events;
+          py::dict one;
+          one["config"] = c.name;
+          one["result_mismatches"] = r.result_mismatches;
+          one["event_mismatches"] = r.event_mismatches;
+          one["failure"] = r.failure;
+          one["corners"] = r.corners;
+          one["port_appends"] = r.port_appends;
+          one["port_queries"] = r.port_queries;
+          one["sim_cycles"] = r.sim_cycles;
+          per_config.append(one);
         }
         py::dict d;
         d["trials"] = trials;
         d["seed"] = seed;
         d["tokens"] = tokens ? py::cast(*tokens) : py::none();
         d["backpressure"] = backpressure;
-        d["result_mismatches"] = r.result_mismatches;
-        d["event_mismatches"] = r.event_mismatches;
+        d["result_mismatches"] = results;
+        d["event_mismatches"] = events;
         d["first_mismatch"] = first;
-        d["cmodel_events"] = fields_dict(r.cmodel_events);
-        d["rtl_events"] = fields_dict(r.rtl_events);
-        d["sim_cycles"] = r.sim_cycles;
+        d["failure"] = failure;
+        d["configs"] = per_config;
+        d["cmodel_events"] = fields_dict(cmodel_events);
+        d["rtl_events"] = fields_dict(rtl_events);
+        d["sim_cycles"] = cycles;
         return d;
 #else
-        (void)trials, (void)seed, (void)tokens, (void)backpressure;
+        (void)trials, (void)seed, (void)tokens, (void)backpressure, (void)corners, (void)port_episodes, (void)config;
         throw Error("cosim: rtl = absent: this build has no Verilated tile (configure with "
                     "-DKVCIM_WITH_RTL=ON and Verilator installed)");
 #endif
       },
-      // the defaults of `kvcim cosim` (runtime/defaults.hpp); tokens None: random, as --tokens 0
+      // the defaults of `kvcim cosim` (rtl::CosimDefaults); tokens None: random, as --tokens 0;
+      // config None: every built configuration
       py::arg("trials") = rtl::CosimDefaults::trials, py::arg("seed") = rtl::CosimDefaults::seed,
       py::arg("tokens") = py::none(), py::arg("backpressure") = rtl::CosimDefaults::backpressure,
-      "Random attention problems on the C model and on the RTL tile, compared bit for bit "
-      "(results and event counters). Returns a dict of counts and the first mismatch.");
+      py::arg("corners") = rtl::CosimDefaults::corners, py::arg("port_episodes") = rtl::CosimDefaults::port_episodes,
+      py::arg("config") = py::none(),
+      "Every built configuration of the RTL tile against the C model, bit for bit (results and event "
+      "counters), over random problems, the directed corners and port-independent stimulus, under "
+      "back-pressure (as `kvcim cosim`). Returns a dict of counts, the first mismatch, any failure "
+      "(a fired assertion or a hang) and one dict per configuration.");
 }
 
 }  // namespace kvcim::python

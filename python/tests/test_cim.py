@@ -157,7 +157,14 @@ def test_analog_tile_mirrors_the_cpp_fields_lossless_equals_digital_and_decays()
 
 def test_cosim_against_rtl_or_a_clear_error():
     if kvcim.HAVE_RTL:
-        report = kvcim.cosim(trials=20, seed=7)
+        # the default: every built configuration (the linked one first), random problems, the
+        # directed corners and port-independent stimulus, under back-pressure
+        full = kvcim.cosim(trials=5, port_episodes=2)
+        assert full["failure"] == "", full["failure"]
+        assert full["result_mismatches"] == 0 and full["event_mismatches"] == 0, full["first_mismatch"]
+        assert all(c["corners"] > 0 and c["port_queries"] > 0 for c in full["configs"]), full["configs"]
+        linked = full["configs"][0]["config"]
+        report = kvcim.cosim(trials=20, seed=7, config=linked, corners=False, port_episodes=0)
         assert report["trials"] == 20
         assert report["result_mismatches"] == 0 and report["event_mismatches"] == 0, \
             report["first_mismatch"]
@@ -167,16 +174,21 @@ def test_cosim_against_rtl_or_a_clear_error():
             kvcim.cosim(trials=1, tokens=10_000)
         with pytest.raises(kvcim.Error, match="backpressure"):
             kvcim.cosim(trials=1, backpressure=1.0)
+        with pytest.raises(kvcim.Error, match="config"):
+            kvcim.cosim(trials=1, config="hd1_t1_kv1_p1")
         # the command and kvcim.cosim are one job: the same seed draws the same problems and the
         # same back-pressure (they once seeded it differently), so even the cycles agree
-        out = subprocess.run([str(kvcim_exe()), "cosim", "--trials", "12", "--seed", "5",
+        out = subprocess.run([str(kvcim_exe()), "cosim", "--config", linked, "--trials", "12", "--seed", "5",
                               "--backpressure", "0.3"], check=True, capture_output=True,
                              text=True, timeout=300).stdout
-        cycles = int(re.search(r"simulated cycles: (\d+)", out).group(1))
-        report = kvcim.cosim(trials=12, seed=5, backpressure=0.3)
+        cycles = int(re.search(r"(\d+) cycles in", out).group(1))
+        report = kvcim.cosim(trials=12, seed=5, backpressure=0.3, config=linked)
         assert report["sim_cycles"] == cycles
         assert report["result_mismatches"] == 0 and report["event_mismatches"] == 0
-        assert kvcim.cosim(trials=12, seed=5)["sim_cycles"] < cycles  # stalls cost cycles
+        # stalls cost cycles (the same problems only: the port stimulus draws with the stalls)
+        random_only = dict(trials=12, seed=5, config=linked, corners=False, port_episodes=0)
+        assert kvcim.cosim(backpressure=0.0, **random_only)["sim_cycles"] < \
+            kvcim.cosim(backpressure=0.3, **random_only)["sim_cycles"]
     else:
         with pytest.raises(kvcim.Error, match="KVCIM_WITH_RTL"):
             kvcim.cosim(trials=1)

@@ -61,7 +61,8 @@ const RtlModuleV1* load_module(const std::string& path) {
   auto* entry = reinterpret_cast<const RtlModuleV1* (*)()>(::dlsym(handle, kRtlModuleSymbol));
   if (!entry) fail(path, "module", "(no entry)", std::string("not a kvcim RTL tile module: no ") + kRtlModuleSymbol);
   const RtlModuleV1* m = entry();
-  if (!m || m->abi != kRtlModuleAbi || m->params_size != sizeof(cmodel::cim::TileParams) || !m->make)
+  if (!m || m->abi != kRtlModuleAbi || m->params_size != sizeof(cmodel::cim::TileParams) || !m->make ||
+      !m->cosim)
     fail(path, "module", "(another build)",
          "built against another version of kvcim's tile interface: rebuild it with this program");
   loaded[path] = m;
@@ -147,6 +148,25 @@ std::vector<std::string> RtlTiles::available() const {
   found.erase(std::unique(found.begin(), found.end()), found.end());
   names.insert(names.end(), found.begin(), found.end());
   return names;
+}
+
+std::vector<RtlConfig> RtlTiles::configs(CosimResult (*linked_cosim)(const CosimOptions&)) const {
+  std::vector<RtlConfig> out;
+  if (!linked_) return out;
+  const std::string linked_name = rtl_config_name(linked_->params);
+  out.push_back({linked_name, linked_->params, linked_cosim, true});
+  for (const std::string& name : available()) {
+    if (name.rfind(linked_name, 0) == 0) continue;  // "<linked> (linked)", or a module of its name
+    for (const std::string& dir : dirs_) {
+      const fs::path path = fs::path(dir) / (kPrefix + name + kSuffix);
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec)) continue;
+      const RtlModuleV1* m = load_module(path.string());
+      out.push_back({name, m->params, m->cosim, false});
+      break;
+    }
+  }
+  return out;
 }
 
 }  // namespace kvcim::rtl

@@ -36,6 +36,9 @@ constexpr FieldFlag kFieldFlags[] = {
     {"cosim", "trials", "--trials"},
     {"cosim", "tokens", "--tokens"},
     {"cosim", "backpressure", "--backpressure"},
+    {"cosim", "port_episodes", "--port-episodes"},
+    {"cosim", "config", "--config"},
+    {"cosim", "trace", "--trace"},
 };
 
 }  // namespace

@@ -70,20 +70,41 @@ void offer_append_to_full_tile_then_reset(RtlTile& tile, std::span<const int8_t>
   m.settle();
 }
 
-void break_protocol(RtlTile& tile, ProtocolBreak how, std::span<const int8_t> k, std::span<const int8_t> v) {
-  cmodel::cim::check_append(tile.impl().params, tile.tokens(), k, v, 0, 0, "rtl tile append");
-  // An append without waiting: the K column write keeps the tile busy (q_ready_o low) for
-  // head_dim - 1 cycles, during which a query is offered and then broken.
-  tile.impl().append(k, v, 0, 0, false);
+void break_handshake(RtlTile& tile, Broken what) {
   RtlTile::Impl& m = tile.impl();
-  m.top->q_valid_i = 1;
+  const int d = m.params.head_dim;
+  const std::vector<int8_t> ones(d, 1), twos(d, 2), other(d, -1);
+  cmodel::cim::check_append(m.params, tile.tokens() + 1, ones, twos, 0, 0, "rtl tile append");
+  // An append without waiting: the K column write keeps the tile busy (both readies low) for
+  // head_dim - 1 cycles, long enough to offer, wait and break.
+  m.append(ones, twos, 0, 0, false);
+  const bool app = what <= Broken::app_ev;
+  put_vector(m.top->app_k_i, ones, m.params.kv_bits);
+  put_vector(m.top->app_v_i, twos, m.params.kv_bits);
+  m.top->app_ek_i = 0;
+  m.top->app_ev_i = 0;
+  put_vector(m.top->q_i, ones, m.params.kv_bits);
   m.top->qmul_i = 1u << 15;
+  m.top->qexp_i = 0;
+  (app ? m.top->app_valid_i : m.top->q_valid_i) = 1;
   m.settle();
+  if (app ? m.top->app_ready_o : m.top->q_ready_o)
+    fail("break_handshake", "ready", "1", "0 while the K column write runs");
   m.tick();  // not accepted: the tile is busy
-  if (how == ProtocolBreak::drop_valid) m.top->q_valid_i = 0;
-  else m.top->qmul_i = (1u << 15) + 1;  // change_payload
+  switch (what) {
+    case Broken::app_valid: m.top->app_valid_i = 0; break;
+    case Broken::app_k: put_vector(m.top->app_k_i, other, m.params.kv_bits); break;
+    case Broken::app_v: put_vector(m.top->app_v_i, other, m.params.kv_bits); break;
+    case Broken::app_ek: m.top->app_ek_i = 1; break;
+    case Broken::app_ev: m.top->app_ev_i = 1; break;
+    case Broken::q_valid: m.top->q_valid_i = 0; break;
+    case Broken::q_q: put_vector(m.top->q_i, other, m.params.kv_bits); break;
+    case Broken::q_qmul: m.top->qmul_i = (1u << 15) + 1; break;
+    case Broken::q_qexp: m.top->qexp_i = 1; break;
+  }
   m.settle();
   m.tick();  // the assertion fires at this edge and tick() throws
+  m.top->app_valid_i = 0;
   m.top->q_valid_i = 0;
   m.settle();
 }

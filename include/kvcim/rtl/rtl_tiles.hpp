@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kvcim/cmodel/cim/attention_tile.hpp"
+#include "kvcim/rtl/cosim_job.hpp"
 #include "kvcim/rtl/rtl_build.hpp"
 
 namespace kvcim::rtl {
@@ -29,9 +30,18 @@ struct RtlModuleV1 {
   size_t params_size = 0;        // sizeof(TileParams) of the module's build
   cmodel::cim::TileParams params;
   std::unique_ptr<cmodel::cim::AttentionTile> (*make)() = nullptr;
+  CosimResult (*cosim)(const CosimOptions&) = nullptr;  // the module's cosim_job (cosim_job.hpp)
 };
-inline constexpr int kRtlModuleAbi = 1;
+inline constexpr int kRtlModuleAbi = 2;
 inline constexpr const char* kRtlModuleSymbol = "kvcim_rtl_module_v1";
+
+// A configuration `kvcim cosim` can run: its name, parameters and cosim_job.
+struct RtlConfig {
+  std::string name;
+  cmodel::cim::TileParams params;
+  CosimResult (*cosim)(const CosimOptions&) = nullptr;
+  bool linked = false;
+};
 
 // "hd8_t64_kv8_p12": head_dim, tokens, K/V bits and probability bits, as the table and the module
 // files name a configuration.
@@ -52,6 +62,10 @@ class RtlTiles {
   // Every configuration available: the linked one, then the module files in `dirs`, by name.
   std::vector<std::string> available() const;
   bool built() const { return linked_.has_value(); }
+  // Every configuration with its cosim_job: the linked one (`linked_cosim`, the program's own
+  // cosim_job), then each module in `dirs` by name (loaded; a module of the linked configuration's
+  // name is skipped). A module that does not load is a kvcim::Error naming the file.
+  std::vector<RtlConfig> configs(CosimResult (*linked_cosim)(const CosimOptions&)) const;
 
   // $KVCIM_RTL_MODULE_DIR if set; else the folders of the running program and of the library
   // holding this code (Python's _core, when it is one), each with its parent and grandparent (the

@@ -25,12 +25,11 @@ void append_back_to_back(rtl::RtlTile& tile, std::span<const int8_t> k, std::spa
 // An append offered to a full tile for `cycles` cycles (never accepted), then a reset.
 void offer_append_to_full_tile_then_reset(rtl::RtlTile& tile, std::span<const int8_t> k,
                                           std::span<const int8_t> v, int cycles);
-// Breaks the valid/ready protocol on purpose (the assertions test): offers a query while the tile
-// is busy, then drops its valid (drop_valid) or changes its payload (change_payload) before the
-// tile is ready. With the assertions compiled in (Verilator --assert), throws kvcim::Error
-// naming "assertion"; a failing assertion anywhere else throws the same.
-enum class ProtocolBreak { drop_valid, change_payload };
-void break_protocol(rtl::RtlTile& tile, ProtocolBreak how, std::span<const int8_t> k,
-                    std::span<const int8_t> v);
+// Breaks the valid/ready protocol on purpose (the assertions test): an append's K column write keeps
+// the tile busy, an append or a query is offered and waits a cycle, then its valid drops or one
+// field of its payload changes before the tile is ready. With the assertions compiled in
+// (Verilator --assert), throws kvcim::Error naming "assertion" at that edge; returns if none fired.
+enum class Broken { app_valid, app_k, app_v, app_ek, app_ev, q_valid, q_q, q_qmul, q_qexp };
+void break_handshake(rtl::RtlTile& tile, Broken what);
 
 }  // namespace kvcim::testbench

@@ -16,6 +16,7 @@
 
 #include "kvcim/error.hpp"
 #include "kvcim/rtl/rtl_tile.hpp"
+#include "kvcim/rtl/rtl_tiles.hpp"
 #include "kvcim/testbench/tile_hooks.hpp"
 #include "tile_options.hpp"
 
@@ -282,23 +283,40 @@ TEST(CosimDirected, TraceWritesTheBuiltFormatAndChangesNothing) {
 #ifndef KVCIM_RTL_GATES  // (the kvcim command runs the RTL build, not the netlist)
 namespace {
 
-// `kvcim cosim` from the command line: a clean run exits 0 and reports zero mismatches; bad
-// arguments exit 2.
-TEST(CosimCommand, ReportsZeroMismatchesAndRejectsBadArguments) {
-  const std::string exe = KVCIM_KVCIM_EXE;
-  if (!std::filesystem::exists(exe)) GTEST_SKIP() << "kvcim not built: " << exe;
+// `kvcim cosim` from the command line, with its defaults: every built configuration (the linked
+// one and each module of the table, all built by `make build`), random problems, corners and port
+// stimulus under back-pressure, exits 0; bad arguments exit 2.
+std::string run(const std::string& args, int& rc) {
   const std::string out =
       (std::filesystem::temp_directory_path() / ("kvcim_cosim_" + std::to_string(::getpid()) + ".txt")).string();
-  int rc = std::system((exe + " cosim --trials 200 --seed 3 > " + out + " 2>&1").c_str());
+  rc = WEXITSTATUS(std::system((std::string(KVCIM_KVCIM_EXE) + " cosim " + args + " > " + out + " 2>&1").c_str()));
   std::ifstream f(out);
   const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(WEXITSTATUS(rc), 0) << text;
-  EXPECT_NE(text.find("trials: 200"), std::string::npos) << text;
-  EXPECT_NE(text.find("output mismatches: 0"), std::string::npos) << text;
-  EXPECT_NE(text.find("event-count mismatches: 0"), std::string::npos) << text;
-  rc = std::system((exe + " cosim --tokens 65 > " + out + " 2>&1").c_str());
-  EXPECT_EQ(WEXITSTATUS(rc), 2);
   std::filesystem::remove(out);
+  return text;
+}
+
+TEST(CosimCommand, DefaultRunsEveryConfigurationAndPasses) {
+  if (!std::filesystem::exists(KVCIM_KVCIM_EXE)) GTEST_SKIP() << "kvcim not built: " << KVCIM_KVCIM_EXE;
+  int rc = 0;
+  const std::string text = run("", rc);
+  EXPECT_EQ(rc, 0) << text;
+  EXPECT_NE(text.find("cosim: passed, 6 configurations"), std::string::npos) << text;
+  EXPECT_NE(text.find(rtl_config_name(built()) + " (linked)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("mismatches 1"), std::string::npos) << text;
+}
+
+TEST(CosimCommand, RejectsBadArgumentsWithExit2) {
+  if (!std::filesystem::exists(KVCIM_KVCIM_EXE)) GTEST_SKIP() << "kvcim not built: " << KVCIM_KVCIM_EXE;
+  int rc = 0;
+  for (const char* bad : {"--tokens 65", "--trials 0", "--backpressure 1", "--config hd1_t1_kv1_p1",
+                          "--port-episodes -1"}) {
+    const std::string text = run(bad, rc);
+    EXPECT_EQ(rc, 2) << bad << ": " << text;
+  }
+  const std::string text = run("--config " + rtl_config_name(built()) + " --trials 20 --port-episodes 2", rc);
+  EXPECT_EQ(rc, 0) << text;
+  EXPECT_NE(text.find("cosim: passed, 1 configuration"), std::string::npos) << text;
 }
 
 }  // namespace
@@ -331,27 +349,52 @@ TEST(CosimDirected, PortCornersTheCheckedInterfaceRefuses) {
 
 #ifndef KVCIM_RTL_GATES  // (a flattened netlist has no assertions bound to it)
 // The assertions (rtl/cim_attention_tile_assertions.sv, Verilated with --assert) fire when the
-// harness breaks the valid/ready protocol on purpose; every other test proves them silent (a
-// failing assertion throws out of any harness call).
-void expect_assertion(ProtocolBreak how, const std::string& what) {
-  const TileParams p;
+// harness breaks the valid/ready protocol on purpose, on each input port and for each field of its
+// payload (an assertion that leaves a field out turns its test red); every other test proves them
+// silent (a failing assertion throws out of any harness call). The result port's assertions guard
+// the tile's own outputs, which no port can break: the mutation script checks them
+// (scripts/rtl_mutations.sh).
+struct BrokenCase {
+  Broken what;
+  const char* name;
+  const char* message;  // the assertion's $error text
+};
+
+// (the test's name in CTest: the case's name, not the struct's bytes)
+void PrintTo(const BrokenCase& c, std::ostream* os) { *os << c.name; }
+
+class RtlAssertions : public ::testing::TestWithParam<BrokenCase> {};
+
+TEST_P(RtlAssertions, FireWhenTheHandshakeIsBroken) {
+  const BrokenCase& c = GetParam();
   RtlTile rtl;
-  const std::vector<int8_t> k(p.head_dim, 1), v(p.head_dim, 2);
+  std::string error;
+  // Verilator prints the $error line (naming the assertion) on stdout; the harness throws.
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
   try {
-    break_protocol(rtl, how, k, v);
-    ADD_FAILURE() << what << ": no assertion fired";
+    break_handshake(rtl, c.what);
   } catch (const kvcim::Error& e) {
-    EXPECT_NE(std::string(e.what()).find("assertion"), std::string::npos) << e.what();
+    error = e.what();
   }
+  const std::string printed = ::testing::internal::GetCapturedStdout() + ::testing::internal::GetCapturedStderr();
+  ASSERT_NE(error, "") << c.name << ": no assertion fired";
+  EXPECT_NE(error.find("assertion"), std::string::npos) << error;
+  EXPECT_NE(printed.find(c.message), std::string::npos) << c.name << ": " << printed;
 }
 
-TEST(RtlAssertions, FireWhenAValidDropsBeforeReady) {
-  expect_assertion(ProtocolBreak::drop_valid, "drop_valid");
-}
-
-TEST(RtlAssertions, FireWhenThePayloadChangesWhileWaiting) {
-  expect_assertion(ProtocolBreak::change_payload, "change_payload");
-}
+INSTANTIATE_TEST_SUITE_P(
+    EveryPortAndField, RtlAssertions,
+    ::testing::Values(BrokenCase{Broken::app_valid, "app_valid", "append valid dropped before ready"},
+                      BrokenCase{Broken::app_k, "app_k", "append payload changed while waiting"},
+                      BrokenCase{Broken::app_v, "app_v", "append payload changed while waiting"},
+                      BrokenCase{Broken::app_ek, "app_ek", "append payload changed while waiting"},
+                      BrokenCase{Broken::app_ev, "app_ev", "append payload changed while waiting"},
+                      BrokenCase{Broken::q_valid, "q_valid", "query valid dropped before ready"},
+                      BrokenCase{Broken::q_q, "q", "query payload changed while waiting"},
+                      BrokenCase{Broken::q_qmul, "qmul", "query payload changed while waiting"},
+                      BrokenCase{Broken::q_qexp, "qexp", "query payload changed while waiting"}),
+    [](const ::testing::TestParamInfo<BrokenCase>& info) { return std::string(info.param.name); });
 #endif
 
 }  // namespace

@@ -88,13 +88,11 @@ TEST(RtlTileLifetime, ManyTilesAddNoThreads) {
 // A protocol break on a tile made before another: its own assertion fires and is reported by it,
 // not flagged on the later tile's context (which would make the later tile throw instead).
 TEST(RtlTileLifetime, AnAssertionIsReportedByTheTileThatFiredIt) {
-  const TileParams p;
   RtlTile first;
   RtlTile second;  // made last: the thread's current context unless each tile sets its own
-  const std::vector<int8_t> k(p.head_dim, 1), v(p.head_dim, 2);
   std::string what;
   try {
-    kvcim::testbench::break_protocol(first, kvcim::testbench::ProtocolBreak::drop_valid, k, v);
+    kvcim::testbench::break_handshake(first, kvcim::testbench::Broken::q_valid);
   } catch (const kvcim::Error& e) {
     what = e.what();
   }

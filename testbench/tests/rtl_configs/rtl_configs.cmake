@@ -47,7 +47,7 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
   target_compile_definitions(test_rtl_${name} PRIVATE
                              "KVCIM_RTL_EXPECTED=${hd},${tokens},${kv},${prob}")
   gtest_discover_tests(test_rtl_${name} TEST_PREFIX "rtl_config.${name}." DISCOVERY_TIMEOUT 60
-                       PROPERTIES TIMEOUT 600)
+                       PROPERTIES TIMEOUT 300)
   # The configuration for `kvcim run --attention-backend rtl` and kvcim.run(): a module beside the
   # program (runtime/rtl_tiles.hpp) exporting kvcim_rtl_module_v1 only, its harness and model
   # hidden (--exclude-libs), so that it never meets the linked default's symbols. Not a
@@ -63,4 +63,8 @@ endforeach()
 # The runtime's RTL tests run specs of these configurations through the modules.
 if(TARGET test_runtime_rtl)
   add_dependencies(test_runtime_rtl ${KVCIM_RTL_MODULES})
+endif()
+# test_rtl runs `kvcim cosim`, whose default covers every configuration through the modules.
+if(TARGET test_rtl)
+  add_dependencies(test_rtl ${KVCIM_RTL_MODULES})
 endif()

@@ -42,6 +42,8 @@ TEST(RtlConfig, EqualsTheCModelBitForBit) {
     o.seed = 1000 + static_cast<uint64_t>(c.tokens);
     o.tokens = c.tokens;
     o.backpressure = c.backpressure;
+    o.corners = false;  // (RunsTheCornersAndPortStimulus)
+    o.port_episodes = 0;
     const rtl::CosimResult r = rtl::cosim_job(o);
     const std::string first = r.first.empty() ? "" : r.first.front().results + r.first.front().events;
     EXPECT_EQ(r.result_mismatches, 0) << "tokens " << c.tokens << " backpressure " << c.backpressure << ": " << first;
@@ -49,4 +51,21 @@ TEST(RtlConfig, EqualsTheCModelBitForBit) {
     EXPECT_EQ(r.rtl_events.queries, c.trials);
     EXPECT_GT(r.rtl_events.k_macro.cell_writes, 0);
   }
+}
+
+// The directed corners (rounding ties, exact divisions, full and non-power-of-two sizes) and the
+// port-independent stimulus (append and query offered together, stalls everywhere), as
+// `kvcim cosim` runs them, at this configuration.
+TEST(RtlConfig, RunsTheCornersAndPortStimulus) {
+  rtl::CosimOptions o;
+  o.trials = 1;
+  o.seed = 77;
+  o.port_episodes = 30;
+  const rtl::CosimResult r = rtl::cosim_job(o);
+  EXPECT_EQ(r.failure, "");
+  const std::string first = r.first.empty() ? "" : r.first.front().what + r.first.front().results + r.first.front().events;
+  EXPECT_EQ(r.result_mismatches, 0) << first;
+  EXPECT_EQ(r.event_mismatches, 0) << first;
+  EXPECT_GT(r.corners, 10);
+  EXPECT_GT(r.port_same_cycle_offers, 0);
 }
