@@ -1,6 +1,8 @@
-// The job of `kvcim run` and of kvcim.run() once their inputs are read: the placement for the
-// run, the attention tiles (C model, or the Verilated RTL tile), the generation and its report.
-// One function, so that the command and the Python call cannot drift apart.
+// The job of `kvcim run` and of kvcim.run() once their inputs are read: the chip composed as asked
+// (the comparison node, a sizing request, the automatic fit of a model the spec cannot hold), the
+// placement for the run, the attention tiles (C model, or the Verilated RTL tile), the generation
+// and its report. One function, so that the command and the Python call differ only in parsing
+// and printing.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>
