@@ -91,6 +91,7 @@ def test_a_model_larger_than_the_spec_gets_the_commands_chip_and_report(big_chec
     assert len(notes) == noted and all(n in stdout for n in notes), (notes, stdout)
     assert ("sized the chip for the model" in stdout) == noted
     assert command["mapping"]["macros_total"] > 1024  # the chip was sized for the model
+    assert report.conditions["node_nm"] == kwargs.get("node", 5.0)  # the node asked, else the spec's
     # The whole report: no field differs (the inputs are the same paths: the checkpoint as given,
     # its tokenizer (the embedded tok512), the default spec's path, no evaluation text).
     assert report.to_dict() == command
