@@ -10,17 +10,14 @@ MapResult map_job(MapRequest r) {
   request_sizing(hw, r.fit, r.area_mm2, "map");
   if (r.context && *r.context < 1)
     fail("map", "context", std::to_string(*r.context), "expected a positive token count");
-  Policy policy;
-  std::string text = r.policy_text;
-  if (r.policy) {
-    policy = *r.policy;
-    text = to_string(policy);
-  } else {
+  PolicyText given{r.policy.value_or(Policy{}), true};  // a Policy names its overflow
+  if (!r.policy) {
     Policy base;  // a budget spills what does not fit unless the policy says otherwise
     if (hw.organization.area_mm2 > 0) base.overflow = KvOverflow::spill;
-    policy = parse_policy(text, base);
+    given = parse_policy_text(r.policy_text, base);
   }
-  std::string note = fit_if_too_small(hw, r.shape.config, text);
+  const Policy& policy = given.policy;
+  std::string note = fit_if_too_small(hw, r.shape.config, policy, given.overflow_named);
   const bool sized = hw.organization.macros_auto || hw.organization.area_mm2 > 0;
   const int64_t context = r.context ? *r.context : default_context(r.shape, hw, policy, sized, "map: spec");
   return {place(r.shape, hw, policy, context), std::move(note)};

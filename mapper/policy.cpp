@@ -174,17 +174,28 @@ void set_policy_field(Policy& p, const std::string& key, const nlohmann::json& v
   policy_key(key, value).set(p, value);
 }
 
-Policy parse_policy(const std::string& text, Policy p) {
+PolicyText parse_policy_text(const std::string& text, Policy base) {
+  PolicyText r{base, false};
+  Policy& p = r.policy;
   for (const std::string& item : split(text, ',')) {
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     // A bare word is an overflow policy ("--policy spill").
-    if (eq == std::string::npos) set_policy_field(p, "overflow", item);
-    else set_policy_field(p, item.substr(0, eq), item.substr(eq + 1));
+    const std::string key = eq == std::string::npos ? "overflow" : item.substr(0, eq);
+    const json value = eq == std::string::npos ? item : item.substr(eq + 1);
+    const PolicyKey& k = policy_key(key, value);
+    // the key names the overflow when it is the overflow or selects one (window, sinks, evict)
+    const KvOverflow before = p.overflow;
+    p.overflow = KvOverflow::fail;
+    k.set(p, value);
+    if (std::string(k.name) == "overflow" || p.overflow != KvOverflow::fail) r.overflow_named = true;
+    else p.overflow = before;
   }
   p.validate(kWhere);
-  return p;
+  return r;
 }
+
+Policy parse_policy(const std::string& text, Policy base) { return parse_policy_text(text, base).policy; }
 
 Policy policy_from_json(const nlohmann::json& j, Policy p) {
   if (!j.is_object()) fail(kWhere, "value", shown(j), "expected a mapping of policy fields");

@@ -68,33 +68,10 @@ MapReport analyse(const Placement& p) {
   return r;
 }
 
-json to_json(const Placement& p, const MapReport& r) {
+json figures_json(const Placement& p, const MapReport& r) {
   const Figures& f = r.figures;
-  const cmodel::Config& c = p.shape.config;
-  const HardwareSpec& hw = p.hw;
   json j;
-  j["schema_version"] = kSchemaVersion;
-  j["model"] = {{"name", p.shape.name},       {"dim", c.dim},
-                {"hidden", c.hidden_dim},      {"layers", c.n_layers},
-                {"heads", c.n_heads},          {"kv_heads", c.n_kv_heads},
-                {"vocab", c.vocab_size},       {"context", c.seq_len},
-                {"shared_classifier", c.shared_classifier}};
-  j["hardware"] = hardware_report_json(hw);
-  if (p.sizing) {
-    const Sizing& z = *p.sizing;
-    j["sizing"] = {{"weight_macros", z.weight_macros},     {"kv_macros", z.kv_macros},
-                   {"macros_needed", z.macros_needed},     {"area_needed_mm2", z.area_needed_mm2()},
-                   {"macros_cap", z.macros_cap},           {"macros", z.macros},
-                   {"area_mm2", z.area_mm2()},             {"macro_mm2", z.macro_mm2},
-                   {"budget_mm2", hw.organization.area_mm2}, {"capped", z.capped()}};
-  }
-  j["policy"] = policy_to_json(p.policy);
-  j["policy"]["text"] = to_string(p.policy);
-  j["policy"]["tokens_per_page"] = p.kv.tokens_per_page;  // the page placed (the policy's 0: the tile's)
   j["context"] = p.context;
-  j["requested_context"] = p.requested_context;
-  j["sliding_window"] = p.shape.sliding_window;
-
   // the fixed keys
   j["macros_used"] = f.macros_used;
   j["utilization"] = f.utilization;
@@ -102,13 +79,6 @@ json to_json(const Placement& p, const MapReport& r) {
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
   j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
                               {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
-  j["conditions"] = to_json(energy_conditions(hw, p.kv.tiles));
-  j["conditions"]["context"] = {
-      {"tokens", p.context},
-      {"sequences", p.policy.sequences},
-      {"averaged_over", p.policy.sequences == 1
-                            ? "one token at this context"
-                            : "one decode step of every sequence at this context, per token (weights fetched once per step)"}};
   j["batch"] = {{"sequences", f.sequences},
                 {"step_ns", {{"cim", f.latency_ns_cim}, {"conventional", f.latency_ns_conventional}}},
                 {"tokens_per_s", {{"cim", f.tokens_per_s_cim}, {"conventional", f.tokens_per_s_conventional}}},
@@ -133,14 +103,58 @@ json to_json(const Placement& p, const MapReport& r) {
                     {"lifetime_tokens", finite_or_null(f.lifetime_tokens)},
                     {"lifetime_tokens_wear_levelled", finite_or_null(f.lifetime_tokens_wear_levelled)},
                     {"lifetime_seconds", finite_or_null(f.lifetime_seconds)}};
+  j["weights"] = {{"macros_used", f.weight_macros},
+                  {"blocks_offchip", f.weight_blocks_offchip},
+                  {"onchip_fraction", f.weights_onchip_fraction}};
+  j["kv"] = {{"tiles", f.kv_tiles},
+             {"slots", f.kv_slots},
+             {"macros_reserved", f.kv_macros_reserved},
+             {"macros_used", f.kv_macros_used},
+             {"pages_in_use", f.kv_pages_in_use},
+             {"tokens", {{"resident", f.resident_tokens},
+                         {"offchip", f.offchip_tokens},
+                         {"evicted", f.evicted_tokens}}}};
+  return j;
+}
+
+json to_json(const Placement& p, const MapReport& r) {
+  const Figures& f = r.figures;
+  const cmodel::Config& c = p.shape.config;
+  const HardwareSpec& hw = p.hw;
+  json j = figures_json(p, r);  // the figures, then the placement they come from
+  j["schema_version"] = kSchemaVersion;
+  j["model"] = {{"name", p.shape.name},       {"dim", c.dim},
+                {"hidden", c.hidden_dim},      {"layers", c.n_layers},
+                {"heads", c.n_heads},          {"kv_heads", c.n_kv_heads},
+                {"vocab", c.vocab_size},       {"context", c.seq_len},
+                {"shared_classifier", c.shared_classifier}};
+  j["hardware"] = hardware_report_json(hw);
+  if (p.sizing) {
+    const Sizing& z = *p.sizing;
+    j["sizing"] = {{"weight_macros", z.weight_macros},     {"kv_macros", z.kv_macros},
+                   {"macros_needed", z.macros_needed},     {"area_needed_mm2", z.area_needed_mm2()},
+                   {"macros_cap", z.macros_cap},           {"macros", z.macros},
+                   {"area_mm2", z.area_mm2()},             {"macro_mm2", z.macro_mm2},
+                   {"budget_mm2", hw.organization.area_mm2}, {"capped", z.capped()}};
+  }
+  j["policy"] = policy_to_json(p.policy);
+  j["policy"]["text"] = to_string(p.policy);
+  j["policy"]["tokens_per_page"] = p.kv.tokens_per_page;  // the page placed (the policy's 0: the tile's)
+  j["requested_context"] = p.requested_context;
+  j["sliding_window"] = p.shape.sliding_window;
+  j["conditions"] = to_json(energy_conditions(hw, p.kv.tiles));
+  j["conditions"]["context"] = {
+      {"tokens", p.context},
+      {"sequences", p.policy.sequences},
+      {"averaged_over", p.policy.sequences == 1
+                            ? "one token at this context"
+                            : "one decode step of every sequence at this context, per token (weights fetched once per step)"}};
 
   // weights
   json mats = json::array();
   for (const auto& mp : p.weights.matrices) mats.push_back(matrix_json(mp, hw));
-  json w = {{"macros_used", f.weight_macros},
-            {"blocks_offchip", f.weight_blocks_offchip},
-            {"onchip_fraction", f.weights_onchip_fraction},
-            {"matrices", mats}};
+  json& w = j["weights"];
+  w["matrices"] = mats;
   if (p.weights.macros_used <= kMaxListedMacros) {
     json macros = json::array();
     for (int64_t id = 0; id < p.weights.macros_used; ++id) {
@@ -164,25 +178,17 @@ json to_json(const Placement& p, const MapReport& r) {
                           " macros: macro first_macro + b of a matrix holds its block b "
                           "(row tile b / col_tiles, column tile b % col_tiles)";
   }
-  j["weights"] = w;
 
   // KV cache
-  json kv = {{"tokens_per_tile", p.kv.tile.tokens},
-             {"tokens_per_page", p.kv.tokens_per_page},
-             {"pages_per_tile", p.kv.pages_per_tile},
-             {"tile_cells", p.kv.tile_cells},
-             {"tiles", p.kv.tiles},
-             {"slots", p.kv.slots()},
-             {"first_macro", f.weight_macros},
-             {"macros_reserved", f.kv_macros_reserved},
-             {"macros_used", f.kv_macros_used},
-             {"pages_in_use", f.kv_pages_in_use},
-             {"stored_heads", p.kv.stored_heads},
-             {"query_heads_per_stream", p.kv.query_heads_per_stream},
-             {"sequences", p.kv.sequences},
-             {"tokens", {{"resident", f.resident_tokens},
-                         {"offchip", f.offchip_tokens},
-                         {"evicted", f.evicted_tokens}}}};
+  json& kv = j["kv"];
+  kv["tokens_per_tile"] = p.kv.tile.tokens;
+  kv["tokens_per_page"] = p.kv.tokens_per_page;
+  kv["pages_per_tile"] = p.kv.pages_per_tile;
+  kv["tile_cells"] = p.kv.tile_cells;
+  kv["first_macro"] = f.weight_macros;
+  kv["stored_heads"] = p.kv.stored_heads;
+  kv["query_heads_per_stream"] = p.kv.query_heads_per_stream;
+  kv["sequences"] = p.kv.sequences;
   int64_t pages = kMaxListedPages + 1;
   if (p.allocator_grown) {
     pages = 0;
@@ -213,7 +219,6 @@ json to_json(const Placement& p, const MapReport& r) {
     kv["block_tables"] = nullptr;
     kv["block_tables_omitted"] = "more than " + std::to_string(kMaxListedPages) + " pages";
   }
-  j["kv"] = kv;
 
   // ledgers and per-layer table
   const energy::Costs costs = hw.costs(), kvc = hw.kv_costs(), bc = hw.baseline_costs();

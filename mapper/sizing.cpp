@@ -101,15 +101,11 @@ void request_sizing(HardwareSpec& hw, bool fit, std::optional<double> area_mm2, 
   if (fit) hw.organization.macros_auto = true;
 }
 
-std::string fit_if_too_small(HardwareSpec& hw, const cmodel::Config& c, const std::string& policy_text) {
-  if (hw.organization.macros_auto || hw.organization.area_mm2 > 0 || hw.organization.weights != Home::cim)
+std::string fit_if_too_small(HardwareSpec& hw, const cmodel::Config& c, const Policy& policy,
+                             bool overflow_named) {
+  if (overflow_named || hw.organization.macros_auto || hw.organization.area_mm2 > 0 ||
+      hw.organization.weights != Home::cim)
     return "";
-  // the policy names an overflow when the result does not depend on the default
-  Policy spill_base, window_base;
-  spill_base.overflow = KvOverflow::spill;
-  window_base.overflow = KvOverflow::window;
-  const Policy policy = parse_policy(policy_text, spill_base);
-  if (policy.overflow == parse_policy(policy_text, window_base).overflow) return "";
   if (weight_macros_needed(c, hw.macro, policy.replicas) <= hw.organization.macros) return "";
   hw.organization.macros_auto = true;
   return "note      the " + std::to_string(hw.organization.macros) + " macros of " + hw.name +

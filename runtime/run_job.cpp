@@ -5,6 +5,7 @@
 
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/sizing.hpp"
 #include "kvcim/runtime/hardware.hpp"
 
 namespace kvcim::runtime {
@@ -60,6 +61,18 @@ RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
     tiles = source->make;
   }
   return make_run_report(run_generation(ck, tok, so, session_hardware(ck, placement, tiles)), so, placement, inputs);
+}
+
+RunResult run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok, RunChip chip,
+                  const SessionOptions& options, const RunInputs& inputs, const rtl::RtlTiles& rtl_tiles,
+                  const std::string& attention_option) {
+  mapper::HardwareSpec& hw = chip.hw;
+  if (chip.node_nm) hw.compare_at(*chip.node_nm, "run");
+  mapper::request_sizing(hw, chip.fit, chip.area_mm2, "run");
+  const mapper::PolicyText policy =
+      chip.policy ? mapper::PolicyText{*chip.policy, true} : mapper::parse_policy_text(chip.policy_text);
+  std::string note = mapper::fit_if_too_small(hw, ck.config, policy.policy, policy.overflow_named);
+  return {run_job(ck, tok, hw, policy.policy, options, inputs, rtl_tiles, attention_option), std::move(note)};
 }
 
 std::string read_eval_text(const std::string& path) {

@@ -63,7 +63,7 @@ def main():
             f = r["result"]["figures"]
             e = r["result"]["energy"]
             print(f"{page:>5} {context:>8} {f['fragmentation']:>7.3f} {f['utilization']:>7.3f} "
-                  f"{f['kv_pages_in_use']:>7} {f['offchip_tokens']:>11} "
+                  f"{f['kv']['pages_in_use']:>7} {f['kv']['tokens']['offchip']:>11} "
                   f"{e['cim']['per_token_pj']:>13.4g} {e['conventional']['per_token_pj']:>13.4g}")
             lines.setdefault(context, []).append((page, f["fragmentation"]))
         for context, pts in sorted(lines.items()):

@@ -57,9 +57,10 @@ def batch_study(out):
     for b in BATCHES:
         for name, spec in DESIGNS.items():
             f, area = point("llama2-7b", spec, b, 4096)
-            rows.append((b, name, f["energy_pj_cim"] * 1e-12, f["tokens_per_s_cim"], area["cim"]))
-        rows.append((b, "conventional", f["energy_pj_conventional"] * 1e-12,
-                     f["tokens_per_s_conventional"], area["baseline"]))
+            rows.append((b, name, f["energy_per_token_pj"]["cim"] * 1e-12,
+                         f["batch"]["tokens_per_s"]["cim"], area["cim"]))
+        rows.append((b, "conventional", f["energy_per_token_pj"]["conventional"] * 1e-12,
+                     f["batch"]["tokens_per_s"]["conventional"], area["baseline"]))
     print("Llama-2-7B, 4096 tokens of context")
     print(f"{'batch':>5} {'design':>20} {'J/token':>10} {'tokens/s':>12} {'mm2':>10}")
     for b, name, j, tps, mm2 in rows:
@@ -79,8 +80,8 @@ def context_study(out):
     for ctx in CONTEXTS:
         for name, spec in DESIGNS.items():
             f, _ = point("llama2-7b", spec, 1, ctx)
-            rows.append((ctx, name, f["energy_pj_cim"] * 1e-12))
-        rows.append((ctx, "conventional", f["energy_pj_conventional"] * 1e-12))
+            rows.append((ctx, name, f["energy_per_token_pj"]["cim"] * 1e-12))
+        rows.append((ctx, "conventional", f["energy_per_token_pj"]["conventional"] * 1e-12))
     print("\nLlama-2-7B, batch 1")
     print(f"{'context':>7} {'design':>20} {'J/token':>10}")
     for ctx, name, j in rows:

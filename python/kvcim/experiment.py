@@ -5,7 +5,7 @@ run} and returns a JSON-serialisable dict with the same top-level keys that the 
     energy:   {"cim": {"per_token_pj", "breakdown": {component: pJ}},
                "conventional": {"per_token_pj", "breakdown"}}
     accuracy: {...}   (run only)
-    figures:  {...}   (map: the mapper's Figures, C++ field names)
+    figures:  {...}   (map: Placement.figures, keyed as `kvcim map --json`)
 """
 from . import _core
 

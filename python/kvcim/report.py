@@ -123,14 +123,11 @@ def _hardware(spec):
 
 
 def _policy(policy):
-    if isinstance(policy, _core.Policy):
+    # text (or nothing) may leave the overflow unnamed, as `kvcim run --policy`; a dict is a Policy
+    if policy is None or isinstance(policy, (str, _core.Policy)):
         return policy
-    if policy is None:
-        return _core.Policy()
     if isinstance(policy, dict):
         return _core.Policy.from_dict(policy)
-    if isinstance(policy, str):
-        return _core.Policy.parse(policy)
     raise _core.Error(f"run: policy = {policy!r}: expected a Policy, a dict or text such as "
                       "'page=16'")
 
@@ -177,18 +174,36 @@ def _batch(batch):
     return int(batch)
 
 
+def _number(name, value):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise _core.Error(f"run: {name} = {value!r}: expected a number")
+    return float(value)
+
+
+def _flag(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise _core.Error(f"run: {name} = {value!r}: expected True or False")
+    return bool(value)
+
+
 def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backends=None,
         policy=None, tokenizer=None, seed=_RUN["seed"], temperature=_RUN["temperature"],
         top_p=_TOP_P, eval_text=None, eval_text_path=_DEFAULT_EVAL,
         eval_tokens=_RUN["eval_tokens"], threads=_RUN["threads"], progress=None, topp=None,
-        batch=1):
+        batch=1, *, node=None, fit=False, area_mm2=None):
     """Runs a whole generation on CIM beside the float reference (what `kvcim run` does, with its
     defaults).
 
     model: a Model, a checkpoint path or None (the embedded model). spec: a HardwareSpec, a YAML
     path, a dict or None (configs/hw/sram_digital.yaml). backends: "cim" (default), "reference",
     "rtl" (attention on the Verilated tile), or {"linear": ..., "attention": ...}. policy: a
-    Policy, a dict or text. The teacher-forced evaluation (docs/accuracy.md) runs by default, as
+    Policy, a dict or text. As `kvcim run --node/--fit/--area-mm2`: node (nm) prices both sides
+    at that node (default: the spec's); fit=True sizes the chip for the model (macros: auto);
+    area_mm2 caps it (and implies fit); a fixed spec too small for the model's weights, with no
+    overflow named (policy None or text without one), is sized for the model with a UserWarning
+    (the note `kvcim run` prints). The teacher-forced evaluation (docs/accuracy.md) runs by default, as
     with `kvcim run`: eval_tokens (10,000) tokens sampled from the reference plus the text of
     eval_text_path (the shipped one); eval_text gives the text itself instead of a file;
     eval_text_path="" (or None, or eval_text="") skips the evaluation, and then perplexity is
@@ -209,5 +224,6 @@ def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backe
                       _batch(batch), int(steps),
                       linear, attention, int(seed), float(temperature), float(top_p), eval_text,
                       None if eval_text_path is None else os.fspath(eval_text_path),
-                      _eval_tokens(eval_tokens), int(threads), progress)
+                      _eval_tokens(eval_tokens), int(threads), progress, _number("node", node),
+                      _flag("fit", fit), _number("area_mm2", area_mm2))
     return Report(json.loads(text))

@@ -188,50 +188,6 @@ ModelShape as_shape(const py::handle& h) {
        "expected a Model, a Config, a ModelShape, a preset name, 'dim=...,...' or a checkpoint path");
 }
 
-py::dict figures_dict(const Figures& f) {
-  py::dict d;
-  d["context"] = f.context;
-  d["macros_total"] = f.macros_total;
-  d["weight_macros"] = f.weight_macros;
-  d["kv_macros_reserved"] = f.kv_macros_reserved;
-  d["kv_macros_used"] = f.kv_macros_used;
-  d["macros_used"] = f.macros_used;
-  d["kv_tiles"] = f.kv_tiles;
-  d["kv_slots"] = f.kv_slots;
-  d["kv_pages_in_use"] = f.kv_pages_in_use;
-  d["utilization"] = f.utilization;
-  d["fragmentation"] = f.fragmentation;
-  d["occupancy"] = f.occupancy;
-  d["weight_blocks_offchip"] = f.weight_blocks_offchip;
-  d["weights_onchip_fraction"] = f.weights_onchip_fraction;
-  d["max_context_tokens"] = f.max_context_tokens;
-  d["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
-  d["endurance_writes"] = f.endurance_writes ? py::cast(*f.endurance_writes) : py::none();
-  d["lifetime_tokens"] = f.lifetime_tokens;
-  d["lifetime_tokens_wear_levelled"] = f.lifetime_tokens_wear_levelled;
-  d["lifetime_seconds"] = f.lifetime_seconds;
-  d["resident_tokens"] = f.resident_tokens;
-  d["offchip_tokens"] = f.offchip_tokens;
-  d["evicted_tokens"] = f.evicted_tokens;
-  py::dict lat;
-  lat["weights_ns"] = f.latency.weights_ns;
-  lat["kv_write_ns"] = f.latency.kv_write_ns;
-  lat["attention_ns"] = f.latency.attention_ns;
-  lat["digital_ns"] = f.latency.digital_ns;
-  lat["total_ns"] = f.latency.total_ns();
-  d["latency"] = lat;
-  d["latency_ns_cim"] = f.latency_ns_cim;
-  d["latency_ns_conventional"] = f.latency_ns_conventional;
-  d["energy_pj_cim"] = f.energy_pj_cim;
-  d["energy_pj_conventional"] = f.energy_pj_conventional;
-  d["sequences"] = f.sequences;
-  d["tokens_per_s_cim"] = f.tokens_per_s_cim;
-  d["tokens_per_s_conventional"] = f.tokens_per_s_conventional;
-  d["shared_pj_cim"] = f.shared_pj_cim;
-  d["shared_pj_conventional"] = f.shared_pj_conventional;
-  return d;
-}
-
 py::dict ledger_dict(const energy::Ledger& l, const HardwareSpec& hw) {
   const energy::Costs costs = hw.costs(), kv_costs = hw.kv_costs();
   return to_python(l.to_json(costs, &kv_costs)).cast<py::dict>();
@@ -368,14 +324,18 @@ void bind_mapper(py::module_& m) {
       .def_property_readonly("hardware", [](const Placement& p) { return p.hw; })
       .def_property_readonly("policy", [](const Placement& p) { return p.policy; })
       .def_property_readonly("context", [](const Placement& p) { return p.context; })
-      .def_property_readonly("figures", [](const Placement& p) {
-        Figures f;
-        {
-          py::gil_scoped_release release;
-          f = figures(p);
-        }
-        return figures_dict(f);
-      })
+      .def_property_readonly(
+          "figures",
+          [](const Placement& p) {
+            nlohmann::json j;
+            {
+              py::gil_scoped_release release;
+              j = figures_json(p, analyse(p));
+            }
+            return to_python(j).cast<py::dict>();
+          },
+          "The derived figures, keyed as `kvcim map --json` and to_dict() key them (a subset of "
+          "to_dict(): energy_per_token_pj.cim, weights.blocks_offchip, kv.tokens.offchip, ...).")
       .def("conditions", [](const Placement& p) { return to_python(to_json(energy_conditions(p.hw, p.kv.tiles))); },
            "As HardwareSpec.conditions, with the logic of the placement's KV attention tiles in the "
            "CIM chip's area (and so in the iso-area conventional chip's SRAM), as `kvcim map` reports.")

@@ -1,5 +1,5 @@
 // The runtime from Python: one whole generation on CIM beside the float reference, through the
-// same runtime::run_job as `kvcim run` (spec + policy -> placement -> session hardware ->
+// same runtime::run_job as `kvcim run` (spec, node, sizing, policy -> placement -> session hardware ->
 // run_generation -> run_report), returning the report as JSON text that the Python Report class wraps. The GIL is
 // released for the run; Ctrl-C in Python stops it at the next forward pass.
 #include <cstdio>
@@ -28,13 +28,13 @@ using namespace kvcim::runtime;
 void bind_runtime(py::module_& m) {
   m.def(
       "_run",
-      [](const py::object& model, const mapper::HardwareSpec& hw, const mapper::Policy& policy,
+      [](const py::object& model, const mapper::HardwareSpec& hw, const py::object& policy,
          const std::optional<std::string>& tokenizer_path, const std::vector<std::string>& prompts,
          int batch, int steps,
          const std::string& linear, const std::string& attention, uint64_t seed, float temperature,
          float top_p, const std::optional<std::string>& eval_text,
          const std::optional<std::string>& eval_text_path, int eval_tokens, int threads,
-         const py::object& progress) {
+         const py::object& progress, std::optional<double> node, bool fit, std::optional<double> area_mm2) {
         SessionOptions so;
         so.prompts = prompts;
         so.sequences = batch;
@@ -80,7 +80,15 @@ void bind_runtime(py::module_& m) {
           if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         };
 
+        // the chip as `kvcim run` composes it: text (or nothing) may leave the overflow
+        // unnamed; a Policy always names it
+        RunChip chip{.hw = hw, .policy_text = "", .policy = std::nullopt, .node_nm = node, .fit = fit,
+                     .area_mm2 = area_mm2};
+        if (py::isinstance<py::str>(policy)) chip.policy_text = policy.cast<std::string>();
+        else if (!policy.is_none()) chip.policy = policy.cast<mapper::Policy>();
+
         nlohmann::json report;
+        std::string note;
         {
           py::gil_scoped_release release;
           const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
@@ -93,16 +101,21 @@ void bind_runtime(py::module_& m) {
           rtl::RtlBuildOptions build;
           build.enabled = true;
           build.progress = [](const std::string& line) { std::fprintf(stderr, "%s\n", line.c_str()); };
-          report = to_json(run_job(ck, tok, hw, policy, so, {ck.path, tok_path, hw.source, eval_path},
-                                   rtl::RtlTiles(linked, rtl::RtlTiles::rtl_module_dirs(), build),
-                                   "backends.attention"));
+          RunResult job = run_job(ck, tok, std::move(chip), so, {ck.path, tok_path, hw.source, eval_path},
+                                  rtl::RtlTiles(linked, rtl::RtlTiles::rtl_module_dirs(), build),
+                                  "backends.attention");
+          report = to_json(job.report);
+          note = std::move(job.note);
         }
+        if (!note.empty() && PyErr_WarnEx(PyExc_UserWarning, note.c_str(), 1) != 0)
+          throw py::error_already_set();
         return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       },
       py::arg("model"), py::arg("hw"), py::arg("policy"), py::arg("tokenizer"), py::arg("prompts"),
       py::arg("batch"), py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),
       py::arg("temperature"), py::arg("top_p"), py::arg("eval_text"), py::arg("eval_text_path"),
-      py::arg("eval_tokens"), py::arg("threads"), py::arg("progress"),
+      py::arg("eval_tokens"), py::arg("threads"), py::arg("progress"), py::arg("node"), py::arg("fit"),
+      py::arg("area_mm2"),
       "The report of `kvcim run` as JSON text; use kvcim.run(), which wraps it in a Report.");
   m.def(
       "html_report",

@@ -32,7 +32,7 @@ def test_map_sweep_matches_direct_mapping(tmp_path):
                            context=48)
         assert r["result"]["figures"] == json.loads(json.dumps(direct.figures))  # exactly
         assert r["result"]["energy"]["cim"]["per_token_pj"] == pytest.approx(
-            direct.figures["energy_pj_cim"])
+            direct.figures["energy_per_token_pj"]["cim"])
         adc_energy.setdefault(page, {})[bits] = r["result"]["energy"]["cim"]["breakdown"]["adc"]
     for by_bits in adc_energy.values():
         assert 0 < by_bits[4] < by_bits[6] < by_bits[8]

@@ -88,15 +88,15 @@ def test_macro_map_agrees_with_the_mapper_figures(analog):
     macros = d["macro_map"]
     assert len(macros) == f["macros_total"] and not d["macro_map_truncated"]
     roles = [m["role"] for m in macros]
-    assert roles.count("weights") == f["weight_macros"]
+    assert roles.count("weights") == f["weights"]["macros_used"]
     assert sum(1 for m in macros if m["role"] == "kv" and m["utilization"] > 0) == \
-        f["kv_macros_used"]
+        f["kv"]["macros_used"]
     # The map's KV region starts where `kvcim map --json` says it does.
     assert roles.index("kv") == d["kv"]["first_macro"]
     # The C++ report's fixed keys are there, and agree with the figures.
     assert d["schema_version"] == 1
     assert d["utilization"] == f["utilization"] and d["macros_used"] == f["macros_used"]
-    assert d["energy_per_token_pj"]["cim"] == f["energy_pj_cim"]
+    assert d["energy_per_token_pj"]["cim"] == f["energy_per_token_pj"]["cim"]
     used = [m["utilization"] for m in macros if m["utilization"] > 0]
     assert len(used) == f["macros_used"]
     # Data cells / cells of the macros used, from the map, equals the mapper's utilisation.
@@ -107,9 +107,9 @@ def test_ledgers_equal_the_figures(analog):
     p = kvcim.map(kvcim.Model.load(), analog, "overflow=spill", context=80)
     f = p.figures
     ledgers = p.token_ledgers()
-    assert ledgers["total"]["energy_pj"] == pytest.approx(f["energy_pj_cim"], rel=1e-12)
-    assert ledgers["conventional"]["energy_pj"] == pytest.approx(f["energy_pj_conventional"],
-                                                                 rel=1e-12)
+    energy = f["energy_per_token_pj"]
+    assert ledgers["total"]["energy_pj"] == pytest.approx(energy["cim"], rel=1e-12)
+    assert ledgers["conventional"]["energy_pj"] == pytest.approx(energy["conventional"], rel=1e-12)
     for side in ("total", "conventional"):
         parts = ledgers[side]["energy_pj_by_component"].values()
         assert sum(parts) == pytest.approx(ledgers[side]["energy_pj"], rel=1e-9)
@@ -166,14 +166,14 @@ def test_one_comparison_node_from_python():
     placed = kvcim.map("stories260k", hw, context=64)
     pc = placed.conditions()  # with the placement's attention tiles, as `kvcim map` reports
     t = pc["tile_logic"]
-    assert t["tiles"] == placed.figures["kv_tiles"] > 0
+    assert t["tiles"] == placed.figures["kv"]["tiles"] > 0
     assert t["nand2_per_tile"] == pytest.approx(26005 + 75.1 * 64 * 12)
     assert pc["area_mm2"]["cim"] == pytest.approx(c["area_mm2"]["cim"] + t["mm2"])
     assert pc["baseline"]["iso_area_sram_bytes"] > c["baseline"]["iso_area_sram_bytes"]
-    before = placed.figures["energy_pj_conventional"]
+    before = placed.figures["energy_per_token_pj"]["conventional"]
     hw.compare_at(45)
     assert hw.comparison == {"node_nm": 45.0, "voltage_v": 0.9}
-    after = kvcim.map("stories260k", hw, context=64).figures["energy_pj_conventional"]
+    after = kvcim.map("stories260k", hw, context=64).figures["energy_per_token_pj"]["conventional"]
     assert after > 5 * before  # 45 nm costs more than 5 nm
     with pytest.raises(kvcim.Error, match="node_nm = 1"):
         hw.compare_at(1)
@@ -187,16 +187,56 @@ def test_map_sizes_the_chip_as_kvcim_map_does():
     with pytest.warns(UserWarning, match="sized the chip for the model"):
         p = kvcim.map("llama2-7b", context=1024)
     f = p.figures
-    assert f["weight_blocks_offchip"] == 0 and f["offchip_tokens"] == 0
+    assert f["weights"]["blocks_offchip"] == 0 and f["kv"]["tokens"]["offchip"] == 0
     assert f["macros_total"] > 1024
     # fit=True sizes any spec; an area budget caps it and spills what does not fit
     fitted = kvcim.map("llama2-7b", HW / "sram_digital.yaml", context=1024, fit=True)
     assert fitted.figures["macros_total"] == f["macros_total"]
     capped = kvcim.map("llama2-7b", HW / "sram_digital.yaml", context=1024, area_mm2=50.0)
     assert capped.figures["macros_total"] < f["macros_total"]
-    assert capped.policy.overflow == "spill" and capped.figures["weight_blocks_offchip"] > 0
+    assert capped.policy.overflow == "spill" and capped.figures["weights"]["blocks_offchip"] > 0
     # naming the overflow keeps the spec's size
     kept = kvcim.map("llama2-7b", HW / "sram_digital.yaml", "overflow=spill", context=1024)
     assert kept.figures["macros_total"] == 1024
     with pytest.raises(kvcim.Error, match="area"):
         kvcim.map("llama2-7b", HW / "sram_digital.yaml", context=1024, area_mm2=1e-9)
+
+
+def paths(d, prefix=()):
+    """Every leaf of a nested dict as (key path, value)."""
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from paths(v, prefix + (k,))
+        else:
+            yield prefix + (k,), v
+
+
+def at(d, path):
+    for k in path:
+        d = d[k]
+    return d
+
+
+def test_figures_speak_the_vocabulary_of_kvcim_map_json(tmp_path):
+    # one vocabulary for the figures: Placement.figures is keyed as to_dict() and `kvcim map
+    # --json` key them, and holds their values, leaf for leaf
+    from test_vocabulary import kvcim_exe
+    import subprocess
+    out = tmp_path / "map.json"
+    subprocess.run([str(kvcim_exe()), "map", "--preset", "stories15m", "--policy", "spill,page=16",
+                    "--context", "300", "--json", str(out)], check=True, capture_output=True, timeout=300)
+    command = json.loads(out.read_text())
+    placed = kvcim.map("stories15m", None, "spill,page=16", context=300)
+    figures, d = json.loads(json.dumps(placed.figures)), json.loads(json.dumps(placed.to_dict()))
+    leaves = dict(paths(figures))
+    for path, value in leaves.items():
+        assert at(d, path) == value, path
+        assert at(command, path) == value, path
+    # the fixed keys scripts read, and the groups, are figures
+    for path in (("energy_per_token_pj", "cim"), ("energy_per_token_pj", "conventional"),
+                 ("utilization",), ("macros_used",), ("max_context_tokens",),
+                 ("kv_cell_writes_per_token",), ("weights", "blocks_offchip"),
+                 ("kv", "tokens", "offchip"), ("latency_per_token_ns", "cim"),
+                 ("batch", "tokens_per_s", "cim"), ("endurance", "lifetime_tokens"), ("context",)):
+        assert path in leaves, path
+    assert not any(k.startswith(("energy_pj_", "latency_ns_", "tokens_per_s_")) for k in figures)

@@ -5,6 +5,7 @@ import json
 import os
 import pathlib
 import subprocess
+import warnings
 
 import numpy as np
 import pytest
@@ -37,6 +38,69 @@ def test_report_equals_the_kvcim_run_command(tmp_path):
     report = kvcim.run(spec=str(ANALOG), steps=12, policy="page=16", eval_text_path=str(EVAL),
                        eval_tokens=300)
     assert report.to_dict() == cli
+
+
+# A random llama2.c checkpoint larger than the default spec (configs/hw/sram_digital.yaml: 1024
+# macros of 256 x 256 one-bit cells, 8,192 int8 weights each): 3 layers of dim 512 and hidden
+# 1536 are 10.5 M weights in 1,264 macros.
+BIG = {"dim": 512, "hidden_dim": 1536, "n_layers": 3, "n_heads": 8, "n_kv_heads": 8,
+       "vocab_size": 512, "seq_len": 32}
+
+
+@pytest.fixture(scope="module")
+def big_checkpoint(tmp_path_factory):
+    config = kvcim.Config.from_dict(dict(BIG, shared_classifier=True))
+    path = tmp_path_factory.mktemp("big") / "big.bin"
+    header = np.array([BIG[k] for k in ("dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads",
+                                        "vocab_size", "seq_len")], dtype="<i4")
+    weights = np.random.default_rng(5).normal(0.0, 0.05, config.checkpoint_floats())
+    path.write_bytes(header.tobytes() + weights.astype("<f4").tobytes())
+    return path
+
+
+def cli_run(tmp_path, *args):
+    out = tmp_path / "cli.json"
+    done = subprocess.run([str(kvcim_exe()), "run", "--quiet", *args, "--json", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(out.read_text()), done.stdout
+
+
+# (the command's options, kvcim.run's arguments for the same)
+SIZED = [
+    ((), {}),                                          # the automatic fit, with its note
+    (("--policy", "page=64"), {"policy": "page=64"}),  # text naming no overflow: the same
+    (("--node", "22", "--fit"), {"node": 22, "fit": True}),
+    (("--area-mm2", "5000", "--node", "7"), {"area_mm2": 5000.0, "node": 7}),
+]
+
+
+@pytest.mark.parametrize("args,kwargs", SIZED, ids=[" ".join(a) or "auto-fit" for a, _ in SIZED])
+def test_a_model_larger_than_the_spec_gets_the_commands_chip_and_report(big_checkpoint, tmp_path,
+                                                                        args, kwargs):
+    # the spec's macros do not hold the model
+    spilled = kvcim.map(str(big_checkpoint), None, "overflow=spill", context=8).to_dict()
+    assert spilled["weights"]["blocks_offchip"] > 0
+    common = ("--model", str(big_checkpoint), "--steps", "6", "--eval-text", "")
+    command, stdout = cli_run(tmp_path, *common, *args)
+    noted = not kwargs or "policy" in kwargs  # the automatic fit says so; fit and area_mm2 ask
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = kvcim.run(model=str(big_checkpoint), steps=6, eval_text_path="", **kwargs)
+    notes = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert len(notes) == noted and all(n in stdout for n in notes), (notes, stdout)
+    assert ("sized the chip for the model" in stdout) == noted
+    assert command["mapping"]["macros_total"] > 1024  # the chip was sized for the model
+    assert report.conditions["node_nm"] == kwargs.get("node", 5.0)  # the node asked, else the spec's
+    # The whole report: no field differs (the inputs are the same paths: the checkpoint as given,
+    # its tokenizer (the embedded tok512), the default spec's path, no evaluation text).
+    assert report.to_dict() == command
+
+
+def test_chip_arguments_are_checked_and_named():
+    for name, bad in (("node", "22"), ("area_mm2", True), ("fit", 1)):
+        with pytest.raises(kvcim.Error, match=f"run: {name} = "):
+            kvcim.run(steps=6, eval_text_path="", **{name: bad})
 
 
 def test_report_fields_and_per_step_arrays():

@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <iostream>
 #include <optional>
 
 #include "commands.hpp"
@@ -14,7 +13,6 @@
 #include "kvcim/io.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/hardware.hpp"
-#include "kvcim/mapper/sizing.hpp"
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/runtime/defaults.hpp"
 #include "kvcim/runtime/html_report.hpp"
@@ -44,7 +42,7 @@ void add_run(CLI::App& app) {
     float temperature = RunDefaults::temperature, top_p = RunDefaults::top_p;
     bool quiet = false;
     int threads = RunDefaults::threads;
-    double node = 0;  // 0: the CIM macro table's node
+    std::optional<double> node;  // none: the CIM macro table's node
     bool fit = false;
     std::optional<double> area_mm2;  // none: no budget
   };
@@ -101,13 +99,10 @@ void add_run(CLI::App& app) {
     so.eval_tokens = o->eval_tokens;
     so.backends = parse_backends("--linear-backend", o->linear, "--attention-backend", o->attention);
     if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
-    mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
-    if (o->node != 0) hw.compare_at(o->node, "--node");
-    mapper::request_sizing(hw, o->fit, o->area_mm2, "--area-mm2");
-    const mapper::Policy policy = mapper::parse_policy(o->policy);
+    // the chip as asked: composed by run_job, as for kvcim.run()
+    RunChip chip{.hw = mapper::load_hardware_spec(o->hw), .policy_text = o->policy, .policy = std::nullopt,
+                 .node_nm = o->node, .fit = o->fit, .area_mm2 = o->area_mm2};
     const Checkpoint ck = load_checkpoint(o->model);
-    const std::string note = mapper::fit_if_too_small(hw, ck.config, o->policy);
-    if (!note.empty()) std::cout << note;
     const std::string tok_path = o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer;
     const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
     // progress on an interactive terminal, unless --quiet
@@ -128,8 +123,9 @@ void add_run(CLI::App& app) {
       };
     // a tile the table lacks is built on first use (a progress line unless --quiet)
     const rtl::RtlTiles rtl_tiles(linked_rtl_tile(), rtl::RtlTiles::rtl_module_dirs(), rtl_build_options(o->quiet));
-    const RunReport report = run_job(ck, tok, hw, policy, so, {o->model, tok_path, o->hw, o->eval_text_path},
-                                     rtl_tiles, "--attention-backend");
+    const RunResult job = run_job(ck, tok, std::move(chip), so, {o->model, tok_path, o->hw, o->eval_text_path},
+                                  rtl_tiles, "--attention-backend");
+    const RunReport& report = job.report;
     // every output made before any is written, then all or none of them written
     std::vector<std::pair<std::string, std::string>> files;
     if (!o->json_out.empty() || !o->html_out.empty()) {
@@ -138,7 +134,7 @@ void add_run(CLI::App& app) {
         files.emplace_back(o->json_out, j.dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
       if (!o->html_out.empty()) files.emplace_back(o->html_out, html_report(j));
     }
-    std::fputs(run_summary(report).c_str(), stdout);
+    std::fputs((job.note + run_summary(report)).c_str(), stdout);
     write_files_atomic(files);
   });
 }

@@ -50,6 +50,14 @@ struct Policy {
 void set_policy_field(Policy& p, const std::string& key, const nlohmann::json& value);
 // Text: "overflow=spill,page=32" (a bare word is the overflow).
 Policy parse_policy(const std::string& text, Policy base = Policy{});
+// Text as a caller gave it, parsed once: the policy on `base`, and whether the text chose the
+// overflow (overflow=..., a bare word, or a window, sinks or evict=h2o key, which select
+// overflow=window), so that a caller can apply its own default when it did not.
+struct PolicyText {
+  Policy policy;
+  bool overflow_named = false;
+};
+PolicyText parse_policy_text(const std::string& text, Policy base = Policy{});
 // A JSON object (a Python dict, a YAML mapping) of the same keys.
 Policy policy_from_json(const nlohmann::json& j, Policy base = Policy{});
 // Every field by its name; kv_fraction is "auto" when weights come first.

@@ -27,6 +27,12 @@ MapReport analyse(const Placement& p);
 inline constexpr int64_t kMaxListedMacros = 4096;
 inline constexpr int64_t kMaxListedPages = 20000;
 
+// The derived figures in the JSON's vocabulary (a subset of to_json, which starts from it):
+// context, macros_used, macros_total, utilization, fragmentation, occupancy, offchip_bytes,
+// max_context_tokens, kv_cell_writes_per_token, energy_per_token_pj, latency_per_token_ns,
+// bound_per_token, batch, endurance, weights {macros_used, blocks_offchip, onchip_fraction} and kv
+// {tiles, slots, macros_reserved, macros_used, pages_in_use, tokens}. Python's Placement.figures.
+nlohmann::json figures_json(const Placement& p, const MapReport& r);
 nlohmann::json to_json(const Placement& p, const MapReport& r);
 std::string summary(const Placement& p, const MapReport& r);
 

@@ -52,10 +52,12 @@ Sizing size_chip(const ModelShape& shape, const HardwareSpec& hw, const Policy& 
 // a budget that is not positive or smaller than one macro.
 void request_sizing(HardwareSpec& hw, bool fit, std::optional<double> area_mm2, const std::string& where);
 
-// kvcim map and run: a model whose weights exceed a fixed spec, with no overflow named in
-// `policy_text`, gets a chip sized for it (macros: auto) rather than a failure or nearly every
-// weight spilled. Returns the note saying so ("" when the spec is left as it is).
-std::string fit_if_too_small(HardwareSpec& hw, const cmodel::Config& c, const std::string& policy_text);
+// kvcim map and run: a model whose weights (of the policy's replicas) exceed a fixed spec, when
+// the caller named no overflow (`overflow_named`: PolicyText), gets a chip sized for it (macros:
+// auto) rather than a failure or nearly every weight spilled. Returns the note saying so ("" when
+// the spec is left as it is).
+std::string fit_if_too_small(HardwareSpec& hw, const cmodel::Config& c, const Policy& policy,
+                             bool overflow_named);
 
 // The spec with `macros` set from the sizing (no longer auto).
 HardwareSpec sized(HardwareSpec hw, const Sizing& s);

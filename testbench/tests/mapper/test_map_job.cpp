@@ -58,6 +58,22 @@ TEST(MapJob, TooSmallFixedSpecIsSizedWithANoteAndTheDefaultContextIsTheModels) {
   EXPECT_EQ(small.placement.hw.organization.macros, shipped("sram_digital").organization.macros);
 }
 
+TEST(MapJob, AnOverflowNamedKeepsATooSmallFixedSpec) {
+  for (const char* text : {"overflow=spill", "spill,page=64"}) {
+    SCOPED_TRACE(text);
+    MapRequest r = request("llama2-7b", "sram_digital");
+    r.policy_text = text;
+    r.context = 64;
+    const MapResult m = map_job(r);
+    EXPECT_TRUE(m.note.empty());
+    EXPECT_EQ(m.placement.hw.organization.macros, shipped("sram_digital").organization.macros);
+  }
+  // text naming no overflow is sized, as no text
+  MapRequest r = request("llama2-7b", "sram_digital");
+  r.policy_text = "page=64";
+  EXPECT_FALSE(map_job(r).note.empty());
+}
+
 TEST(MapJob, BadContextNamesTheField) {
   MapRequest r = request("stories260k", "sram_digital");
   r.context = -1;

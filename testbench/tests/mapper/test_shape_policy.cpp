@@ -173,3 +173,26 @@ TEST(Policy, TextJsonAndAliasesAreOneVocabulary) {
   EXPECT_NE(error_of([] { policy_from_json(nlohmann::json::array()); }).find("expected a mapping"),
             std::string::npos);
 }
+
+// Text parsed once says whether it chose the overflow: by name, as a bare word, or by a key that
+// selects the window; other keys (and a window of 0 tokens) leave the base's overflow.
+TEST(Policy, TextSaysWhetherItNamedTheOverflow) {
+  Policy spill;
+  spill.overflow = KvOverflow::spill;
+  struct Case {
+    const char* text;
+    bool named;
+    KvOverflow overflow;  // on the spill base
+  };
+  for (const Case& c : {Case{"", false, KvOverflow::spill}, Case{"page=16,kv_fraction=0.5", false, KvOverflow::spill},
+                        Case{"window=0", false, KvOverflow::spill}, Case{"evict=oldest", false, KvOverflow::spill},
+                        Case{"overflow=fail", true, KvOverflow::fail}, Case{"fail,page=16", true, KvOverflow::fail},
+                        Case{"spill", true, KvOverflow::spill}, Case{"window=64", true, KvOverflow::window},
+                        Case{"sinks=4", true, KvOverflow::window}, Case{"evict=h2o", true, KvOverflow::window}}) {
+    SCOPED_TRACE(c.text);
+    const PolicyText t = parse_policy_text(c.text, spill);
+    EXPECT_EQ(t.overflow_named, c.named);
+    EXPECT_EQ(t.policy.overflow, c.overflow);
+    EXPECT_EQ(policy_to_json(t.policy), policy_to_json(parse_policy(c.text, spill)));
+  }
+}
