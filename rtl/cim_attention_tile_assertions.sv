@@ -6,7 +6,7 @@
 //   capacity:    the token count never exceeds TOKENS, no append is accepted when full;
 //   no X:        the result is known whenever res_valid_o (meaningful in 4-state simulators; the
 //                Verilated model is 2-state, where --x-assign/--x-initial unique randomise instead).
-// A failure calls $error: the harness (testbench/harness/rtl_tile.cpp) turns it into kvcim::Error.
+// A failure calls $error: the harness (rtl/sim/rtl_tile_impl.hpp) turns it into kvcim::Error.
 //
 // Functional cover points (counted in the coverage build, testbench/coverage/check_coverage.py
 // requires each to be hit): every state of the tile's, the softmax unit's and the macros' state

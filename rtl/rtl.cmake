@@ -11,7 +11,7 @@ set(KVCIM_TILE_PKG_INPUTS
     ${CMAKE_CURRENT_SOURCE_DIR}/rtl/gen_tile_pkg.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/cmodel/cim/softmax_table.cpp
     ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/cmodel/cim/attention_tile.hpp
-    ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/testbench/rtl_tile.hpp)
+    ${CMAKE_CURRENT_SOURCE_DIR}/include/kvcim/rtl/rtl_tile.hpp)
 # Editing any of them re-runs CMake, which regenerates the package (and Verilator re-runs).
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${KVCIM_TILE_PKG_INPUTS})
 

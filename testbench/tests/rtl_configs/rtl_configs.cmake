@@ -49,7 +49,7 @@ foreach(cfg ${KVCIM_RTL_CONFIGS})
   gtest_discover_tests(test_rtl_${name} TEST_PREFIX "rtl_config.${name}." DISCOVERY_TIMEOUT 60
                        PROPERTIES TIMEOUT 300)
   # The configuration for `kvcim run --attention-backend rtl` and kvcim.run(): a module beside the
-  # program (runtime/rtl_tiles.hpp) exporting kvcim_rtl_module_v1 only, its harness and model
+  # program (include/kvcim/rtl/rtl_tiles.hpp) exporting kvcim_rtl_module_v1 only, its harness and model
   # hidden (--exclude-libs), so that it never meets the linked default's symbols. Not a
   # dependency of the kvcim target: `make demo` stays the default configuration's build.
   set(module kvcim_rtl_tile_${name})
