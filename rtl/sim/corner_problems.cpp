@@ -8,9 +8,8 @@ namespace kvcim::rtl {
 using cmodel::cim::QueryScale;
 using cmodel::cim::TileParams;
 
-namespace {
-
-TileProblem uniform(const TileParams& p, int n, int8_t k, int8_t v, int8_t q, int ek, int ev, QueryScale s) {
+TileProblem uniform_problem(const TileParams& p, int n, int8_t k, int8_t v, int8_t q, int ek, int ev,
+                            QueryScale s) {
   TileProblem pr;
   pr.k.assign(n, std::vector<int8_t>(p.head_dim, k));
   pr.v.assign(n, std::vector<int8_t>(p.head_dim, v));
@@ -20,6 +19,8 @@ TileProblem uniform(const TileParams& p, int n, int8_t k, int8_t v, int8_t q, in
   pr.scale = s;
   return pr;
 }
+
+namespace {
 
 // A V pattern that makes every output element depend on every token's probability.
 void vary_v(const TileParams& p, TileProblem& pr) {
@@ -41,7 +42,7 @@ std::vector<CornerProblem> corner_problems(const TileParams& p) {
   // s 2^15 right by 16 bits: Y = round_half_up(s / 2), a tie for every odd s, of either sign.
   {
     const int ek = -8;
-    TileProblem pr = uniform(p, n_ties, 0, 0, 0, ek, 0, QueryScale{32768, -16 - ek - p.exp_frac});
+    TileProblem pr = uniform_problem(p, n_ties, 0, 0, 0, ek, 0, QueryScale{32768, -16 - ek - p.exp_frac});
     pr.q[0] = 1;
     for (int t = 0; t < n_ties; ++t) {
       const int odd = 2 * (t / 2) + 1;  // 1, 1, 3, 3, ...: both signs of each odd value
@@ -57,7 +58,7 @@ std::vector<CornerProblem> corner_problems(const TileParams& p) {
   // the fold shifts by 0..3, and p = floor((2^P - 1) / n) rounded at each shift; n chosen per
   // shift so that the quotient is odd (a tie at shift 1) or 2 mod 4 (a tie at shift 2).
   for (int n = 2; n <= std::min(T, 12); ++n) {
-    TileProblem pr = uniform(p, n, 1, 0, 1, -8, 0, QueryScale{32768, -20});
+    TileProblem pr = uniform_problem(p, n, 1, 0, 1, -8, 0, QueryScale{32768, -20});
     for (int t = 0; t < n; ++t) pr.ev[t] = -(t % 4);
     vary_v(p, pr);
     out.push_back({"fold ties, " + std::to_string(n) + " tokens", pr});
@@ -66,7 +67,7 @@ std::vector<CornerProblem> corner_problems(const TileParams& p) {
   const int64_t full = (int64_t{1} << p.prob_bits) - 1;
   for (int n = 1; n <= T; ++n) {
     if (full % n != 0) continue;
-    TileProblem pr = uniform(p, n, hi, 0, hi, -8, -3, QueryScale{40000, -20});
+    TileProblem pr = uniform_problem(p, n, hi, 0, hi, -8, -3, QueryScale{40000, -20});
     vary_v(p, pr);
     out.push_back({"exact division, " + std::to_string(n) + " tokens", pr});
   }
@@ -84,7 +85,7 @@ std::vector<CornerProblem> corner_problems(const TileParams& p) {
   for (int8_t k : {lo, hi})
     for (int8_t v : {lo, hi})
       out.push_back({"extremes k " + std::to_string(k) + " v " + std::to_string(v),
-                     uniform(p, T, k, v, lo, -8, -8, QueryScale{65535, -30})});
+                     uniform_problem(p, T, k, v, lo, -8, -8, QueryScale{65535, -30})});
   return out;
 }
 

@@ -22,4 +22,9 @@ struct CornerProblem {
 
 std::vector<CornerProblem> corner_problems(const cmodel::cim::TileParams& p);
 
+// n tokens whose every K element is k and every V element v, exponents ek and ev, query q at
+// every element, scale s: the building block of the corners and of the directed tests.
+TileProblem uniform_problem(const cmodel::cim::TileParams& p, int n, int8_t k, int8_t v, int8_t q,
+                            int ek, int ev, cmodel::cim::QueryScale s);
+
 }  // namespace kvcim::rtl

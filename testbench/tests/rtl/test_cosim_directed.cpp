@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "kvcim/error.hpp"
+#include "kvcim/rtl/corner_problems.hpp"
 #include "kvcim/rtl/rtl_tile.hpp"
 #include "kvcim/rtl/rtl_tiles.hpp"
 #include "kvcim/testbench/tile_hooks.hpp"
@@ -30,15 +31,7 @@ using namespace kvcim::testbench;
 TileParams built() { return RtlTile::built_params(); }
 
 TileProblem uniform_problem(int n, int8_t k, int8_t v, int8_t q, int ek, int ev, QueryScale s) {
-  const TileParams p = built();
-  TileProblem pr;
-  pr.k.assign(n, std::vector<int8_t>(p.head_dim, k));
-  pr.v.assign(n, std::vector<int8_t>(p.head_dim, v));
-  pr.ek.assign(n, ek);
-  pr.ev.assign(n, ev);
-  pr.q.assign(p.head_dim, q);
-  pr.scale = s;
-  return pr;
+  return kvcim::rtl::uniform_problem(built(), n, k, v, q, ek, ev, s);
 }
 
 // Runs the problem through a fresh C model and `rtl`; compares results and events.
