@@ -150,6 +150,8 @@ void bind_runtime(py::module_& m) {
         cosim["seed"] = rtl::CosimDefaults::seed;
         cosim["tokens"] = rtl::CosimDefaults::tokens;
         cosim["backpressure"] = rtl::CosimDefaults::backpressure;
+        cosim["corners"] = rtl::CosimDefaults::corners;
+        cosim["port_episodes"] = rtl::CosimDefaults::port_episodes;
         py::dict d;
         d["run"] = run;
         d["cosim"] = cosim;

@@ -79,6 +79,10 @@ def test_python_signatures_read_the_cpp_defaults():
     help_text = cli("cosim", "--help", check=False).stdout if kvcim.HAVE_RTL else ""
     if help_text:
         assert str(d["cosim"]["trials"]) in help_text
+        assert f"--port-episodes INT={d['cosim']['port_episodes']}" in help_text
+        assert f"--backpressure FLOAT={d['cosim']['backpressure']}" in help_text
+    for name in ("corners", "port_episodes", "backpressure"):  # "name: type = default" in the signature
+        assert str(d["cosim"][name]) in cosim.split(f"{name}: ", 1)[1].split(",")[0], name
 
 
 def test_map_with_no_options_equals_the_command_with_none(tmp_path):
