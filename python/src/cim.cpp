@@ -12,8 +12,8 @@
 #include "kvcim/cmodel/cim/attention_tile_analog.hpp"
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/rtl/cosim_job.hpp"  // (its defaults are the Python signature's, with the RTL or not)
 #ifdef KVCIM_HAVE_RTL
-#include "kvcim/rtl/cosim_job.hpp"
 #include "kvcim/rtl/rtl_tile.hpp"
 #include "kvcim/rtl/rtl_tiles.hpp"
 #endif
