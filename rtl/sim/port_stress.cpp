@@ -166,19 +166,8 @@ class Driver {
   // An append offered to a full tile is never accepted; the protocol lets it go only under reset.
   void refuse_when_full() {
     put_junk_append();
-    m_.top->app_valid_i = 1;
-    for (int i = 0; i < 3; ++i) {
-      m_.settle();
-      if (m_.top->app_ready_o)
-        fail("port stress", "app_ready_o", "1 on a full tile (" + where() + ")", "0");
-      m_.tick();
-    }
-    m_.top->rst = 1;
-    m_.settle();
-    m_.tick();
-    m_.top->rst = 0;
-    m_.top->app_valid_i = 0;
-    m_.settle();
+    if (m_.offer_append_then_reset(3))
+      fail("port stress", "app_ready_o", "1 on a full tile (" + where() + ")", "0");
   }
 
   [[noreturn]] void stuck(bool app_on, bool q_on, bool result_due) const {

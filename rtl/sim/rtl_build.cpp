@@ -150,12 +150,15 @@ RtlBuilder::RtlBuilder(RtlBuildOptions options)
 
 std::string RtlBuilder::recipe_path() const { return find_recipe(options_.recipe_path); }
 
-RtlCachedModule RtlBuilder::locate(const TileParams& p) const {
-  const build::Recipe r = build::read_recipe(recipe_path());
+RtlCachedModule RtlBuilder::module_in_cache(const build::Recipe& r, const TileParams& p) const {
   RtlCachedModule m;
   m.key = rtl_config_name(p) + "-" + build::inputs_hash(r);
   m.path = (fs::path(cache_) / m.key / module_file(p)).string();
   return m;
+}
+
+RtlCachedModule RtlBuilder::locate(const TileParams& p) const {
+  return module_in_cache(build::read_recipe(recipe_path()), p);
 }
 
 RtlCachedModule RtlBuilder::ensure(const TileParams& p) const {
@@ -164,10 +167,8 @@ RtlCachedModule RtlBuilder::ensure(const TileParams& p) const {
   check_rtl_buildable(p);
   const build::Recipe r = build::read_recipe(recipe_path());
   build::check_inputs(r);
-  RtlCachedModule m;
-  m.key = rtl_config_name(p) + "-" + build::inputs_hash(r);
-  const fs::path final_dir = fs::path(cache_) / m.key;
-  m.path = (final_dir / module_file(p)).string();
+  RtlCachedModule m = module_in_cache(r, p);
+  const fs::path final_dir = fs::path(m.path).parent_path();
   std::error_code ec;
   // a finished build (folders appear only whole) loads without the tools
   if (fs::exists(final_dir, ec)) return m;

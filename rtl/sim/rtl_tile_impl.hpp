@@ -251,6 +251,26 @@ struct RtlTile::Impl {
     settle();
   }
 
+  // Offers the append on the ports (payload already set) for `cycles` cycles, then resets with
+  // valid still high (the protocol lets an offered append go only under reset). True if the tile
+  // raised app_ready_o in any of those cycles: a full tile must not.
+  bool offer_append_then_reset(int cycles) {
+    top->app_valid_i = 1;
+    bool ready = false;
+    for (int i = 0; i < cycles; ++i) {
+      settle();
+      ready = ready || top->app_ready_o;
+      tick();
+    }
+    top->rst = 1;
+    settle();
+    tick();
+    top->rst = 0;
+    top->app_valid_i = 0;
+    settle();
+    return ready;
+  }
+
   TileResult finish_query() {
     TileResult r;
     for (int64_t waited = 0;; ++waited) {  // ready may drop again: only valid is sticky

@@ -55,19 +55,7 @@ void offer_append_to_full_tile_then_reset(RtlTile& tile, std::span<const int8_t>
     fail("RtlTile", "tokens", std::to_string(tile.tokens()), "a full tile");
   put_vector(m.top->app_k_i, k, m.params.kv_bits);
   put_vector(m.top->app_v_i, v, m.params.kv_bits);
-  m.top->app_valid_i = 1;
-  for (int i = 0; i < cycles; ++i) {
-    m.settle();
-    if (m.top->app_ready_o) fail("RtlTile", "app_ready_o", "1", "0 on a full tile");
-    m.tick();
-  }
-  // Valid stays high into the reset (the protocol allows withdrawing it only under reset).
-  m.top->rst = 1;
-  m.settle();
-  m.tick();
-  m.top->rst = 0;
-  m.top->app_valid_i = 0;
-  m.settle();
+  if (m.offer_append_then_reset(cycles)) fail("RtlTile", "app_ready_o", "1", "0 on a full tile");
 }
 
 void break_handshake(RtlTile& tile, Broken what) {

@@ -19,6 +19,10 @@
 
 namespace kvcim::rtl {
 
+namespace build {
+struct Recipe;  // rtl/sim/rtl_build_steps.hpp
+}
+
 // The name of the recipe file CMake writes into the build folder.
 inline constexpr const char* kRtlRecipeFile = "kvcim-rtl-recipe.json";
 
@@ -64,6 +68,9 @@ class RtlBuilder {
   std::string recipe_path() const;
 
  private:
+  // The key and module path of `p` built from recipe `r`, whether built yet or not.
+  RtlCachedModule module_in_cache(const build::Recipe& r, const cmodel::cim::TileParams& p) const;
+
   RtlBuildOptions options_;
   std::string cache_;
 };
