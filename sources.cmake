@@ -3,6 +3,13 @@
 # naming any .cpp, .py test or .sh test on disk that no list holds, so a new file cannot be left
 # out silently either. Paths are relative to the source directory.
 
+# kvcim_common: generic utilities every part may use (files, text, .npy arrays, the data folder)
+set(KVCIM_COMMON_SOURCES
+    common/data_dir.cpp
+    common/io.cpp
+    common/npy.cpp
+    common/text.cpp
+)
 # kvcim_cmodel: the golden model, the CIM C models, the energy model
 set(KVCIM_CMODEL_SOURCES
     cmodel/cim/attention_tile.cpp
@@ -15,7 +22,6 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/cim/macro_spec.cpp
     cmodel/cim/softmax_fixed.cpp
     cmodel/cim/softmax_table.cpp
-    cmodel/data_dir.cpp
     cmodel/energy/baseline.cpp
     cmodel/energy/cim_charges.cpp
     cmodel/energy/config_reader.cpp
@@ -24,7 +30,6 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/energy/scaling.cpp
     cmodel/energy/tech.cpp
     cmodel/energy/workload.cpp
-    cmodel/io.cpp
     cmodel/model/checkpoint.cpp
     cmodel/model/config.cpp
     cmodel/model/gemv.cpp
@@ -38,10 +43,8 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/model/tokenizer.cpp
     cmodel/model/transformer.cpp
     cmodel/model/weights.cpp
-    cmodel/npy.cpp
     cmodel/quant/int8_gemv.cpp
     cmodel/quant/quant.cpp
-    cmodel/text.cpp
 )
 # kvcim_mapper
 set(KVCIM_MAPPER_SOURCES
@@ -300,7 +303,7 @@ set(KVCIM_RTL_XRAND_TEST_SOURCES
 
 # Fails the configure step naming every file on disk that no list above holds.
 function(kvcim_check_sources_listed)
-  set(listed ${KVCIM_CMODEL_SOURCES} ${KVCIM_MAPPER_SOURCES} ${KVCIM_RUNTIME_SOURCES} ${KVCIM_CLI_SOURCES}
+  set(listed ${KVCIM_COMMON_SOURCES} ${KVCIM_CMODEL_SOURCES} ${KVCIM_MAPPER_SOURCES} ${KVCIM_RUNTIME_SOURCES} ${KVCIM_CLI_SOURCES}
       ${KVCIM_RTL_LOADER_SOURCES}
       ${KVCIM_RTL_TILE_SOURCES} ${KVCIM_RTL_SHARED_SOURCES} ${KVCIM_RTL_MODULE_SOURCES}
       ${KVCIM_PY_SOURCES} ${KVCIM_PY_TESTS} ${KVCIM_BENCH_SOURCES} ${KVCIM_CLI_TESTS} ${KVCIM_CLI_DEEP_TESTS}
@@ -310,7 +313,7 @@ function(kvcim_check_sources_listed)
     list(APPEND listed ${KVCIM_TEST_${suite}_SOURCES})
   endforeach()
   file(GLOB_RECURSE on_disk RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS
-       cmodel/*.cpp mapper/*.cpp runtime/*.cpp rtl/sim/*.cpp testbench/harness/*.cpp testbench/tests/*.cpp
+       common/*.cpp cmodel/*.cpp mapper/*.cpp runtime/*.cpp rtl/sim/*.cpp testbench/harness/*.cpp testbench/tests/*.cpp
        python/src/*.cpp python/tests/test_*.py benchmarks/*.cpp)
   file(GLOB cli_tests RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} CONFIGURE_DEPENDS testbench/cli/*.sh)
   list(APPEND on_disk ${cli_tests})  # (testbench/cli/lib/ holds their shared functions)

@@ -36,7 +36,7 @@ set(recipe_includes ${VERILATOR_ROOT}/include ${VERILATOR_ROOT}/include/vltstd
     $<TARGET_PROPERTY:yaml-cpp,INTERFACE_INCLUDE_DIRECTORIES>)
 # archived with the model and harness (hidden by --exclude-libs, as the table's are); then linked
 set(recipe_archive $<TARGET_OBJECTS:kvcim_rtl_shared>)
-set(recipe_libs $<TARGET_FILE:kvcim_cmodel> $<TARGET_LINKER_FILE:yaml-cpp> ${VERILATOR_MT_CFLAGS})
+set(recipe_libs $<TARGET_FILE:kvcim_cmodel> $<TARGET_FILE:kvcim_common> $<TARGET_LINKER_FILE:yaml-cpp> ${VERILATOR_MT_CFLAGS})
 # hashed into the cache key besides the sources: the headers (*.hpp, *.h) of these folders, which
 # hold every kvcim header the harness and module include (the loader's own sources are not hashed:
 # editing the builder does not invalidate the cache)

@@ -1,4 +1,4 @@
-// The arrows of the house (docs/architecture.md): cmodel ◀ mapper ◀ runtime ◀ python and
+// The arrows of the house (docs/architecture.md): common ◀ cmodel ◀ mapper ◀ runtime ◀ python and
 // cmodel ◀ rtl ◀ runtime; testbench/ may use everything and nothing uses it. Read from the sources'
 // own #include lines, so that a new include pointing the wrong way fails here, naming the file.
 #include <gtest/gtest.h>
@@ -52,6 +52,16 @@ void expect_includes_only(const std::vector<std::string>& folders, const std::ve
 }
 
 }  // namespace
+
+// common/ and its headers (include/kvcim/*.hpp, no part folder) stand on no part.
+TEST(Layering, CommonStandsOnNoPart) {
+  expect_includes_only({"common"}, {});
+  for (const auto& e : fs::directory_iterator(fs::path(kvcim::test::source_dir()) / "include/kvcim")) {
+    if (e.is_regular_file()) {
+      EXPECT_TRUE(included_parts(e.path()).empty()) << e.path().string() << " includes a part";
+    }
+  }
+}
 
 TEST(Layering, CmodelIncludesOnlyItself) {
   expect_includes_only({"cmodel", "include/kvcim/cmodel"}, {"cmodel"});
