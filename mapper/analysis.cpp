@@ -10,6 +10,7 @@
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/cim_charges.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/enum_names.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
@@ -212,14 +213,9 @@ TokenLedgers generation_ledgers(const Placement& p, int64_t steps) {
   return sum;
 }
 
-const char* name(Bound b) {
-  switch (b) {
-    case Bound::compute: return "compute";
-    case Bound::onchip_cycles: return "on-chip cycles";
-    case Bound::offchip_bytes: return "off-chip bytes";
-  }
-  return "?";
-}
+constexpr std::array kBoundNames{"compute", "on-chip cycles", "off-chip bytes"};
+static_assert(kBoundNames.size() == enum_count(Bound::offchip_bytes));
+const char* name(Bound b) { return enum_name(b, kBoundNames); }
 
 double LatencyBound::total_ns() const { return std::max(critical_path_ns(), offchip_ns); }
 

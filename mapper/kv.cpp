@@ -2,19 +2,15 @@
 // closed form of its lock-step behaviour (see placement.hpp and docs/mapper.md).
 #include <algorithm>
 
+#include "kvcim/enum_names.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/placement.hpp"
 
 namespace kvcim::mapper {
 
-const char* name(Where w) {
-  switch (w) {
-    case Where::cim: return "cim";
-    case Where::offchip: return "offchip";
-    case Where::evicted: return "evicted";
-  }
-  return "?";
-}
+constexpr std::array kWhereNames{"cim", "offchip", "evicted"};
+static_assert(kWhereNames.size() == enum_count(Where::evicted));
+const char* name(Where w) { return enum_name(w, kWhereNames); }
 
 KvLayout kv_layout(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p,
                    int64_t kv_macros) {

@@ -6,19 +6,15 @@
 #include <vector>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/enum_names.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/text.hpp"
 
 namespace kvcim::mapper {
 
-const char* name(KvOverflow o) {
-  switch (o) {
-    case KvOverflow::fail: return "fail";
-    case KvOverflow::spill: return "spill";
-    case KvOverflow::window: return "window";
-  }
-  return "?";
-}
+constexpr std::array kKvOverflowNames{"fail", "spill", "window"};
+static_assert(kKvOverflowNames.size() == enum_count(KvOverflow::window));
+const char* name(KvOverflow o) { return enum_name(o, kKvOverflowNames); }
 
 const char* name(KvEvict e) { return e == KvEvict::h2o ? "h2o" : "oldest"; }
 

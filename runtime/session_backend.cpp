@@ -1,6 +1,7 @@
 #include "kvcim/runtime/session_backend.hpp"
 
 #include "kvcim/cmodel/energy/cim_charges.hpp"
+#include "kvcim/enum_names.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::runtime {
@@ -9,14 +10,9 @@ using namespace kvcim::cmodel;
 using energy::EventKind;
 using energy::Op;
 
-const char* name(BackendKind kind) {
-  switch (kind) {
-    case BackendKind::reference: return "reference";
-    case BackendKind::cim: return "cim";
-    case BackendKind::rtl: return "rtl";
-  }
-  return "?";
-}
+constexpr std::array kBackendKindNames{"reference", "cim", "rtl"};
+static_assert(kBackendKindNames.size() == enum_count(BackendKind::rtl));
+const char* name(BackendKind kind) { return enum_name(kind, kBackendKindNames); }
 
 BackendKind parse_backend(const std::string& option, const std::string& text) {
   if (text == "reference") return BackendKind::reference;

@@ -14,6 +14,7 @@
 #include <set>
 #include <sstream>
 
+#include "kvcim/enum_names.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/io.hpp"
 
@@ -73,14 +74,9 @@ double shortest(float f) {
   return std::strtod(std::string(buf, r.ptr).c_str(), nullptr);
 }
 
-const char* torch_dtype(DType d) {
-  switch (d) {
-    case DType::f32: return "float32";
-    case DType::f16: return "float16";
-    case DType::bf16: return "bfloat16";
-  }
-  return "float32";
-}
+constexpr std::array kTorchDtypeNames{"float32", "float16", "bfloat16"};
+static_assert(kTorchDtypeNames.size() == enum_count(DType::bf16));
+const char* torch_dtype(DType d) { return enum_name(d, kTorchDtypeNames); }
 
 std::string layer_name(int l, const char* rest) {
   return "model.layers." + std::to_string(l) + "." + rest;

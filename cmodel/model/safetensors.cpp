@@ -10,6 +10,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "kvcim/enum_names.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -25,14 +26,9 @@ constexpr size_t kMaxRank = 8;
 std::string quoted(const std::string& s) { return "'" + s + "'"; }
 }  // namespace
 
-const char* safetensors_name(DType dtype) {
-  switch (dtype) {
-    case DType::f32: return "F32";
-    case DType::f16: return "F16";
-    case DType::bf16: return "BF16";
-  }
-  return "?";
-}
+constexpr std::array kSafetensorsDtypeNames{"F32", "F16", "BF16"};
+static_assert(kSafetensorsDtypeNames.size() == enum_count(DType::bf16));
+const char* safetensors_name(DType dtype) { return enum_name(dtype, kSafetensorsDtypeNames); }
 
 int dtype_bytes(DType dtype) { return dtype == DType::f32 ? 4 : 2; }
 

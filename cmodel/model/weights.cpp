@@ -1,4 +1,5 @@
 #include "kvcim/cmodel/weights.hpp"
+#include "kvcim/enum_names.hpp"
 
 #include <cstdint>
 #include <new>
@@ -147,19 +148,9 @@ WeightMatrix WeightMatrix::view(std::shared_ptr<const FloatArena> arena, size_t 
   return w;
 }
 
-const char* name(MatrixKind kind) {
-  switch (kind) {
-    case MatrixKind::wq: return "wq";
-    case MatrixKind::wk: return "wk";
-    case MatrixKind::wv: return "wv";
-    case MatrixKind::wo: return "wo";
-    case MatrixKind::w1: return "w1";
-    case MatrixKind::w2: return "w2";
-    case MatrixKind::w3: return "w3";
-    case MatrixKind::classifier: return "classifier";
-  }
-  return "?";
-}
+constexpr std::array kMatrixKindNames{"wq", "wk", "wv", "wo", "w1", "w2", "w3", "classifier"};
+static_assert(kMatrixKindNames.size() == enum_count(MatrixKind::classifier));
+const char* name(MatrixKind kind) { return enum_name(kind, kMatrixKindNames); }
 
 const WeightMatrix& Weights::matrix(int layer, MatrixKind kind) const {
   if (kind == MatrixKind::classifier) return classifier();
