@@ -411,7 +411,13 @@ std::vector<int> Tokenizer::encode_hf(const std::string& text) const {
       out.push_back(seg.id);
       continue;
     }
-    for (const std::string& word : pipe_->pre_tokenize(pipe_->normalize(seg.text), seg.at_start))
+    std::vector<std::string> words;
+    try {
+      words = pipe_->pre_tokenize(pipe_->normalize(seg.text), seg.at_start);
+    } catch (const RegexError& e) {
+      fail(path_, "pre_tokenizer", "a Split pattern", e.what());
+    }
+    for (const std::string& word : words)
       if (!word.empty()) encode_word(word, out);
   }
   return out;

@@ -160,6 +160,13 @@ std::string Tokenizer::decode_text(const std::vector<int>& ids) const {
   return text;
 }
 
+std::vector<int> Tokenizer::encode_prompt(const std::string& text) const {
+  std::vector<int> ids = encode(text, true, false);
+  if (ids.empty())
+    fail("prompt", "text", "''", "gives no token: " + path_ + " adds no BOS, so a prompt must hold some text");
+  return ids;
+}
+
 bool Tokenizer::ends_text(int id) const {
   if (!hf_) return id == kBos;  // run.c: BOS ends the story
   return id == bos_ || std::find(eos_ids_.begin(), eos_ids_.end(), id) != eos_ids_.end();

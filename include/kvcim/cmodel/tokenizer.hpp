@@ -53,6 +53,9 @@ class Tokenizer {
   // bos: the special tokens the tokenizer adds (llama2.c: BOS; Hugging Face: the post-processor's
   // template, or add_bos_token/add_eos_token of tokenizer_config.json); eos: EOS after them.
   std::vector<int> encode(const std::string& text, bool bos, bool eos) const;
+  // encode(text, true, false), refused when it gives no token (a tokenizer without BOS, Qwen's,
+  // and an empty prompt): a model needs a first token to feed.
+  std::vector<int> encode_prompt(const std::string& text) const;
   int bos_id() const { return bos_; }  // -1: the tokenizer has none (Qwen)
   int eos_id() const { return eos_; }  // -1: none
   int pad_id() const { return pad_; }  // -1: none

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <iostream>
+#include <map>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -86,7 +88,7 @@ TEST(HfTokenizerFamilies, ByteLevelRoundTripsAnyBytes) {
   // Byte-level BPE encodes every byte string, invalid UTF-8 included, and decodes it back.
   for (const char* name : {"llama3", "qwen3"}) {
     const Tokenizer& t = family(name);
-    for (const std::string s : {std::string("plain text"), std::string("\xff\xfe broken \xc3 utf-8 \xe2\x82"),
+    for (const std::string& s : {std::string("plain text"), std::string("\xff\xfe broken \xc3 utf-8 \xe2\x82"),
                                 std::string("tab\tnew\nline\r\n  spaces   "), std::string("\x00\x01\x7f", 3)}) {
       EXPECT_EQ(t.decode_text(t.encode(s, false, false)), s) << name << " " << shown(s);
     }
