@@ -101,8 +101,8 @@ std::string token_name(const std::string& where, const json& cfg, const char* ke
   fail(where, key, excerpt(v), "expected a string, {\"content\": ...} or null");
 }
 
-json parse_side_file(const std::string& where, const std::string& text) {
-  if (text.empty()) return json::object();
+// A JSON object, or one error naming the file.
+json json_object(const std::string& where, const std::string& text) {
   json j;
   try {
     j = json::parse(text);
@@ -119,13 +119,7 @@ json parse_side_file(const std::string& where, const std::string& text) {
 // throw type_error) is refused like any other bad field, one kvcim::Error naming the file.
 Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text, int vocab_size,
                               const std::string& tokenizer_config, const std::string& model_config) try {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    fail(where, "JSON", "invalid", e.what());
-  }
-  if (!j.is_object()) fail(where, "tokenizer", j.type_name(), "expected a JSON object");
+  const json j = json_object(where, text);
   if (!j.contains("model") || !j["model"].is_object())
     fail(where, "model", "missing", "expected the tokenizer model object");
   const json& m = j["model"];
@@ -201,10 +195,14 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
   }
   for (size_t i = 0; i < pieces.size(); ++i)
     if (!present[i]) fail(where, "model.vocab", "id " + std::to_string(i) + " missing", "expected ids 0..N-1 without gaps");
-  if (vocab_size >= 0 && static_cast<int>(pieces.size()) != vocab_size)
+  if (vocab_size >= 0 && static_cast<int>(pieces.size()) > vocab_size)
     fail(where, "vocabulary", std::to_string(pieces.size()) + " entries",
-         "the model's vocab_size is " + std::to_string(vocab_size));
-  for (size_t i = 0; i < pieces.size(); ++i) {
+         "more than the model's vocab_size of " + std::to_string(vocab_size));
+  const size_t entries_used = pieces.size();
+  // A model's embedding may have rows past the tokenizer's ids (Qwen pads 151,669 to 151,936):
+  // those ids are held as empty pieces, never produced by encode() and decoded to nothing.
+  if (vocab_size > static_cast<int>(pieces.size())) pieces.resize(static_cast<size_t>(vocab_size));
+  for (size_t i = 0; i < entries_used; ++i) {
     t.index_.emplace(pieces[i], static_cast<int>(i));
     t.max_token_length_ = std::max(t.max_token_length_, static_cast<int>(pieces[i].size()));
   }
@@ -275,8 +273,8 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
   const std::string config_where = std::filesystem::path(where).parent_path().string();
   const std::string tc_where = (config_where.empty() ? "" : config_where + "/") + "tokenizer_config.json";
   const std::string mc_where = (config_where.empty() ? "" : config_where + "/") + "config.json";
-  const json tc = parse_side_file(tc_where, tokenizer_config);
-  const json mc = parse_side_file(mc_where, model_config);
+  const json tc = tokenizer_config.empty() ? json::object() : json_object(tc_where, tokenizer_config);
+  const json mc = model_config.empty() ? json::object() : json_object(mc_where, model_config);
   auto id_of = [&](const std::string& file, const std::string& field, const std::string& name) {
     const int id = t.lookup(byte_level ? name : from_file(name));
     if (id < 0) fail(file, field, "'" + name + "'", "not in the tokenizer's vocabulary");
