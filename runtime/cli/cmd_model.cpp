@@ -108,7 +108,7 @@ void add_tokenize(CLI::App& app) {
     std::string tokenizer = default_tokenizer_path(), text;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("tokenize", "Print the token ids of a text (BOS first)");
+  auto* cmd = app.add_subcommand("tokenize", "Print the token ids of a text (first the special tokens the tokenizer adds: BOS, if it has one)");
   cmd->add_option("--tokenizer", o->tokenizer,
                   "llama2.c tokenizer .bin, tokenizer.json or a Hugging Face model folder")
       ->capture_default_str();
