@@ -34,14 +34,18 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/model/config.cpp
     cmodel/model/gemv.cpp
     cmodel/model/hf_checkpoint.cpp
+    cmodel/model/hf_pipeline.cpp
     cmodel/model/hf_tokenizer.cpp
     cmodel/model/int8_backend.cpp
     cmodel/model/kv_cache.cpp
     cmodel/model/model_files.cpp
     cmodel/model/safetensors.cpp
     cmodel/model/sampler.cpp
+    cmodel/model/token_regex.cpp
     cmodel/model/tokenizer.cpp
     cmodel/model/transformer.cpp
+    cmodel/model/unicode.cpp
+    cmodel/model/unicode_tables.cpp
     cmodel/model/weights.cpp
     cmodel/quant/int8_gemv.cpp
     cmodel/quant/quant.cpp
@@ -219,6 +223,7 @@ set(KVCIM_TEST_explain_SOURCES
 set(KVCIM_TEST_hf_SOURCES
     testbench/tests/hf/test_hf_checkpoint.cpp
     testbench/tests/hf/test_hf_tokenizer.cpp
+    testbench/tests/hf/test_hf_tokenizer_families.cpp
     testbench/tests/hf/test_safetensors.cpp
 )
 set(KVCIM_TEST_mapper_SOURCES

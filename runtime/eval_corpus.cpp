@@ -43,7 +43,7 @@ EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const E
          "expected 2.." + std::to_string(c.seq_len) + " (the model's context), or 0 for all of it");
   std::vector<std::vector<int>> prompts;
   for (const std::string& p : o.prompts) {
-    prompts.push_back(tok.encode(p, true, false));
+    prompts.push_back(tok.encode_prompt(p));
     if (static_cast<int>(prompts.back().size()) >= length)
       fail("evaluation", "prompt", "'" + p + "'", "leaves no room to sample in " + std::to_string(length) + " positions");
   }
@@ -63,7 +63,7 @@ EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const E
       if (pos + 1 < static_cast<int>(s.ids.size())) continue;  // still in the prompt
       const int next = sampler.sample(logits);
       s.ids.push_back(next);
-      if (next == kBos || static_cast<int>(s.ids.size()) >= length) break;
+      if (tok.ends_text(next) || static_cast<int>(s.ids.size()) >= length) break;
     }
     const int predicted = static_cast<int>(s.ids.size()) - 1;
     if (predicted > left) s.ids.resize(static_cast<size_t>(left) + 1);

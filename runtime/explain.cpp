@@ -159,7 +159,7 @@ std::pair<int64_t, int64_t> bits_moved(const energy::Ledger& l) {
 json explain(const Checkpoint& ck, const Tokenizer& tok, const ExplainOptions& o, const ExplainEnergy& en) {
   const Config& c = ck.config;
   const Weights& w = ck.weights;
-  const std::vector<int> prompt = tok.encode(o.prompt, true, false);
+  const std::vector<int> prompt = tok.encode_prompt(o.prompt);
   if (o.steps <= 0) fail("explain", "steps", std::to_string(o.steps), "expected a positive number");
   if (o.steps > c.seq_len)
     fail("explain", "steps", std::to_string(o.steps), "exceeds the model's context of " + std::to_string(c.seq_len));
@@ -213,7 +213,7 @@ json explain(const Checkpoint& ck, const Tokenizer& tok, const ExplainOptions& o
                         {"macs_without_cache", macs_nocache}, {"seconds_cached", t_cached},
                         {"seconds_without_cache", t_nocache}, {"max_logit_difference", diff}});
     if (pos + 1 < o.steps) {
-      if (next == kBos) break;
+      if (tok.ends_text(next)) break;
       text += tok.printable(token, next);
       token = next;
       fed.push_back(next);

@@ -100,7 +100,7 @@ const Vector& reference_passes(const Config& c, const Weights& w, Sequence& s, i
 // One position of one sequence: the CIM pass (the float passes need nothing from it, so with two
 // threads they run beside it; results do not depend on the thread count), the logits compared,
 // the next tokens of the CIM run and of the reference.
-void decode_position(const Config& c, const Weights& w, Sequence& s, int pos, int steps, int threads) {
+void decode_position(const Config& c, const Weights& w, const Tokenizer& tok, Sequence& s, int pos, int steps, int threads) {
   const Vector* shadow = nullptr;
   const Vector* free = nullptr;
   std::future<void> refs;
@@ -113,7 +113,7 @@ void decode_position(const Config& c, const Weights& w, Sequence& s, int pos, in
   const int next = in_prompt ? s.prompt[static_cast<size_t>(pos) + 1] : s.sample_cim.sample(logits);
   if (!s.ref_done) {
     const int ref_next = in_prompt ? s.prompt[static_cast<size_t>(pos) + 1] : s.sample_ref.sample(*free);
-    if (ref_next == kBos) {
+    if (tok.ends_text(ref_next)) {
       s.ref_done = true;
     } else {
       s.ref_printed.push_back(ref_next);
@@ -121,7 +121,7 @@ void decode_position(const Config& c, const Weights& w, Sequence& s, int pos, in
       if (pos + 1 < steps) s.out.reference_tokens.push_back(ref_next);
     }
   }
-  if (next == kBos) {  // as run.c: BOS ends the story
+  if (tok.ends_text(next)) {  // as run.c: BOS ends the story (a Hugging Face model: EOS)
     s.done = true;
     return;
   }
@@ -158,7 +158,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   if (o.prompts.empty()) fail("run", "prompts", "none", "expected at least one prompt");
   std::vector<std::vector<int>> prompts;
   for (const std::string& p : o.prompts) {
-    prompts.push_back(tok.encode(p, true, false));
+    prompts.push_back(tok.encode_prompt(p));
     check_options(c, o, static_cast<int>(prompts.back().size()));
   }
   const auto start = std::chrono::steady_clock::now();
@@ -204,7 +204,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     int active = 0;
     for (auto& s : batch)
       if (!s->done) {
-        decode_position(c, w, *s, pos, o.steps, o.threads);
+        decode_position(c, w, tok, *s, pos, o.steps, o.threads);
         ++active;
       }
     if (active == 0) break;

@@ -26,6 +26,8 @@ foreach(suite ${KVCIM_TEST_SUITES})
                        PROPERTIES TIMEOUT ${timeout})
 endforeach()
 
+include(testbench/tests/hf/tokenizer_data.cmake)
+
 # CLI contract tests drive the installed-to-build kvcim command through a shell.
 foreach(script ${KVCIM_CLI_TESTS})
   get_filename_component(name ${script} NAME_WE)

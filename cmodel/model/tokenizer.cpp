@@ -71,13 +71,15 @@ int Tokenizer::lookup(const std::string& piece) const {
 
 std::vector<int> Tokenizer::encode(const std::string& text, bool bos, bool eos) const {
   std::vector<int> tokens;
-  if (bos) tokens.push_back(kBos);
   if (hf_) {
+    if (bos) tokens = prefix_ids_;
     const std::vector<int> body = encode_hf(text);
     tokens.insert(tokens.end(), body.begin(), body.end());
-    if (eos) tokens.push_back(kEos);
+    if (bos) tokens.insert(tokens.end(), suffix_ids_.begin(), suffix_ids_.end());
+    if (eos && eos_ >= 0) tokens.push_back(eos_);
     return tokens;
   }
+  if (bos) tokens.push_back(kBos);
   // a dummy space before non-empty text, as sentencepiece's add_dummy_prefix
   if (!text.empty()) {
     const int space = lookup(" ");
@@ -128,9 +130,9 @@ std::string Tokenizer::decode(int prev, int token) const {
     throw Error("decode: token = " + std::to_string(token) + ": outside the vocabulary of " +
                 std::to_string(vocab_size()));
   std::string piece = vocab_[token];
-  if (prev == kBos && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
+  if (strip_after_bos_ && prev == bos_ && !piece.empty() && piece[0] == ' ') piece.erase(0, 1);
   unsigned int byte = 0;
-  if (piece.size() == 6 && std::sscanf(piece.c_str(), "<0x%02X>", &byte) == 1)
+  if (byte_pieces_ && piece.size() == 6 && std::sscanf(piece.c_str(), "<0x%02X>", &byte) == 1)
     return std::string(1, static_cast<char>(byte));
   return piece;
 }
@@ -154,8 +156,20 @@ std::string Tokenizer::decode_text(const std::vector<int>& ids) const {
                              : id < 3;  // llama2.c: <unk>, <s>, </s>
     if (!special) text += decode(-1, id);
   }
-  if (!text.empty() && text[0] == ' ') text.erase(0, 1);
+  if (strip_after_bos_ && !text.empty() && text[0] == ' ') text.erase(0, 1);
   return text;
+}
+
+std::vector<int> Tokenizer::encode_prompt(const std::string& text) const {
+  std::vector<int> ids = encode(text, true, false);
+  if (ids.empty())
+    fail("prompt", "text", "''", "gives no token: " + path_ + " adds no BOS, so a prompt must hold some text");
+  return ids;
+}
+
+bool Tokenizer::ends_text(int id) const {
+  if (!hf_) return id == kBos;  // run.c: BOS ends the story
+  return id == bos_ || std::find(eos_ids_.begin(), eos_ids_.end(), id) != eos_ids_.end();
 }
 
 std::string Tokenizer::llama2c_bytes() const {

@@ -58,7 +58,7 @@ void add_generate(CLI::App& app) {
     if (o->steps > c.seq_len)
       fail("--steps", "steps", std::to_string(o->steps),
            "exceeds the model's context of " + std::to_string(c.seq_len) + " positions");
-    std::vector<int> prompt = tok.encode(o->prompt, true, false);
+    std::vector<int> prompt = tok.encode_prompt(o->prompt);
     if (static_cast<int>(prompt.size()) > o->steps)
       fail("--prompt", "prompt tokens", std::to_string(prompt.size()),
            "longer than --steps " + std::to_string(o->steps));
@@ -67,7 +67,7 @@ void add_generate(CLI::App& app) {
     for (int pos = 0; pos < o->steps; ++pos) {
       const Vector& logits = model->forward(token, pos);
       const int next = pos + 1 < static_cast<int>(prompt.size()) ? prompt[pos + 1] : sampler.sample(logits);
-      if (next == kBos) break;  // run.c stops when BOS is sampled
+      if (tok.ends_text(next)) break;  // run.c stops when BOS is sampled (a Hugging Face model: EOS)
       if (!o->ids) std::cout << tok.printable(token, next) << std::flush;
       token = next;
       if (pos + 1 < o->steps) fed.push_back(next);
@@ -108,7 +108,7 @@ void add_tokenize(CLI::App& app) {
     std::string tokenizer = default_tokenizer_path(), text;
   };
   auto o = std::make_shared<Opts>();
-  auto* cmd = app.add_subcommand("tokenize", "Print the token ids of a text (BOS first)");
+  auto* cmd = app.add_subcommand("tokenize", "Print the token ids of a text (first the special tokens the tokenizer adds: BOS, if it has one)");
   cmd->add_option("--tokenizer", o->tokenizer,
                   "llama2.c tokenizer .bin, tokenizer.json or a Hugging Face model folder")
       ->capture_default_str();

@@ -72,4 +72,13 @@ bad "tokenizer.json of model type Unigram" "uni/tokenizer.json" "model.type" "Un
 mk wp; $PY -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['model']['type']='WordPiece'; json.dump(c,open(p,'w'))" "$T/wp/tokenizer.json"
 bad "tokenizer.json of model type WordPiece" "wp/tokenizer.json" "model.type" "WordPiece" -- tokenize --text x --tokenizer "$T/wp/tokenizer.json"
 bad "convert: bad input writes no folder" "uni/tokenizer.json" "model.type" -- convert --model "$T/back.bin" --tokenizer "$T/uni/tokenizer.json" --out "$T/out_hf"
+# --- real tokenizers (testdata/tokenizers, unpacked into the build folder beside kvcim by the
+# build of test_hf) ----------------------------------------------------------------------------
+TOKS=$(dirname "$KVCIM")/testdata/tokenizers
+check "tokenize with Llama-3's folder: <|begin_of_text|> (TemplateProcessing), then the text" "128000,9906,1917" "$("$KVCIM" tokenize --tokenizer "$TOKS/llama3" --text "Hello world")"
+check "tokenize with Qwen3's folder: no BOS, <|im_start|> matched as one token" "151644,872,198,9707" "$("$KVCIM" tokenize --tokenizer "$TOKS/qwen3" --text $'<|im_start|>user\nHello')"
+check "tokenize with Mistral's folder: <s> and </s> in the text are special tokens" "1,1,22557,2" "$("$KVCIM" tokenize --tokenizer "$TOKS/mistral" --text "<s>Hello</s>")"
+mkdir -p "$T/nfkc"; cp "$TOKS/qwen3/tokenizer_config.json" "$T/nfkc/"
+$PY -c "import json,sys; c=json.load(open(sys.argv[1])); c['normalizer']={'type':'NFKC'}; json.dump(c,open(sys.argv[2],'w'))" "$TOKS/qwen3/tokenizer.json" "$T/nfkc/tokenizer.json"
+bad "tokenizer.json with a normalizer not supported" "nfkc/tokenizer.json" "normalizer = NFKC" "not supported" -- tokenize --text x --tokenizer "$T/nfkc"
 finish "Hugging Face checkpoint"

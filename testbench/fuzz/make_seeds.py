@@ -184,6 +184,29 @@ def main():
     put("hf_tokenizer", "wrong_type.bin", tok_input(b"hi", json.dumps(dict(tok, normalizer={"type": 5})).encode()))
     put("hf_tokenizer", "unigram.bin", tok_input(b"x", json.dumps(dict(tok, model=dict(tok["model"], type="Unigram"))).encode()))
     put("hf_tokenizer", "no_unk.bin", tok_input(b"xyz", json.dumps(dict(tok, model=dict(tok["model"], unk_token=None, byte_fallback=False))).encode()))
+    # byte-level BPE (Llama-3's / Qwen's layout): GPT-2's byte alphabet, a Split regex, added tokens
+    def gpt2_char(b):
+        keep = list(range(33, 127)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+        return chr(b) if b in keep else chr(256 + [x for x in range(256) if x not in keep].index(b))
+    bl_vocab = {gpt2_char(b): b for b in range(256)}
+    bl_vocab.update({"he": 256, "ll": 257, "hell": 258, gpt2_char(32) + "w": 259})
+    split = {"type": "Split", "pattern": {"Regex": "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|"
+                                                   "\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+             "behavior": "Isolated", "invert": False}
+    bl = {"added_tokens": [{"id": 260, "content": "<|begin_of_text|>", "special": True},
+                           {"id": 261, "content": "<think>", "special": False, "lstrip": True, "rstrip": True}],
+          "normalizer": {"type": "NFC"},
+          "pre_tokenizer": {"type": "Sequence", "pretokenizers": [split, {"type": "ByteLevel", "add_prefix_space": False, "use_regex": False}]},
+          "post_processor": {"type": "Sequence", "processors": [{"type": "ByteLevel"}, {"type": "TemplateProcessing",
+              "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+              "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [260], "tokens": ["<|begin_of_text|>"]}}}]},
+          "decoder": {"type": "ByteLevel"},
+          "model": {"type": "BPE", "ignore_merges": True, "vocab": bl_vocab, "merges": ["h e", "l l", "he ll", gpt2_char(32) + " w"]}}
+    put("hf_tokenizer", "byte_level.bin", tok_input("hello <think> world's 12345\n\n  e\u0301 \xff".encode("utf-8", "surrogateescape"),
+                                                    json.dumps(bl).encode()))
+    put("hf_tokenizer", "gpt2_regex.bin", tok_input(b"it's 2024!  ok", json.dumps(dict(bl, pre_tokenizer={"type": "ByteLevel", "add_prefix_space": True})).encode()))
+    put("hf_tokenizer", "lookahead.bin", tok_input(b"a  b   ", json.dumps(dict(bl, pre_tokenizer={"type": "Sequence", "pretokenizers": [
+        dict(split, pattern={"Regex": "\\s+(?=\\S)|(?!x).{1,2}?|[^a-c\\]]+"}), {"type": "ByteLevel", "use_regex": False}]})).encode()))
 
 
 if __name__ == "__main__":
