@@ -7,7 +7,9 @@ model.safetensors.index.json) are written from the tensors' bytes, and `hf_forwa
 logits in the Hugging Face layout (rotate-half RoPE, repeat_kv GQA) in float64, as
 transformers' modeling_llama / modeling_mistral / modeling_qwen2 / modeling_qwen3 do.
 
-Run as a script to write one folder:  python3 hf_folders.py FAMILY DTYPE OUT_DIR [--sharded]
+Run as a script to write one folder:
+  python3 hf_folders.py FAMILY DTYPE OUT_DIR [--sharded] [key=value ...]
+(key=value: config.json fields to change, as JSON values, e.g. vocab_size=512)
 """
 import json
 import math
@@ -219,4 +221,6 @@ def hf_forward(cfg, w, ids):
 if __name__ == "__main__":
     import pathlib
     family, dtype, out = sys.argv[1:4]
-    weights = write_folder(pathlib.Path(out), FAMILIES[family], dtype, "--sharded" in sys.argv[4:])
+    changes = dict(a.split("=", 1) for a in sys.argv[4:] if "=" in a)
+    cfg = dict(FAMILIES[family], **{k: json.loads(v) for k, v in changes.items()})
+    write_folder(pathlib.Path(out), cfg, dtype, "--sharded" in sys.argv[4:])
