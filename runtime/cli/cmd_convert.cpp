@@ -44,7 +44,7 @@ void add_convert(CLI::App& app) {
       const Config c = load_checkpoint_config(o->model);
       if (const std::string what = c.llama2c_unsupported(); !what.empty())
         fail(o->model, "model", std::string(architecture_name(c.architecture)) + " with " + what,
-             "a llama2.c checkpoint cannot hold it (convert keeps the folder's forward pass or refuses)");
+             "a llama2.c checkpoint cannot hold it");
     }
     const Checkpoint ck = load_checkpoint(o->model);
     const std::string tok_path = o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer;
