@@ -160,6 +160,7 @@ set(KVCIM_BENCH_SOURCES
 # CLI contract tests, one CTest test each
 set(KVCIM_CLI_TESTS
     testbench/cli/explain.sh
+    testbench/cli/hf_architectures.sh
     testbench/cli/hf_checkpoints.sh
     testbench/cli/html_report.sh
     testbench/cli/macro_command.sh

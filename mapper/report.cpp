@@ -126,7 +126,7 @@ json to_json(const Placement& p, const MapReport& r) {
   j["model"] = {{"name", p.shape.name},       {"dim", c.dim},
                 {"hidden", c.hidden_dim},      {"layers", c.n_layers},
                 {"heads", c.n_heads},          {"kv_heads", c.n_kv_heads},
-                {"vocab", c.vocab_size},       {"context", c.seq_len},
+                {"head_dim", c.head_dim()},    {"vocab", c.vocab_size},       {"context", c.seq_len},
                 {"shared_classifier", c.shared_classifier}};
   j["hardware"] = hardware_report_json(hw);
   if (p.sizing) {
@@ -250,7 +250,8 @@ std::string summary(const Placement& p, const MapReport& r) {
   const HardwareSpec& hw = p.hw;
   std::ostringstream o;
   o << "model     " << p.shape.name << ": dim " << c.dim << ", hidden " << c.hidden_dim << ", "
-    << c.n_layers << " layers, " << c.n_heads << " heads / " << c.n_kv_heads << " KV heads, vocab "
+    << c.n_layers << " layers, " << c.n_heads << " heads / " << c.n_kv_heads << " KV heads"
+    << (c.head_dim() * c.n_heads != c.dim ? " of " + std::to_string(c.head_dim()) : std::string()) << ", vocab "
     << c.vocab_size << ", context " << c.seq_len << "\n";
   o << "hardware  " << hw.name << " (" << hw.source << "): " << hw.organization.macros << " "
     << (hw.macro.kind == cmodel::cim::MacroKind::digital ? "digital" : "analog") << " macros of "

@@ -69,8 +69,8 @@ ModelShape shape_preset(const std::string& name) {
 }
 
 ModelShape parse_shape(const std::string& text) {
-  const std::vector<std::string> known = {"dim",   "hidden",  "layers", "heads",
-                                          "kv_heads", "vocab", "context", "shared_classifier"};
+  const std::vector<std::string> known = {"dim",   "hidden",  "layers",  "heads",            "kv_heads",
+                                          "vocab", "context", "head_dim", "shared_classifier"};
   std::map<std::string, std::string> kv;
   for (const std::string& item : split(text, ',')) {
     if (item.empty()) continue;
@@ -103,6 +103,7 @@ ModelShape parse_shape(const std::string& text) {
   c.n_kv_heads = number("kv_heads", false, c.n_heads);
   c.vocab_size = number("vocab", true, 0);
   c.seq_len = number("context", true, 0);
+  c.head_size = number("head_dim", false, 0);  // default: dim / heads
   if (auto it = kv.find("shared_classifier"); it != kv.end()) {
     if (it->second == "true" || it->second == "1") c.shared_classifier = true;
     else if (it->second == "false" || it->second == "0") c.shared_classifier = false;
@@ -114,8 +115,8 @@ ModelShape parse_shape(const std::string& text) {
 }
 
 void check_mappable(const Config& c, const std::string& where) {
-  const double d = c.dim, h = c.hidden_dim, L = c.n_layers, kv = double(c.dim) / c.n_heads * c.n_kv_heads;
-  const double weights = L * (2 * d * d + 2 * d * kv + 3 * d * h) + double(c.vocab_size) * d;
+  const double d = c.dim, h = c.hidden_dim, L = c.n_layers, kv = c.kv_dim(), q = c.q_dim();
+  const double weights = L * (2 * d * q + 2 * d * kv + 3 * d * h) + double(c.vocab_size) * d;
   if (weights > 1e14)
     fail(where, "shape", to_string(c), "more than 1e14 weights: too large to map");
   if (L * c.n_heads > double(1 << 24))
@@ -123,7 +124,8 @@ void check_mappable(const Config& c, const std::string& where) {
 }
 
 ModelShape shape_from_checkpoint(const std::string& path) {
-  return {path, cmodel::load_checkpoint_config(path)};
+  const Config c = cmodel::load_checkpoint_config(path);
+  return {path, c, c.sliding_window};
 }
 
 std::string to_string(const Config& c) {
@@ -131,6 +133,7 @@ std::string to_string(const Config& c) {
          ",layers=" + std::to_string(c.n_layers) + ",heads=" + std::to_string(c.n_heads) +
          ",kv_heads=" + std::to_string(c.n_kv_heads) + ",vocab=" + std::to_string(c.vocab_size) +
          ",context=" + std::to_string(c.seq_len) +
+         (c.head_size > 0 ? ",head_dim=" + std::to_string(c.head_size) : std::string()) +
          ",shared_classifier=" + (c.shared_classifier ? "true" : "false");
 }
 

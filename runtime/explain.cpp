@@ -25,10 +25,10 @@ void CountingBackend::linear(int layer, MatrixKind kind, const float* x, float* 
   reference_.linear(layer, kind, x, y);
   int64_t rows = 0, cols = 0;
   switch (kind) {
-    case MatrixKind::wq: rows = config_.dim, cols = config_.dim; break;
+    case MatrixKind::wq: rows = config_.q_dim(), cols = config_.dim; break;
     case MatrixKind::wk:
     case MatrixKind::wv: rows = config_.kv_dim(), cols = config_.dim; break;
-    case MatrixKind::wo: rows = config_.dim, cols = config_.dim; break;
+    case MatrixKind::wo: rows = config_.dim, cols = config_.q_dim(); break;
     case MatrixKind::w1:
     case MatrixKind::w3: rows = config_.hidden_dim, cols = config_.dim; break;
     case MatrixKind::w2: rows = config_.dim, cols = config_.hidden_dim; break;
@@ -43,7 +43,8 @@ void CountingBackend::write_kv(int layer, int pos, const float* k, const float* 
 
 void CountingBackend::attend(int layer, int head, int pos, const float* q, float* out) {
   reference_.attend(layer, head, pos, q, out);
-  attention_macs_ += 2LL * (pos + 1) * config_.head_dim();  // q.k_t and p_t v_t
+  const int attended = config_.sliding_window > 0 ? std::min(pos + 1, config_.sliding_window) : pos + 1;
+  attention_macs_ += 2LL * attended * config_.head_dim();  // q.k_t and p_t v_t
   attention_[static_cast<size_t>(layer) * config_.n_heads + head] = reference_.last_attention();
 }
 

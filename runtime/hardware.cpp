@@ -29,7 +29,7 @@ mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec
                                 const mapper::Policy& policy, int context) {
   // checked here, before the mapper would report it as its context
   if (context <= 0) fail("run", "steps", std::to_string(context), "expected a positive number");
-  mapper::ModelShape shape{ck.path, ck.config};
+  mapper::ModelShape shape{ck.path, ck.config, ck.config.sliding_window};
   mapper::Placement p = mapper::place(shape, hw, policy, context);
   const mapper::Figures f = mapper::figures(p);
   if ((f.offchip_tokens > 0 && policy.overflow != mapper::KvOverflow::spill) ||

@@ -1,5 +1,6 @@
 #include "kvcim/runtime/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 
@@ -23,6 +24,16 @@ void check_options(const Config& c, const SessionOptions& o, int prompt_tokens) 
   // checked even when the evaluation is skipped: a bad value is a mistake either way
   if (o.eval_tokens < 1)
     fail("run", "eval_tokens", std::to_string(o.eval_tokens), "expected at least 1");
+  // The CIM attention keeps every position of a stream (or its KV window's tiles), so a model
+  // whose attention sees only the last sliding_window positions runs only where the window
+  // covers the run: the decode's steps, and the evaluation's sequences of the model's context.
+  const int context = o.eval_text.empty() ? o.steps : std::max(o.steps, c.seq_len);
+  if (c.sliding_window > 0 && c.sliding_window < context)
+    fail("run", "sliding_window", std::to_string(c.sliding_window),
+         "smaller than the run's context of " + std::to_string(context) + " positions (" +
+             (o.eval_text.empty() ? "the steps" : "the evaluation's sequences of the model's whole context") +
+             "): the CIM attention does not slide; run at most " + std::to_string(c.sliding_window) +
+             " steps" + (o.eval_text.empty() ? "" : " without the evaluation"));
 }
 
 // Work of the whole chip, whichever backend ran the decoder's operations: the shared elementwise

@@ -5,11 +5,11 @@
 namespace kvcim::cmodel::energy {
 
 std::array<MatrixShape, 7> layer_matrices(const Config& c, int layer) {
-  const int64_t d = c.dim, h = c.hidden_dim, kv = c.kv_dim();
-  return {{{Op::q_proj, layer, d, d},
+  const int64_t d = c.dim, h = c.hidden_dim, kv = c.kv_dim(), q = c.q_dim();
+  return {{{Op::q_proj, layer, d, q},
            {Op::k_proj, layer, d, kv},
            {Op::v_proj, layer, d, kv},
-           {Op::o_proj, layer, d, d},
+           {Op::o_proj, layer, q, d},
            {Op::ffn_w1, layer, d, h},
            {Op::ffn_w2, layer, h, d},
            {Op::ffn_w3, layer, d, h}}};
@@ -38,13 +38,20 @@ void charge_softmax(Ledger& l, int layer, int64_t query_heads, int64_t tokens) {
 }
 
 void charge_layer_elementwise(Ledger& l, int layer, const Config& c) {
-  const int64_t d = c.dim, h = c.hidden_dim, kv = c.kv_dim();
+  const int64_t d = c.dim, h = c.hidden_dim, kv = c.kv_dim(), q = c.q_dim();
   // two RMSNorms
   l.add(layer, Op::other, EventKind::fp32_mul, 2 * 3 * d);
   l.add(layer, Op::other, EventKind::fp32_add, 2 * d);
-  // RoPE on q and k: (d + kv) / 2 pairs
-  l.add(layer, Op::other, EventKind::fp32_mul, 2 * (d + kv));
-  l.add(layer, Op::other, EventKind::fp32_add, d + kv);
+  // RoPE on q and k: (q + kv) / 2 pairs
+  l.add(layer, Op::other, EventKind::fp32_mul, 2 * (q + kv));
+  l.add(layer, Op::other, EventKind::fp32_add, q + kv);
+  // the families' biases and per-head q/k RMSNorms
+  if (c.qkv_bias) l.add(layer, Op::other, EventKind::fp32_add, q + 2 * kv);
+  if (c.o_bias) l.add(layer, Op::other, EventKind::fp32_add, d);
+  if (c.qk_norm) {
+    l.add(layer, Op::other, EventKind::fp32_mul, 3 * (q + kv));
+    l.add(layer, Op::other, EventKind::fp32_add, q + kv);
+  }
   // SwiGLU
   l.add(layer, Op::other, EventKind::exp_op, h);
   l.add(layer, Op::other, EventKind::fp32_add, h);

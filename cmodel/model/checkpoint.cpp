@@ -170,14 +170,29 @@ Weights random_weights(const Config& c, uint64_t seed) {
   w.layers.resize(c.n_layers);
   for (auto& l : w.layers) {
     norm(l.rms_att, d);
-    fill(l.wq, c.n_heads * hd, d);
+    fill(l.wq, c.q_dim(), d);
     fill(l.wk, kv, d);
     fill(l.wv, kv, d);
-    fill(l.wo, d, c.n_heads * hd);
+    fill(l.wo, d, c.q_dim());
     norm(l.rms_ffn, d);
     fill(l.w1, h, d);
     fill(l.w2, d, h);
     fill(l.w3, h, d);
+    auto bias = [&](Vector& v, int size) {
+      v.resize(size);
+      std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+      for (int i = 0; i < size; ++i) v[i] = u(rng);
+    };
+    if (c.qkv_bias) {
+      bias(l.bq, c.q_dim());
+      bias(l.bk, kv);
+      bias(l.bv, kv);
+    }
+    if (c.o_bias) bias(l.bo, d);
+    if (c.qk_norm) {
+      norm(l.q_norm, hd);
+      norm(l.k_norm, hd);
+    }
   }
   norm(w.rms_final, d);
   if (!c.shared_classifier) fill(w.wcls, c.vocab_size, d);
@@ -186,6 +201,9 @@ Weights random_weights(const Config& c, uint64_t seed) {
 
 void write_checkpoint(const std::string& path, const Config& c, const Weights& w) {
   c.validate("write_checkpoint");
+  if (const std::string what = c.llama2c_unsupported(); !what.empty())
+    fail(path, "model", std::string(architecture_name(c.architecture)) + " with " + what,
+         "a llama2.c checkpoint cannot hold it");
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);

@@ -1,5 +1,6 @@
 #include "kvcim/cmodel/transformer.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kvcim/cmodel/gemv.hpp"
@@ -17,12 +18,13 @@ void rmsnorm(float* out, const float* x, const float* weight, int size, float ep
   for (int j = 0; j < size; ++j) out[j] = weight[j] * (ss * x[j]);
 }
 
-// Rotates adjacent pairs (x[i], x[i+1]) of each head by pos * theta^(-(i mod head)/head).
+// Rotates adjacent pairs (x[i], x[i+1]) of each head by pos * Config::rope_inv_freq(i mod head)
+// (theta^(-(i mod head)/head), unless rope_scaling rewrites it).
 void rope(float* q, float* k, int pos, const Config& c) {
   const int hd = c.head_dim(), kv_dim = c.kv_dim();
-  for (int i = 0; i < c.dim; i += 2) {
+  for (int i = 0; i < c.q_dim(); i += 2) {
     const int head_i = i % hd;
-    const float freq = 1.0f / std::pow(c.rope_theta, head_i / static_cast<float>(hd));
+    const float freq = c.rope_inv_freq(head_i);
     const float angle = pos * freq;
     const float fcr = std::cos(angle), fci = std::sin(angle);
     const int rotations = i < kv_dim ? 2 : 1;  // q always, k only within kv_dim
@@ -44,8 +46,23 @@ void softmax(float* x, int size) {
 }
 
 RunState::RunState(const Config& c)
-    : x(c.dim), xb(c.dim), xb2(c.dim), hb(c.hidden_dim), hb2(c.hidden_dim), q(c.dim),
+    : x(c.dim), xb(c.dim), xb2(c.dim), xa(c.q_dim()), hb(c.hidden_dim), hb2(c.hidden_dim), q(c.q_dim()),
       k(c.kv_dim()), v(c.kv_dim()), logits(c.vocab_size) {}
+
+namespace {
+
+// y += b where the family has the bias (b empty otherwise).
+void add_bias(Vector& y, const Vector& b) {
+  if (b.size()) y += b;
+}
+
+// Qwen3's q_norm / k_norm: RMSNorm over each head's head_dim values, in place.
+void norm_heads(float* x, const Vector& weight, int heads, int hd, float eps) {
+  if (!weight.size()) return;
+  for (int h = 0; h < heads; ++h) rmsnorm(x + h * hd, x + h * hd, weight.data(), hd, eps);
+}
+
+}  // namespace
 
 // ---- the forward pass ----------------------------------------------------------------------
 
@@ -70,14 +87,22 @@ const Vector& forward(const Config& c, const Weights& w, RunState& s, Backend& b
     be.linear(l, MatrixKind::wq, s.xb.data(), s.q.data());
     be.linear(l, MatrixKind::wk, s.xb.data(), s.k.data());
     be.linear(l, MatrixKind::wv, s.xb.data(), s.v.data());
+    // biases and per-head norms of the families that have them, after whichever backend ran the
+    // products, so that every backend gets them
+    add_bias(s.q, lw.bq);
+    add_bias(s.k, lw.bk);
+    add_bias(s.v, lw.bv);
+    norm_heads(s.q.data(), lw.q_norm, c.n_heads, hd, c.rms_norm_eps);
+    norm_heads(s.k.data(), lw.k_norm, c.n_kv_heads, hd, c.rms_norm_eps);
     // rotary position embedding of q and k
     rope(s.q.data(), s.k.data(), pos, c);
     // this position's K and V enter the cache, once
     be.write_kv(l, pos, s.k.data(), s.v.data());
     // each query head attends over positions 0..pos of its KV head
-    for (int h = 0; h < c.n_heads; ++h) be.attend(l, h, pos, s.q.data() + h * hd, s.xb.data() + h * hd);
+    for (int h = 0; h < c.n_heads; ++h) be.attend(l, h, pos, s.q.data() + h * hd, s.xa.data() + h * hd);
     // output projection and residual
-    be.linear(l, MatrixKind::wo, s.xb.data(), s.xb2.data());
+    be.linear(l, MatrixKind::wo, s.xa.data(), s.xb2.data());
+    add_bias(s.xb2, lw.bo);
     s.x += s.xb2;
     // FFN RMSNorm
     rmsnorm(s.xb.data(), s.x.data(), lw.rms_ffn.data(), dim, c.rms_norm_eps);
@@ -115,10 +140,13 @@ void ReferenceBackend::attend(int layer, int head, int pos, const float* q, floa
   const int hd = config_.head_dim();
   const int kv_head = head / config_.kv_group();  // query heads of a group share one KV head
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  attention_.resize(pos + 1);
+  // a sliding window (Mistral) leaves out the positions before the last sliding_window ones
+  // (transformers' mask: query i sees key j when i - j < sliding_window); their weights are 0
+  const int first = config_.sliding_window > 0 ? std::max(0, pos + 1 - config_.sliding_window) : 0;
+  attention_.assign(pos + 1, 0.0f);
   // K and V rows of one KV head are contiguous: position t at key(layer, kv_head, 0) + t * hd
-  attend_f32(q, cache_.key(layer, kv_head, 0), cache_.value(layer, kv_head, 0), pos + 1, hd, scale,
-             attention_.data(), out);
+  attend_f32(q, cache_.key(layer, kv_head, first), cache_.value(layer, kv_head, first), pos + 1 - first, hd,
+             scale, attention_.data() + first, out);
 }
 
 // ---- the golden model ----------------------------------------------------------------------

@@ -171,7 +171,7 @@ ModelShape as_shape(const py::handle& h) {
   if (py::isinstance<ModelShape>(h)) return h.cast<ModelShape>();
   if (py::isinstance<PyModel>(h)) {
     const auto& m = h.cast<const PyModel&>();
-    return ModelShape{m.model->path(), m.model->config()};
+    return ModelShape{m.model->path(), m.model->config(), m.model->config().sliding_window};
   }
   if (py::isinstance<cmodel::Config>(h)) {
     ModelShape s{"custom", h.cast<cmodel::Config>()};

@@ -26,12 +26,56 @@ py::dict config_dict(const Config& c) {
   d["shared_classifier"] = c.shared_classifier;
   d["rope_theta"] = c.rope_theta;
   d["rms_norm_eps"] = c.rms_norm_eps;
+  d["architecture"] = architecture_name(c.architecture);
+  d["head_dim"] = c.head_dim();
+  d["qkv_bias"] = c.qkv_bias;
+  d["o_bias"] = c.o_bias;
+  d["qk_norm"] = c.qk_norm;
+  d["sliding_window"] = c.sliding_window;
+  if (c.rope_scaling.enabled()) {
+    py::dict r;
+    r["rope_type"] = "llama3";
+    r["factor"] = c.rope_scaling.factor;
+    r["low_freq_factor"] = c.rope_scaling.low_freq_factor;
+    r["high_freq_factor"] = c.rope_scaling.high_freq_factor;
+    r["original_max_position_embeddings"] = c.rope_scaling.original_max_position_embeddings;
+    d["rope_scaling"] = r;
+  } else {
+    d["rope_scaling"] = py::none();
+  }
   return d;
+}
+
+Architecture architecture_from(const py::handle& value) {
+  const std::string text = py::str(value);
+  for (Architecture a : {Architecture::llama, Architecture::mistral, Architecture::qwen2, Architecture::qwen3})
+    if (text == architecture_name(a)) return a;
+  fail("Config.from_dict", "architecture", "'" + text + "'",
+       "expected LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM or Qwen3ForCausalLM");
+}
+
+// rope_scaling: None, or {"rope_type": "llama3", factor, low_freq_factor, high_freq_factor,
+// original_max_position_embeddings} as to_dict writes it.
+RopeScaling rope_scaling_from(const py::handle& value) {
+  RopeScaling r;
+  if (value.is_none()) return r;
+  if (!py::isinstance<py::dict>(value))
+    fail("Config.from_dict", "rope_scaling", py::str(py::repr(value)), "expected None or a dict");
+  const py::dict d = py::reinterpret_borrow<py::dict>(value);
+  for (const char* key : {"factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
+    if (!d.contains(key))
+      fail("Config.from_dict", std::string("rope_scaling.") + key, "missing", "a llama3 rope_scaling states it");
+  r.factor = d["factor"].cast<double>();
+  r.low_freq_factor = d["low_freq_factor"].cast<double>();
+  r.high_freq_factor = d["high_freq_factor"].cast<double>();
+  r.original_max_position_embeddings = d["original_max_position_embeddings"].cast<int>();
+  return r;
 }
 
 // Unknown keys are errors: a misspelt field must not silently keep its default.
 Config config_from_dict(const py::dict& d) {
   Config c;
+  int head_dim = 0;
   for (auto item : d) {
     const std::string key = py::str(item.first);
     auto get_int = [&](int& field) {
@@ -49,11 +93,21 @@ Config config_from_dict(const py::dict& d) {
     else if (key == "shared_classifier") c.shared_classifier = item.second.cast<bool>();
     else if (key == "rope_theta") c.rope_theta = item.second.cast<float>();
     else if (key == "rms_norm_eps") c.rms_norm_eps = item.second.cast<float>();
+    else if (key == "architecture") c.architecture = architecture_from(item.second);
+    else if (key == "head_dim") get_int(head_dim);
+    else if (key == "qkv_bias") c.qkv_bias = item.second.cast<bool>();
+    else if (key == "o_bias") c.o_bias = item.second.cast<bool>();
+    else if (key == "qk_norm") c.qk_norm = item.second.cast<bool>();
+    else if (key == "sliding_window") get_int(c.sliding_window);
+    else if (key == "rope_scaling") c.rope_scaling = rope_scaling_from(item.second);
     else
       fail("Config.from_dict", key, py::str(py::repr(item.second)),
            "unknown field (expected dim, hidden_dim, n_layers, n_heads, n_kv_heads, vocab_size, "
-           "seq_len, shared_classifier, rope_theta, rms_norm_eps)");
+           "seq_len, shared_classifier, rope_theta, rms_norm_eps, architecture, head_dim, qkv_bias, "
+           "o_bias, qk_norm, sliding_window, rope_scaling)");
   }
+  // head_dim is kept apart only where it is not dim / n_heads
+  if (head_dim != 0 && (c.n_heads <= 0 || head_dim * c.n_heads != c.dim)) c.head_size = head_dim;
   c.validate("Config.from_dict");
   return c;
 }
@@ -82,7 +136,12 @@ void bind_model(py::module_& m) {
       .def_readwrite("shared_classifier", &Config::shared_classifier)
       .def_readwrite("rope_theta", &Config::rope_theta)
       .def_readwrite("rms_norm_eps", &Config::rms_norm_eps)
+      .def_property_readonly("architecture", [](const Config& c) { return std::string(architecture_name(c.architecture)); },
+                             "The Hugging Face family: LlamaForCausalLM (llama2.c checkpoints too), "
+                             "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM.")
+      .def_readwrite("sliding_window", &Config::sliding_window)
       .def("head_dim", &Config::head_dim)
+      .def("q_dim", &Config::q_dim)
       .def("kv_dim", &Config::kv_dim)
       .def("kv_group", &Config::kv_group)
       .def("validate", &Config::validate, py::arg("where") = "Config")

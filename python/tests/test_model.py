@@ -64,7 +64,8 @@ def test_config_fields_mirror_cpp(model):
     assert c.kv_dim() == c.head_dim() * c.n_kv_heads
     d = c.to_dict()
     assert set(d) == {"dim", "hidden_dim", "n_layers", "n_heads", "n_kv_heads", "vocab_size",
-                      "seq_len", "shared_classifier", "rope_theta", "rms_norm_eps"}
+                      "seq_len", "shared_classifier", "rope_theta", "rms_norm_eps", "architecture",
+                      "head_dim", "qkv_bias", "o_bias", "qk_norm", "sliding_window", "rope_scaling"}
     assert kvcim.Config.from_dict(d) == c
     assert kvcim.read_checkpoint_config(kvcim.default_model_path()) == c
 

@@ -40,6 +40,12 @@ void add_convert(CLI::App& app) {
     if (std::filesystem::exists(o->out, ec))
       fail("--out", "output", "'" + o->out + "' exists", "refusing to overwrite: name a new path");
     const DType dtype = parse_dtype("--dtype", o->dtype);
+    if (is_hf_checkpoint(o->model)) {  // what llama2.c's format cannot hold, before any tensor is read
+      const Config c = load_checkpoint_config(o->model);
+      if (const std::string what = c.llama2c_unsupported(); !what.empty())
+        fail(o->model, "model", std::string(architecture_name(c.architecture)) + " with " + what,
+             "a llama2.c checkpoint cannot hold it");
+    }
     const Checkpoint ck = load_checkpoint(o->model);
     const std::string tok_path = o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer;
     const bool with_tokenizer = o->tokenizer != "none";

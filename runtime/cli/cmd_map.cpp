@@ -28,7 +28,7 @@ void add_map(CLI::App& app) {
   auto* m = cmd->add_option("--model", o->model, "llama2.c checkpoint or Hugging Face folder (default: the embedded model)");
   auto* s = cmd->add_option("--shape", o->shape,
                             "model shape without weights: dim=..,hidden=..,layers=..,heads=..,"
-                            "kv_heads=..,vocab=..,context=..");
+                            "kv_heads=..,vocab=..,context=..[,head_dim=..]");
   auto* p = cmd->add_option("--preset", o->preset,
                             "named model shape: llama2-7b|13b|70b, llama3-8b|70b, mistral-7b, tinyllama-1.1b, "
                             "stories15m|110m|260k");

@@ -168,6 +168,15 @@ def main():
                                                     tie_word_embeddings=False, num_key_value_heads=2)).encode())
     put("hf_config", "mistral.json", json.dumps(dict(config, architectures=["MistralForCausalLM"])).encode())
     put("hf_config", "missing.json", b'{"model_type": "llama", "hidden_size": 64}')
+    put("hf_config", "mistral_window.json", json.dumps(dict(config, architectures=["MistralForCausalLM"],
+                                                            model_type="mistral", sliding_window=128)).encode())
+    put("hf_config", "qwen2.json", json.dumps(dict(config, architectures=["Qwen2ForCausalLM"], model_type="qwen2",
+                                                   use_sliding_window=False, sliding_window=4096)).encode())
+    put("hf_config", "qwen3.json", json.dumps(dict(config, architectures=["Qwen3ForCausalLM"], model_type="qwen3",
+                                                   head_dim=128, attention_bias=False)).encode())
+    put("hf_config", "llama31.json", json.dumps(dict(config, rope_scaling={
+        "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+        "original_max_position_embeddings": 8192})).encode())
     vocab = {"<unk>": 0, "<s>": 1, "</s>": 2, "<0xE2>": 3, "<0x82>": 4, "<0xAC>": 5, "\u2581": 6,
              "h": 7, "i": 8, "\u2581h": 9, "\u2581hi": 10}
     tok = {"added_tokens": [{"id": i, "content": c, "special": True} for c, i in list(vocab.items())[:3]],

@@ -1,7 +1,10 @@
 // The Llama-family decoder forward pass in float32, as llama2.c's run.c computes it: RMSNorm
 // (eps Config::rms_norm_eps, 1e-5 for llama2.c), RoPE on adjacent pairs (theta Config::rope_theta,
-// 10000 for llama2.c; Hugging Face checkpoints are permuted to adjacent pairs when read), grouped-query attention, SwiGLU, classifier
-// shared with the embedding unless the checkpoint stores its own.
+// 10000 for llama2.c, Llama-3's rope_scaling when set; Hugging Face checkpoints are permuted to
+// adjacent pairs when read), grouped-query attention (over the last Config::sliding_window
+// positions when set), SwiGLU, classifier shared with the embedding unless the checkpoint stores
+// its own; the projections' biases (Qwen2) and per-head q/k RMSNorm (Qwen3) where the family
+// has them, applied after the backend's product.
 //
 // Every matrix-vector product and every attention step goes through a Backend, so the same
 // forward pass runs on the float reference, on the CIM C models or on the Verilated tile.
@@ -27,7 +30,8 @@ class Backend {
   virtual void linear(int layer, MatrixKind kind, const float* x, float* y) = 0;
   // Stores position `pos`'s K and V of `layer` (all KV heads, [kv_dim] each, after RoPE).
   virtual void write_kv(int layer, int pos, const float* k, const float* v) = 0;
-  // Attention of query head `head` at position `pos` over positions 0..pos: out [head_dim].
+  // Attention of query head `head` at position `pos` over positions 0..pos (the reference: the
+  // last Config::sliding_window of them when set): out [head_dim].
   virtual void attend(int layer, int head, int pos, const float* q, float* out) = 0;
 };
 
@@ -55,8 +59,9 @@ struct RunState {
   Vector x;       // residual stream [dim]
   Vector xb;      // normalised input / attention output [dim]
   Vector xb2;     // projection output [dim]
+  Vector xa;      // attention output, every query head [n_heads*head_dim]
   Vector hb, hb2; // FFN [hidden]
-  Vector q, k, v; // [dim], [kv_dim], [kv_dim]
+  Vector q, k, v; // [n_heads*head_dim], [kv_dim], [kv_dim]
   Vector logits;  // [vocab]
   explicit RunState(const Config& config);
 };

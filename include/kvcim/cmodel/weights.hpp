@@ -129,6 +129,12 @@ struct LayerWeights {
   WeightMatrix w1;       // [hidden, dim]  gate
   WeightMatrix w2;       // [dim, hidden]  down
   WeightMatrix w3;       // [hidden, dim]  up
+  // Hugging Face families only, empty otherwise (Config says which): biases added to the
+  // projections' outputs, and the per-head RMSNorm weights of q and k. bq, bk, q_norm and k_norm
+  // are in the adjacent-pair RoPE layout of wq and wk's rows (hf_checkpoint.hpp).
+  Vector bq, bk, bv;     // [n_heads*head_dim], [kv_dim], [kv_dim]  (Config::qkv_bias)
+  Vector bo;             // [dim]                                   (Config::o_bias)
+  Vector q_norm, k_norm; // [head_dim] each                         (Config::qk_norm)
 };
 
 struct Weights {

@@ -23,7 +23,8 @@ struct ModelShape {
 };
 
 // Keys: dim, hidden, layers, heads, kv_heads (default: heads), vocab, context (required except
-// kv_heads) and shared_classifier (true|false, default true). Throws kvcim::Error naming the key
+// kv_heads), head_dim (default: dim / heads; Qwen3's heads are wider) and shared_classifier
+// (true|false, default true). Throws kvcim::Error naming the key
 // and value; an unknown key suggests the closest known one.
 ModelShape parse_shape(const std::string& text);
 
@@ -32,7 +33,8 @@ ModelShape parse_shape(const std::string& text);
 ModelShape shape_preset(const std::string& name);
 std::vector<std::string> preset_names();
 
-// The shape in a llama2.c checkpoint header (the file length is checked, weights not read).
+// The shape in a llama2.c checkpoint header or a folder's config.json (the file length is
+// checked, weights not read), with the folder's sliding window.
 ModelShape shape_from_checkpoint(const std::string& path);
 
 // Throws kvcim::Error naming `where` when a shape is too large for the mapper's int64 arithmetic

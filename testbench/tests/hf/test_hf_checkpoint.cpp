@@ -217,9 +217,9 @@ TEST(HfCheckpoint, ShardedIndexAndTiedEmbeddings) {
 namespace {
 
 // A valid small folder, then `edit` applied to its config.json text (as JSON).
-std::string folder_with_config(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
+std::string folder_with_config(const std::string& name, const std::function<void(nlohmann::json&)>& edit,
+                               const Config& c = gqa_config()) {
   const std::string dir = fresh_dir(name);
-  const Config c = gqa_config();
   write_hf_checkpoint(dir, c, random_weights(c, 1), DType::bf16);
   auto j = nlohmann::json::parse(slurp(dir + "/config.json"));
   edit(j);
@@ -235,8 +235,10 @@ void expect_names(const std::string& msg, std::initializer_list<std::string> par
 }  // namespace
 
 TEST(HfCheckpoint, BadConfigJson) {
-  auto dir = folder_with_config("mistral", [](auto& j) { j["architectures"] = {"MistralForCausalLM"}; });
-  expect_names(test::error_of([&] { load_checkpoint(dir); }), {dir + "/config.json", "architectures", "MistralForCausalLM"});
+  auto dir = folder_with_config("gpt2", [](auto& j) { j["architectures"] = {"GPT2LMHeadModel"}; });
+  expect_names(test::error_of([&] { load_checkpoint(dir); }),
+               {dir + "/config.json", "architectures", "GPT2LMHeadModel",
+                "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"});
   dir = folder_with_config("nohidden", [](auto& j) { j.erase("hidden_size"); });
   expect_names(test::error_of([&] { load_checkpoint(dir); }), {dir + "/config.json", "hidden_size", "missing"});
   dir = folder_with_config("badkv", [](auto& j) { j["num_key_value_heads"] = 3; });
@@ -249,10 +251,11 @@ TEST(HfCheckpoint, BadConfigJson) {
 }
 
 TEST(HfCheckpoint, TensorsThatDisagreeWithConfigOrAreMissing) {
-  // intermediate_size changed: gate_proj's shape no longer agrees
+  // intermediate_size changed: gate_proj's shape no longer agrees (named by the field, before
+  // any tensor is read)
   auto dir = folder_with_config("shape", [](auto& j) { j["intermediate_size"] = 128; });
   expect_names(test::error_of([&] { load_checkpoint(dir); }),
-               {dir + "/model.safetensors", "model.layers.0.mlp.gate_proj.weight", "shape", "[96,64]", "[128,64]"});
+               {dir + "/config.json", "intermediate_size = 128", "the tensors say 96", "model.layers.0.mlp.gate_proj.weight"});
   // untied in config.json but written tied: lm_head.weight missing
   dir = fresh_dir("nolmhead");
   Config c = gqa_config();
@@ -295,4 +298,159 @@ TEST(HfCheckpoint, WriterRefusesAnExistingFolderAndLeavesNothingHalfWritten) {
   EXPECT_TRUE(fs::is_empty(dir));
   for (const auto& e : fs::directory_iterator(::testing::TempDir()))  // this test's own only (ctest -j)
     EXPECT_NE(e.path().filename().string().rfind("kvcim_hf_exists.partial", 0), 0u) << e.path();
+}
+
+// ---- the families: Mistral, Qwen2, Qwen3, Llama-3's rope_scaling, head_dim ------------------
+// (their logits against transformers' forward pass in numpy: python/tests/test_hf.py)
+
+namespace {
+
+// gqa_config() as each family has it (Qwen3: head_dim 32 apart from 64 / 8 = 8).
+Config family_config(Architecture a) {
+  Config c = gqa_config();
+  c.architecture = a;
+  switch (a) {
+    case Architecture::llama:
+      c.rope_scaling = {8.0, 1.0, 4.0, 64};
+      c.qkv_bias = c.o_bias = true;  // attention_bias
+      break;
+    case Architecture::mistral: c.sliding_window = 5; break;
+    case Architecture::qwen2: c.qkv_bias = true, c.shared_classifier = true; break;
+    case Architecture::qwen3: c.qk_norm = true, c.head_size = 32, c.shared_classifier = true; break;
+  }
+  return c;
+}
+
+constexpr Architecture kFamilies[] = {Architecture::llama, Architecture::mistral, Architecture::qwen2,
+                                      Architecture::qwen3};
+
+Matrix logits_of(const Checkpoint& ck, const std::vector<int>& ids) {
+  Model m(Checkpoint{ck});
+  return m.logits(ids);
+}
+
+}  // namespace
+
+TEST(HfFamilies, EachFamilyThroughTheWriterAndReaderKeepsEveryWeightAndLogit) {
+  const std::vector<int> ids = {1, 17, 254, 3, 99, 42, 42, 7, 280, 5, 11, 160};
+  for (Architecture a : kFamilies) {
+    SCOPED_TRACE(architecture_name(a));
+    const std::string dir = fresh_dir(std::string("family_") + model_type(a));
+    Checkpoint ck{family_config(a), random_weights(family_config(a), 3), ""};
+    write_hf_checkpoint(dir, ck.config, ck.weights, DType::f32);
+    const Checkpoint back = read_hf_checkpoint(dir);
+    const Config& c = back.config;
+    EXPECT_EQ(c.architecture, a);
+    EXPECT_EQ(c.head_dim(), ck.config.head_dim());
+    EXPECT_EQ(c.q_dim(), ck.config.q_dim());
+    EXPECT_EQ(std::make_tuple(c.qkv_bias, c.o_bias, c.qk_norm, c.sliding_window, c.shared_classifier),
+              std::make_tuple(ck.config.qkv_bias, ck.config.o_bias, ck.config.qk_norm, ck.config.sliding_window,
+                              ck.config.shared_classifier));
+    EXPECT_EQ(c.rope_scaling.factor, ck.config.rope_scaling.factor);
+    for (int l = 0; l < c.n_layers; ++l) {
+      const LayerWeights &x = ck.weights.layers[l], &y = back.weights.layers[l];
+      EXPECT_EQ(x.wq, y.wq);
+      EXPECT_EQ(x.wo, y.wo);
+      EXPECT_EQ(x.bq, y.bq);  // permuted with wq's rows when written, back when read
+      EXPECT_EQ(x.bk, y.bk);
+      EXPECT_EQ(x.bv, y.bv);
+      EXPECT_EQ(x.bo, y.bo);
+      EXPECT_EQ(x.q_norm, y.q_norm);
+      EXPECT_EQ(x.k_norm, y.k_norm);
+    }
+    EXPECT_EQ(logits_of(ck, ids), logits_of(back, ids));
+  }
+}
+
+TEST(HfFamilies, EachFamilysFeatureChangesTheLogits) {
+  // the forward pass uses what the config says: taking each feature away changes the logits
+  const std::vector<int> ids = {1, 17, 254, 3, 99, 42, 42, 7, 280, 5, 11, 160};
+  for (Architecture a : kFamilies) {
+    SCOPED_TRACE(architecture_name(a));
+    const Checkpoint ck{family_config(a), random_weights(family_config(a), 3), ""};
+    Checkpoint plain = ck;
+    plain.config.rope_scaling = {};
+    plain.config.sliding_window = 0;
+    for (LayerWeights& l : plain.weights.layers) {
+      l.bq.setZero(), l.bk.setZero(), l.bv.setZero(), l.bo.setZero();
+      l.q_norm.setOnes(), l.k_norm.setOnes();
+    }
+    const Matrix x = logits_of(ck, ids), y = logits_of(plain, ids);
+    EXPECT_GT(max_abs(x - y), 1e-3 * max_abs(x));
+    if (a == Architecture::mistral) {  // the window (5) changes nothing before it is full
+      EXPECT_EQ(x.topRows(5), y.topRows(5));
+      EXPECT_NE(x.row(5), y.row(5));
+    }
+  }
+}
+
+TEST(HfFamilies, LlamaThreeRopeScalingRewritesTheInverseFrequencies) {
+  // transformers' _compute_llama3_parameters at head_dim 16, theta 1e4, factor 8, low 1, high 4,
+  // original context 64: wavelength 2 pi / f below 16 kept, above 64 divided by 8, between
+  // interpolated; the values by hand from its formula
+  Config c = gqa_config();
+  c.dim = 64, c.n_heads = 4, c.rope_theta = 10000.0f;
+  c.rope_scaling = {8.0, 1.0, 4.0, 64};
+  Config plain = c;
+  plain.rope_scaling = {};
+  EXPECT_EQ(c.rope_inv_freq(0), plain.rope_inv_freq(0));  // 2 pi: kept
+  const double f2 = plain.rope_inv_freq(2), w2 = 2 * M_PI / f2, s2 = (64 / w2 - 1) / 3;
+  EXPECT_FLOAT_EQ(c.rope_inv_freq(2), static_cast<float>((1 - s2) * f2 / 8 + s2 * f2));  // 19.9: smoothed
+  EXPECT_FLOAT_EQ(c.rope_inv_freq(6), plain.rope_inv_freq(6) / 8);                          // 199: divided
+}
+
+TEST(HfFamilies, RefusedConfigsNameTheFieldAndWhatIsSupported) {
+  auto refused = [](const std::string& name, const std::function<void(nlohmann::json&)>& edit,
+                    std::initializer_list<std::string> parts, const Config& c = gqa_config()) {
+    const std::string dir = folder_with_config(name, edit, c);
+    expect_names(test::error_of([&] { load_checkpoint(dir); }), parts);
+  };
+  refused("mixtral", [](auto& j) { j["architectures"] = {"MixtralForCausalLM"}; j.erase("model_type"); },
+          {"architectures", "MixtralForCausalLM", "supported: LlamaForCausalLM, MistralForCausalLM"});
+  refused("type", [](auto& j) { j["model_type"] = "qwen2"; }, {"model_type", "disagrees with architectures LlamaForCausalLM"});
+  refused("linear", [](auto& j) { j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}}; },
+          {"rope_scaling.rope_type = \"linear\"", "only \"llama3\""});
+  refused("nofactor", [](auto& j) { j["rope_scaling"] = {{"rope_type", "llama3"}, {"low_freq_factor", 1}}; },
+          {"rope_scaling.factor = missing"});
+  refused("mlpbias", [](auto& j) { j["mlp_bias"] = true; }, {"mlp_bias = true"});
+  refused("qwenwindow", [](auto& j) { j["use_sliding_window"] = true; }, {"use_sliding_window = true"},
+          family_config(Architecture::qwen2));
+  refused("window0", [](auto& j) { j["sliding_window"] = 0; }, {"sliding_window = 0"}, family_config(Architecture::mistral));
+  // config.json against the tensors: the field, its value and the tensors' value
+  refused("hidden", [](auto& j) { j["hidden_size"] = 32; j["head_dim"] = 8; },
+          {"config.json", "hidden_size = 32", "the tensors say 64", "model.embed_tokens.weight"});
+  refused("vocab", [](auto& j) { j["vocab_size"] = 256; }, {"vocab_size = 256", "the tensors say 300"});
+  refused("layers", [](auto& j) { j["num_hidden_layers"] = 3; }, {"num_hidden_layers = 3", "the tensors say 2"});
+  refused("heads", [](auto& j) { j["num_attention_heads"] = 4; j["num_key_value_heads"] = 1; j["head_dim"] = 8; },
+          {"num_attention_heads x head_dim = 4 x 8 = 32", "the tensors say 64", "q_proj.weight"});
+  refused("kvheads", [](auto& j) { j["num_key_value_heads"] = 4; },
+          {"num_key_value_heads x head_dim = 4 x 8 = 32", "the tensors say 16", "k_proj.weight"});
+  refused("headdim", [](auto& j) { j["head_dim"] = 16; }, {"head_dim = 16", "the tensors say 32", "q_norm.weight"},
+          family_config(Architecture::qwen3));
+  // a Qwen2 folder says nothing of biases: its q_proj.bias is required, a Llama's refused
+  refused("qwen2asllama", [](auto& j) { j["architectures"] = {"LlamaForCausalLM"}; j["model_type"] = "llama"; },
+          {"_proj.bias", "unexpected"}, family_config(Architecture::qwen2));
+}
+
+TEST(HfFamilies, Llama2cCannotHoldTheFamiliesFeatures) {
+  const std::string bin = fresh_dir("family.bin");
+  const std::pair<Architecture, std::string> cases[] = {
+      {Architecture::llama, "attention biases"}, {Architecture::mistral, "sliding_window = 5"},
+      {Architecture::qwen2, "attention biases"}, {Architecture::qwen3, "head_dim = 32"}};
+  for (const auto& [a, what] : cases) {
+    const Config c = family_config(a);
+    expect_names(test::error_of([&] { write_checkpoint(bin, c, random_weights(c, 1)); }),
+                 {bin, architecture_name(a), what, "a llama2.c checkpoint cannot hold it"});
+    EXPECT_FALSE(fs::exists(bin));
+  }
+  Config c = family_config(Architecture::qwen3);
+  c.head_size = 0;
+  EXPECT_NE(c.llama2c_unsupported().find("q/k norms"), std::string::npos);
+  c = family_config(Architecture::llama);
+  c.qkv_bias = c.o_bias = false;
+  EXPECT_NE(c.llama2c_unsupported().find("rope_scaling"), std::string::npos);
+  // a window covering the whole context is full attention: llama2.c holds it
+  c = family_config(Architecture::mistral);
+  c.sliding_window = c.seq_len;
+  EXPECT_EQ(c.llama2c_unsupported(), "");
 }

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/energy/workload.hpp"
 #include "error_of.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/policy.hpp"
@@ -71,6 +72,21 @@ TEST(Shape, StringsParseAndRoundTrip) {
   EXPECT_EQ(back.dim, 64);
   EXPECT_EQ(back.hidden_dim, 100);
   EXPECT_FALSE(back.shared_classifier);
+}
+
+TEST(Shape, HeadDimApartFromDimOverHeadsShapesQoAndKv) {
+  // Qwen3-0.6B: 16 heads of 128 over hidden 1024, 8 KV heads
+  const auto q = parse_shape("dim=1024,hidden=3072,layers=28,heads=16,kv_heads=8,vocab=151936,context=40960,head_dim=128");
+  EXPECT_EQ(q.config.head_dim(), 128);
+  EXPECT_EQ(q.config.q_dim(), 2048);
+  EXPECT_EQ(q.config.kv_dim(), 1024);
+  const auto m = cmodel::energy::layer_matrices(q.config, 0);
+  EXPECT_EQ(std::make_pair(m[0].n_in, m[0].n_out), std::make_pair(int64_t{1024}, int64_t{2048}));  // q_proj
+  EXPECT_EQ(std::make_pair(m[3].n_in, m[3].n_out), std::make_pair(int64_t{2048}, int64_t{1024}));  // o_proj
+  EXPECT_EQ(parse_shape(to_string(q.config)).config.head_dim(), 128);  // the text reads back
+  // without head_dim, the text is as before
+  EXPECT_EQ(to_string(parse_shape("dim=64,hidden=100,layers=2,heads=4,vocab=10,context=16").config).find("head_dim"),
+            std::string::npos);
 }
 
 TEST(Shape, BadStringsAreNamed) {
