@@ -53,11 +53,7 @@ double adder_tree_fa_bits(double inputs, double bits) {
   return fa;
 }
 
-std::string fmt(double v, int digits = 4) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%.*g", digits, v);
-  return b;
-}
+
 
 const char* cell_constant(Cell c) {
   switch (c) {
@@ -86,6 +82,13 @@ double Constants::get(std::string_view name) const {
   KVCIM_MACRO_CONSTANTS(KVCIM_MC_GET)
 #undef KVCIM_MC_GET
   return 0;
+}
+
+void Constants::set(std::string_view name, double value) {
+#define KVCIM_MC_PUT(n, unit, lo, hi, fitted, meaning) \
+  if (name == #n) n = value;
+  KVCIM_MACRO_CONSTANTS(KVCIM_MC_PUT)
+#undef KVCIM_MC_PUT
 }
 
 Constants load_constants(const std::string& path) {
@@ -118,10 +121,7 @@ Constants load_constants(const std::string& path) {
     // The plausible range is the model's claim about physics: a fit that leaves it fails here.
     const double v = c.get_number("value", r.lo, r.hi);
     k.sources.push_back(c.get_string("source"));
-#define KVCIM_MC_SET(nm, unit, lo, hi, fitted, meaning) \
-  if (r.name == #nm) k.nm = v;
-    KVCIM_MACRO_CONSTANTS(KVCIM_MC_SET)
-#undef KVCIM_MC_SET
+    k.set(r.name, v);
   }
   return k;
 }
@@ -134,10 +134,10 @@ const Constants& shipped_constants() {
 void check_logic_supply(double node_nm, double vdd_v, const std::string& where) {
   const double nominal = energy::nominal_voltage(node_nm);
   if (std::abs(vdd_v - nominal) > kLogicRange + 1e-9)
-    fail(where, "vdd_v", fmt(vdd_v, 3),
-         "within " + fmt(nominal - kLogicRange, 3) + " .. " + fmt(nominal + kLogicRange, 3) +
-             " V (the logic scaling's range: " + fmt(nominal, 3) + " V nominal at " + fmt(node_nm) + " nm +- " +
-             fmt(kLogicRange) + " V)");
+    fail(where, "vdd_v", show_number(vdd_v, 3),
+         "within " + show_number(nominal - kLogicRange, 3) + " .. " + show_number(nominal + kLogicRange, 3) +
+             " V (the logic scaling's range: " + show_number(nominal, 3) + " V nominal at " + show_number(node_nm) + " nm +- " +
+             show_number(kLogicRange) + " V)");
 }
 
 OperatingPoint published_point(const MacroDesc& d) {
@@ -150,7 +150,7 @@ MacroDesc at_point(const MacroDesc& d, const OperatingPoint& p, const std::strin
     // The array supply keeps its ratio to the logic supply (one regulator chain).
     out.array_vdd_v = p.array_vdd_v > 0 ? p.array_vdd_v : d.array_vdd_v * p.vdd_v / d.vdd_v;
     out.vdd_v = p.vdd_v;
-    if (!(out.vdd_v >= 0.3 && out.vdd_v <= 1.8)) fail(where, "vdd_v", fmt(out.vdd_v, 3), "0.3 .. 1.8 V");
+    if (!(out.vdd_v >= 0.3 && out.vdd_v <= 1.8)) fail(where, "vdd_v", show_number(out.vdd_v, 3), "0.3 .. 1.8 V");
   }
   if (p.input_bits > 0) {
     if (p.input_bits > 16) fail(where, "input_bits", std::to_string(p.input_bits), "1 .. 16");
@@ -171,7 +171,11 @@ double MacroResult::category_pj(int c) const {
 MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) {
   MacroResult r;
   const double node = d.node_nm, s = node / kRefNode, v = d.vdd_v, va = d.array_vdd_v;
-  const double logic = energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{node, v});
+  // Logic below 7 nm is held at 7 nm's polynomial, scaled by V^2: Stillmaker & Baas end at 7 nm and
+  // the model takes no extrapolated gain.
+  const double logic =
+      node >= 7.0 ? energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{node, v})
+                  : energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{7.0, v});
   const double area_logic = energy::area_factor(kRefNode, node);
   const double f_um = node * 1e-3;
   const bool digital = d.readout_kind() == Readout::adder_tree;
@@ -202,48 +206,51 @@ MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) 
     const double a = a_in * (d.cell_kind() == Cell::reram ? d.weight_density : 1.0);
     const double n = d.rows * cols_used * r.input_cycles * a;
     add("array", 0, cell_constant(d.cell_kind()), n * s * va * va * 1e-3, cells_mm2,
-        fmt(n) + " cell-cycles (rows x cols x input cycles x activity " + fmt(a, 3) + ") x c x (" + fmt(node) +
-            "/28 nm) x " + fmt(va, 3) + " V^2");
+        show_number(n) + " cell-cycles (rows x cols x input cycles x activity " + show_number(a, 3) + ") x c x (" + show_number(node) +
+            "/28 nm) x " + show_number(va, 3) + " V^2");
   }
   // input: wordlines (or a digital macro's input lines) swing across the columns they cross
   const double drives = d.rows * r.input_cycles * a_in;
   add("wordlines", 1, d.cell_kind() == Cell::time_delay ? "c_in_time_ff" : "c_wl_ff", drives * cols_used * s * va * va * 1e-3, digital ? cells_mm2 : 0.0,
-      fmt(drives) + " row drives x " + fmt(cols_used) + " cells x c_wl x (" + fmt(node) + "/28 nm) x " + fmt(va, 3) +
+      show_number(drives) + " row drives x " + show_number(cols_used) + " cells x c_wl x (" + show_number(node) + "/28 nm) x " + show_number(va, 3) +
           " V^2");
   // a DAC holds its row for every conversion slot of the cycle (columns multiplexed onto converters)
   const double row_cycles = d.rows * r.cycles;
   if (d.encoding() == Encoding::voltage_dac || d.encoding() == Encoding::c2c)
     add("dac", 1, "k_dac_ff", row_cycles * bits_pc * va * va * 1e-3, 0.0,
-        fmt(row_cycles) + " row cycles x " + fmt(bits_pc) + " bits x k_dac x " + fmt(va, 3) + " V^2");
+        show_number(row_cycles) + " row cycles x " + show_number(bits_pc) + " bits x k_dac x " + show_number(va, 3) + " V^2");
   if (d.encoding() == Encoding::pulse_width)
     add("pulse_counter", 1, "e_fa_fj", row_cycles * bits_pc * logic * 1e-3,
         d.rows * bits_pc * k.fa_area_um2 * area_logic * 1e-6,
-        fmt(row_cycles) + " row cycles x " + fmt(bits_pc) + "-bit pulse counter x e_fa(" + fmt(node) + " nm, " +
-            fmt(v, 3) + " V)");
+        show_number(row_cycles) + " row cycles x " + show_number(bits_pc) + "-bit pulse counter x e_fa(" + show_number(node) + " nm, " +
+            show_number(v, 3) + " V)");
   // readout
   if (digital) {
     const double per_tree = adder_tree_fa_bits(d.products_per_conversion, d.cell_bits + bits_pc - 1) +
                             k.r_and * d.products_per_conversion;
     const double fa = r.conversions * per_tree * a_in;
     add("adder_trees", 2, "e_fa_fj", fa * logic * 1e-3, d.readout_count * per_tree * k.fa_area_um2 * area_logic * 1e-6,
-        fmt(r.conversions) + " tree sums x " + fmt(per_tree) + " full-adder bits (incl. products) x activity " +
-            fmt(a_in, 3) + " x e_fa");
+        show_number(r.conversions) + " tree sums x " + show_number(per_tree) + " full-adder bits (incl. products) x activity " +
+            show_number(a_in, 3) + " x e_fa");
   } else {
     const char* c = readout_constant(d.readout_kind());
-    const double feature = r.conversions * d.adc_bits * v * v * 1e-3;
+    // A converter's energy per conversion is k x 2^N x V^2: a capacitance per conversion step, the
+    // Walden figure of merit's form (a SAR's binary-weighted capacitor array, a TDC's 2^N delay
+    // steps), so one constant carries a converter across resolutions.
+    const double feature = r.conversions * std::pow(2.0, d.adc_bits) * v * v * 1e-3;
     const double floor_pj = r.conversions * converter_floor_pj(d.adc_bits, fs_hz);
     const double e_conv = feature * k.get(c) / r.conversions;
     const double area = d.readout_count * converter_area_um2(d.adc_bits, fs_hz, node, e_conv) * 1e-6;
-    const std::string law = fmt(r.conversions) + " conversions x " + fmt(d.adc_bits) + " bits x k x " + fmt(v, 3) +
-                            " V^2 at " + fmt(r.conversion_rate_mhz) + " MS/s";
+    const std::string law = show_number(r.conversions) + " conversions x 2^" + show_number(d.adc_bits) + " steps x k x " + show_number(v, 3) +
+                            " V^2 at " + show_number(r.conversion_rate_mhz) + " MS/s";
     if (feature * k.get(c) >= floor_pj) add("converters", 2, c, feature, area, law);
-    else add("converters", 2, "", floor_pj, area, law + ", raised to the survey floor " + fmt(floor_pj / r.conversions) + " pJ");
+    else add("converters", 2, "", floor_pj, area, law + ", raised to the survey floor " + show_number(floor_pj / r.conversions) + " pJ");
   }
   // digital: every conversion or tree sum shifted and added into its output register
   const double acc = r.conversions * d.output_bits * (1 + k.r_dff) * 0.5;
   add("shift_add", 3, "e_fa_fj", acc * logic * 1e-3,
       d.readout_count * d.output_bits * (1 + k.r_dff) * k.fa_area_um2 * area_logic * 1e-6,
-      fmt(r.conversions) + " accumulations x " + fmt(d.output_bits) + " bits x (adder + register) x toggle 0.5 x e_fa");
+      show_number(r.conversions) + " accumulations x " + show_number(d.output_bits) + " bits x (adder + register) x toggle 0.5 x e_fa");
   for (const Component& p : r.parts) {
     r.energy_pj += p.energy_pj;
     if (!(excluded & (1u << p.category))) r.compared_energy_pj += p.energy_pj;

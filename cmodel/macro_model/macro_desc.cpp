@@ -36,12 +36,6 @@ double* member(MacroDesc& d, std::string_view key) {
   return nullptr;
 }
 
-std::string fmt(double v) {
-  char b[48];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
-}
-
 MacroDesc read_desc(const Section& s) {
   std::vector<std::string> keys;
   for (const FieldRow& r : kMacroDescFields) keys.emplace_back(r.key);
@@ -75,12 +69,12 @@ bool whole(double v) { return v == std::floor(v); }
 void finish_desc(MacroDesc& d, const std::string& where) {
   for (const char* k : {"rows", "cols", "cell_bits", "input_bits", "input_bits_per_cycle", "weight_bits",
                         "adc_bits", "readout_count", "output_bits"})
-    if (!whole(*member(d, k))) fail(where, k, fmt(*member(d, k)), "a whole number");
+    if (!whole(*member(d, k))) fail(where, k, show_number(*member(d, k)), "a whole number");
   if (d.array_vdd_v == kDerived) d.array_vdd_v = d.vdd_v;
   check_logic_supply(d.node_nm, d.vdd_v, where);
   if (d.input_bits_per_cycle > d.input_bits)
-    fail(where, "input_bits_per_cycle", fmt(d.input_bits_per_cycle),
-         "at most input_bits = " + fmt(d.input_bits));
+    fail(where, "input_bits_per_cycle", show_number(d.input_bits_per_cycle),
+         "at most input_bits = " + show_number(d.input_bits));
   const bool digital_readout = d.readout_kind() == Readout::adder_tree;
   if (digital_readout != (d.encoding() == Encoding::digital))
     fail(where, "input_encoding", std::string(kEncodingChoices[static_cast<size_t>(d.input_encoding)]),
@@ -88,12 +82,12 @@ void finish_desc(MacroDesc& d, const std::string& where) {
                          : "an analog encoding (bit_serial, pulse_width, voltage_dac, c2c) for a converter readout");
   if (digital_readout && d.merge() == Merge::analog)
     fail(where, "weight_merge", "analog", "digital (an adder_tree macro shift-adds its weight bits)");
-  if (!digital_readout && d.adc_bits < 1) fail(where, "adc_bits", fmt(d.adc_bits), "1..16 for a converter readout");
-  if (digital_readout && d.adc_bits != 0) fail(where, "adc_bits", fmt(d.adc_bits), "0 (an adder_tree has no converter)");
+  if (!digital_readout && d.adc_bits < 1) fail(where, "adc_bits", show_number(d.adc_bits), "1..16 for a converter readout");
+  if (digital_readout && d.adc_bits != 0) fail(where, "adc_bits", show_number(d.adc_bits), "0 (an adder_tree has no converter)");
   if (d.encoding() == Encoding::bit_serial && d.input_bits_per_cycle != 1)
-    fail(where, "input_bits_per_cycle", fmt(d.input_bits_per_cycle), "1 for bit_serial inputs");
+    fail(where, "input_bits_per_cycle", show_number(d.input_bits_per_cycle), "1 for bit_serial inputs");
   if (d.cells_per_weight == kDerived) d.cells_per_weight = std::ceil(d.weight_bits / d.cell_bits);
-  if (d.cells_per_weight > d.cols) fail(where, "cells_per_weight", fmt(d.cells_per_weight), "at most cols");
+  if (d.cells_per_weight > d.cols) fail(where, "cells_per_weight", show_number(d.cells_per_weight), "at most cols");
   if (d.products_per_conversion == kDerived)
     d.products_per_conversion = d.merge() == Merge::analog ? d.rows * d.cells_per_weight : d.rows;
 }
@@ -147,7 +141,7 @@ MacroFile macro_file_from_text(const std::string& text, const std::string& where
       sum += share;
       pb.breakdown.push_back({mask, share});
     }
-    if (sum > 1.0 + 1e-6) b->error(b->keys().front(), "shares of the energy that sum to at most 1 (sum " + fmt(sum) + ")");
+    if (sum > 1.0 + 1e-6) b->error(b->keys().front(), "shares of the energy that sum to at most 1 (sum " + show_number(sum) + ")");
   }
   if (p.has("excludes")) {
     const YAML::Node ex = p.node()["excludes"];
@@ -173,6 +167,12 @@ MacroFile load_macro_file(const std::string& path) {
   return macro_file_from_text(ss.str(), path);
 }
 
+std::string show_number(double v, int digits) {
+  char b[48];
+  std::snprintf(b, sizeof b, "%.*g", digits, v);
+  return b;
+}
+
 nlohmann::json desc_to_json(const MacroDesc& d) {
   nlohmann::json j = nlohmann::json::object();
   MacroDesc copy = d;
@@ -192,9 +192,9 @@ std::string desc_fields_markdown() {
   for (const FieldRow& r : kMacroDescFields) {
     o << "| `" << r.key << "` | " << r.unit << " | ";
     if (r.kind == FieldKind::C) o << "choice";
-    else o << fmt(r.lo) << " .. " << fmt(r.hi);
+    else o << show_number(r.lo) << " .. " << show_number(r.hi);
     o << " | "
-      << (std::isnan(r.fallback) ? std::string("required") : r.fallback == kDerived ? std::string("derived") : fmt(r.fallback))
+      << (std::isnan(r.fallback) ? std::string("required") : r.fallback == kDerived ? std::string("derived") : show_number(r.fallback))
       << " | " << r.doc << " |\n";
   }
   return o.str();

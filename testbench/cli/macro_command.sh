@@ -44,6 +44,9 @@ check "sweep: exit code 0" "0" "$?"
 check "sweep: 4 supplies x 4 input widths" "valid 16" "$(validate "$T/sweep.json")"
 check "sweep: points off the published one carry no error" "16" "$(grep -c '(not a published point: no error)' "$T/sweep.txt")"
 
+$PY "$SRC/scripts/fit_macro_model.py" "$KVCIM" --check > "$T/fit.txt" 2>&1
+check "the fit script reproduces the shipped constants and held-out errors" "0" "$?"
+
 # a macro spec kvcim macro refuses: the case NAME, the FIELD its one line names, the arguments
 bad_macro() { bad "$1" "$2" -- macro "${@:3}" --json "$T/bad.json"; }
 J="$SRC/configs/macros/jia_jssc20.yaml"

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fuzz_util.hpp"
+#include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/macro_pricing.hpp"
 
 using namespace kvcim::mapper;

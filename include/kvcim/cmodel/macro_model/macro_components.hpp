@@ -6,7 +6,7 @@
 //   input     rows driven x cols x c_wl (c_in_time) x (node / 28 nm) x Va^2  (wordline swing)
 //             + rows x cycles x k_dac x bits per cycle x Va^2                 (voltage DAC, C-2C)
 //             + rows x cycles x bits per cycle x e_fa(node, V)               (pulse-width counter)
-//   readout   conversions x max(k(kind) x adc_bits x V^2, survey floor)        (SAR, clamped SAR, TDC)
+//   readout   conversions x max(k(kind) x 2^adc_bits x V^2, survey floor)      (SAR, clamped SAR, TDC)
 //             or adder-tree full-adder bits x e_fa(node, V)                  (digital CIM)
 //   digital   accumulations x output_bits x (1 + r_dff) x e_fa(node, V)     (shift-add, registers)
 //   leakage   cells x p_leak(cell) x latency                                 (reported apart)
@@ -17,7 +17,7 @@
 // node-independent) and with the supply as V^2; converters are node-independent (the converter
 // survey's front does not move with the node) and bounded below by it; logic (full-adder bits)
 // follows Stillmaker & Baas from the 28 nm / 0.9 V reference, only within +-0.25 V of the node's
-// nominal supply (refused outside it).
+// nominal supply (refused outside it); below 7 nm it is held at 7 nm (no extrapolated gain).
 #pragma once
 #include <string>
 #include <string_view>
@@ -36,10 +36,10 @@ namespace kvcim::cmodel::macro_model {
   X(c_cell_time_ff, "fF", 0.01, 30, true, "capacitance switched per time-delay cell per cycle at 28 nm")  \
   X(c_in_time_ff, "fF", 0.1, 20, true, "input load per time-delay cell crossed at 28 nm (its delay stage)")   \
   X(k_dac_ff, "fF", 10, 5000, true, "voltage/C-2C DAC capacitance per input bit per row per cycle")       \
-  X(k_sar_ff, "fF", 10, 3000, true, "SAR converter capacitance switched per bit of resolution")           \
-  X(k_sar_clamped_ff, "fF", 10, 5000, true,                                                               \
-    "SAR converter with its bitline current clamp: capacitance per bit of resolution")                    \
-  X(k_tdc_ff, "fF", 1, 3000, true, "time-to-digital converter: capacitance per bit of resolution")        \
+  X(k_sar_ff, "fF", 0.5, 100, true, "SAR converter capacitance switched per conversion step (E / 2^N V^2)")\
+  X(k_sar_clamped_ff, "fF", 0.5, 200, true,                                                              \
+    "SAR converter with its bitline current clamp: capacitance per conversion step")                      \
+  X(k_tdc_ff, "fF", 0.05, 100, true, "time-to-digital converter: capacitance per conversion step")        \
   X(e_fa_fj, "fJ", 0.5, 40, true, "one full-adder bit toggle at 28 nm, 0.9 V (logic)")                    \
   X(c_wl_ff, "fF", 0.05, 1, false, "wordline (input line) capacitance per SRAM/ReRAM cell crossed at 28 nm") \
   X(r_dff, "", 0.5, 3, false, "register bit clocked, relative to a full-adder bit")                       \
@@ -71,6 +71,7 @@ struct Constants {
   double held_out_worst_error = 0;
   std::string file;
   double get(std::string_view name) const;
+  void set(std::string_view name, double value);
 };
 
 // Reads the constants (configs/macro_model.yaml): each row of kConstantRows with `value` inside
