@@ -180,6 +180,20 @@ TEST(MacroModel, OperatingPointLaws) {
   EXPECT_NEAR(four.energy_pj / lo.energy_pj, 4.0, 1e-9);  // every term per input cycle
 }
 
+// Yao ESSERC'24 publishes power against rows driven (128: 77.05 mW, 512: 111.43 mW, same
+// calculation time): the model's slope in mW per row is within the target's +-25% (Li A-SSCC'25's is
+// +36%, docs/calibration.md). Not a fitted quantity: the fit used the 512-row breakdown only.
+TEST(MacroModel, YaoRowSweepSlope) {
+  auto power_mw = [](int rows) {
+    const MacroFile m = macro_file_from_text(
+        replaced(spec_text("yao_esserc24.yaml"), "  rows: 512\n", "  rows: " + std::to_string(rows) + "\n"), "yao.yaml");
+    const auto r = price_macro(m, constants()).result;
+    return r.energy_pj / r.latency_ns;
+  };
+  const double model = (power_mw(512) - power_mw(128)) / 384, published = (111.43 - 77.05) / 384;
+  EXPECT_LE(std::abs(model / published - 1), 0.25) << model << " vs " << published << " mW per row";
+}
+
 // Weight bits merged in analog convert once per output; sliced weights once per bit column.
 TEST(MacroModel, MergedWeightsConvertOncePerOutput) {
   const MacroFile m = load_macro_file(kMacros + "C9.yaml");
