@@ -116,14 +116,15 @@ def main():
     put("policy", "unknown.txt", b"overflw=spill,page=")
     put("policy", "not_a_mapping.json", b"[1, 2]")
 
-    # macro_file: the shipped macro specs (paths resolve against configs/macros) and broken ones
-    for name in ("C1", "C2", "C4", "C7", "C9", "C11", "C12"):
+    # macro_file: the shipped macro specs (configs/macros) and broken ones
+    for name in ("jia_jssc20", "yao_esserc24", "wei_tdcim_sscl25", "zz_dimc1_isscc22", "C9", "C11", "C1"):
         put("macro_file", name + ".yaml", open(os.path.join(SRC, "configs", "macros", name + ".yaml"), "rb").read())
-    c7 = open(os.path.join(SRC, "configs", "macros", "C7.yaml"), "rb").read()
-    put("macro_file", "no_published.yaml", c7[:c7.index(b"published:")])
-    put("macro_file", "wrong_node.yaml", c7.replace(b"  node_nm: 28\n  precision", b"  node_nm: 22\n  precision"))
-    put("macro_file", "precision_16.yaml", c7.replace(b"    weight_bits: 8\n    input_bits: 8", b"    weight_bits: 16\n    input_bits: 16"))
-    put("macro_file", "flow.yaml", b"{published: {id: C2, precision: {}}, name: x}\n")
+    jia = open(os.path.join(SRC, "configs", "macros", "jia_jssc20.yaml"), "rb").read()
+    put("macro_file", "no_published.yaml", jia[:jia.index(b"published:")])
+    put("macro_file", "vdd_out_of_range.yaml", jia.replace(b"  vdd_v: 0.85", b"  vdd_v: 0.5"))
+    put("macro_file", "unknown_readout.yaml", jia.replace(b"  readout: sar", b"  readout: flash"))
+    put("macro_file", "bad_breakdown.yaml", jia.replace(b"    readout: 0.1558", b"    readout+array: 0.1558"))
+    put("macro_file", "flow.yaml", b"{macro: {node_nm: 28, vdd_v: 0.9}, name: x}\n")
 
     # rtl_recipe: a recipe as rtl/rtl_recipe.cmake writes one (generic paths), and broken ones
     recipe = {"verilator": "/usr/bin/verilator", "verilator_version": "5.006", "cxx": "/usr/bin/c++",

@@ -1,12 +1,15 @@
-// kvcim macro: every published macro of configs/macros/ held to its calibration target (docs/
-// calibration.md), the figures checked against a hand computation from the events and the table,
-// and every bad macro spec refused with one line naming the file and the field.
+// kvcim macro: the component model of one macro operation (cmodel/macro_model) against the
+// published macros of configs/macros/ (docs/calibration.md): the fit set within its target, the
+// held-out errors equal to the uncertainty the model states, one operation computed by hand term
+// by term, the operating-point laws, and every bad spec refused with one line naming the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
-#include <map>
 #include <string>
+#include <vector>
 
 #include "error_of.hpp"
 #include "kvcim/cmodel/energy/scaling.hpp"
@@ -14,160 +17,262 @@
 
 using namespace kvcim;
 using namespace kvcim::mapper;
+namespace mm = kvcim::cmodel::macro_model;
 using kvcim::test::error_of;
 
 namespace {
 
-const std::string kMacros = std::string(KVCIM_SOURCE_DIR) + "/configs/macros/";
+const std::string kSrc = KVCIM_SOURCE_DIR;
+const std::string kMacros = kSrc + "/configs/macros/";
 
-// The bound each macro is held to: the targets (calibrated +-10%, held out +-25% of the published
-// TOPS/W) or, where the model misses the target, the error it actually reaches (a regression
-// guard; docs/calibration.md says why each one misses).
-struct Target {
-  MacroRole role;
-  double bound;       // |predicted / published - 1| <= bound
-  bool meets_target;  // false: bound is the error met, above the target
-};
-const std::map<std::string, Target>& targets() {
-  static const std::map<std::string, Target> t = {
-      {"C2", {MacroRole::calibrated, 0.10, true}},  {"C7", {MacroRole::calibrated, 0.10, true}},
-      {"C11", {MacroRole::calibrated, 0.10, true}}, {"C4", {MacroRole::held_out, 0.25, true}},
-      {"C1", {MacroRole::held_out, 0.60, false}},   // -55%: node scaling 22 -> 5 nm overstated
-      {"C9", {MacroRole::held_out, 2.05, false}},   // +199%: energy not proportional to bit-serial work
-      {"C12", {MacroRole::held_out, 5.95, false}},  // +589%: binary mode, 40 nm, same reason
-  };
-  return t;
+const mm::Constants& constants() {
+  static const mm::Constants k = mm::load_constants(kSrc + "/configs/macro_model.yaml");
+  return k;
 }
 
-class PublishedMacro : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(PublishedMacro, HeldToItsTarget) {
-  const std::string id = GetParam();
-  const Target& t = targets().at(id);
-  const MacroFile m = load_macro_file(kMacros + id + ".yaml");
-  EXPECT_EQ(m.published.id, id);
-  EXPECT_EQ(m.published.role, t.role) << "the file's role must match the test's";
-  const MacroPrice p = price_macro(m);
-  EXPECT_LE(std::abs(p.tops_per_w_error), t.bound)
-      << id << ": predicted " << p.tops_per_w << " TOPS/W, published " << m.published.tops_per_w;
-  EXPECT_LE(t.bound, t.role == MacroRole::calibrated ? 0.10 : (t.meets_target ? 0.25 : 1e9));
-  // Calibrated macros also meet their published TOPS/mm^2 where the paper gives it.
-  if (t.role == MacroRole::calibrated && m.published.tops_per_mm2) {
-    EXPECT_LE(std::abs(*p.tops_per_mm2_error), 0.10) << id << ": " << p.tops_per_mm2 << " TOPS/mm^2";
-  }
+std::vector<std::string> macro_files() {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(kMacros))
+    if (e.path().extension() == ".yaml") out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Calibration, PublishedMacro,
-                         ::testing::Values("C1", "C2", "C4", "C7", "C9", "C11", "C12"),
-                         [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
-
-// At most half of the macros are fitted; each class table is fitted on exactly one.
-TEST(MacroCalibration, AtMostHalfFitted) {
-  int calibrated = 0;
-  std::map<std::string, int> per_table;
-  for (const auto& [id, t] : targets()) {
-    const MacroFile m = load_macro_file(kMacros + id + ".yaml");
-    if (m.published.role == MacroRole::calibrated) {
-      ++calibrated;
-      ++per_table[m.hw.tech.name];
-    }
-  }
-  EXPECT_LE(2 * calibrated, static_cast<int>(targets().size()));
-  for (const auto& [table, n] : per_table) EXPECT_EQ(n, 1) << table;
+const mm::Component& part(const mm::MacroResult& r, const std::string& name) {
+  for (const auto& c : r.parts)
+    if (c.name == name) return c;
+  ADD_FAILURE() << "no component " << name;
+  return r.parts.front();
 }
 
-// The figures from first principles: the events of one operation times the table's integer costs
-// at the macro's node; MACs = rows x column groups.
-TEST(MacroPricing, FiguresFollowFromEventsAndTable) {
-  const MacroFile m = load_macro_file(kMacros + "C7.yaml");
-  const MacroPrice p = price_macro(m);
-  const auto& s = m.op;
-  EXPECT_EQ(p.outputs, 256 / 8);
-  EXPECT_EQ(p.macs, 256 * 32);
-  const auto e = cmodel::cim::compute_events(s, 256, 32);
-  EXPECT_EQ(p.events, e);
-  // 2-bit DAC: 5 input cycles (3 x 2 bits, 1 bit, sign); 256 rows in one group; 8 slices.
-  EXPECT_EQ(e.adc_conversions, 256 * 5);
-  const auto c = m.hw.tech.costs({m.hw.comparison, 8, 0});
-  using cmodel::energy::EventKind;
-  const int64_t aj = e.row_activations * c.energy(EventKind::row_activation) +
-                     e.column_reads * c.energy(EventKind::column_read) +
-                     e.adc_conversions * c.energy(EventKind::adc_conversion) +
-                     e.adder_ops * c.energy(EventKind::adder_op) +
-                     e.shift_add_ops * c.energy(EventKind::shift_add_op) +
-                     e.cycles * c.energy(EventKind::macro_cycle);
-  EXPECT_EQ(p.breakdown.energy_aj, aj);
-  EXPECT_DOUBLE_EQ(p.tops_per_w, 2.0 * 8192 / (aj * 1e-6));
-  EXPECT_DOUBLE_EQ(p.latency_ns, e.cycles * c.latency(EventKind::macro_cycle) * 1e-6);
-  EXPECT_DOUBLE_EQ(p.gops, 2.0 * 8192 / p.latency_ns);
-  const auto a = m.hw.tech.areas(m.hw.comparison);
-  EXPECT_DOUBLE_EQ(p.area_mm2, (65536 * a.bit_cell_um2 + 32 * a.adc_um2) * 1e-6);
-  EXPECT_DOUBLE_EQ(p.tops_per_mm2, p.gops / 1000 / p.area_mm2);
-}
-
-// A held-out macro at another node is priced with the class table carried there.
-TEST(MacroPricing, HeldOutMacroIsPricedAtItsOwnNode) {
-  const MacroFile m = load_macro_file(kMacros + "C1.yaml");
-  EXPECT_EQ(m.hw.tech.node.node_nm, 5);
-  EXPECT_EQ(m.published.node.node_nm, 22);
-  EXPECT_EQ(price_macro(m).costs.target.node_nm, 22);
-  EXPECT_FALSE(m.published.precision_stated);  // C1's precision is an assumption
-  EXPECT_NE(macro_summary(m, price_macro(m)).find("precision assumption"), std::string::npos);
-}
-
-// INT12 (C4) is priced at 12 bits: 12 weight columns and 12 input cycles.
-TEST(MacroPricing, WidePrecisionIsPricedAnalytically) {
-  const MacroFile m = load_macro_file(kMacros + "C4.yaml");
-  EXPECT_EQ(m.op.weight_bits, 12);
-  EXPECT_EQ(m.hw.macro.weight_bits, 8);  // what `kvcim run` would use
-  const MacroPrice p = price_macro(m);
-  EXPECT_EQ(p.outputs, 256 / 12);
-  EXPECT_EQ(p.events.cycles, 12);
-}
-
-std::string text_of(const std::string& path) {
-  std::ifstream in(path);
+std::string spec_text(const std::string& file) {
+  std::ifstream in(kMacros + file);
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// Replaces the first occurrence of `from` in C7's file by `to` and returns the error.
-std::string error_with(const std::string& from, const std::string& to) {
-  std::string t = text_of(kMacros + "C7.yaml");
-  const auto at = t.find(from);
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const auto at = text.find(from);
   EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) t.replace(at, from.size(), to);
-  return error_of([&] { macro_file_from_text(t, kMacros, "bad.yaml"); });
-}
-
-void expect_names(const std::string& msg, const std::string& field) {
-  EXPECT_NE(msg.find("bad.yaml"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(field), std::string::npos) << field << ": " << msg;
-  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-}
-
-TEST(MacroFileErrors, EachMissingOrBadFieldIsNamed) {
-  expect_names(error_with("published:", "publishd:"), "published");
-  expect_names(error_with("  tops_per_w: 41\n", ""), "tops_per_w");
-  expect_names(error_with("  tops_per_w: 41", "  tops_per_w: -3"), "tops_per_w");
-  expect_names(error_with("  role: calibrated", "  role: fitted"), "role");
-  expect_names(error_with("  role: calibrated\n", ""), "role");
-  expect_names(error_with("  id: C7", "  id: C5"), "id");
-  expect_names(error_with("  id: C7", "  id: H1"), "id");
-  expect_names(error_with("\"[C7] Mix", "\"Mix"), "source");
-  expect_names(error_with("  node_nm: 28\n  precision", "  precision"), "node_nm");
-  expect_names(error_with("    weight_bits: 8\n    input_bits: 8", "    input_bits: 8"), "weight_bits");
-  expect_names(error_with("    weight_bits: 8\n    input_bits: 8", "    weight_bits: 17\n    input_bits: 8"), "weight_bits");
-  expect_names(error_with("    input_bits: 8\n", "    input_bits: 8\n    stated: false\n"), "assumption");
-  expect_names(error_with("    input_bits: 8\n", "    input_bits: 8\n    assumption: \"why not\"\n"), "assumption");
-  expect_names(error_with("  tops_per_w: 41", "  tops_per_w: 41\n  tops_per_w_err: 1"), "tops_per_w_err");
-  // the hardware part compares at the published node
-  expect_names(error_with("  node_nm: 28\n  precision", "  node_nm: 22\n  precision"), "node_nm");
-  // the hardware part's own errors keep their messages
-  expect_names(error_with("  rows: 256", "  rowz: 256"), "rowz");
-  expect_names(error_of([&] { macro_file_from_text("[1, 2]", kMacros, "bad.yaml"); }), "file");
-  expect_names(error_of([&] { macro_file_from_text("name: [", kMacros, "bad.yaml"); }), "yaml");
-  const std::string missing = error_of([&] { load_macro_file(kMacros + "none.yaml"); });
-  EXPECT_NE(missing.find("none.yaml"), std::string::npos) << missing;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
 }
 
 }  // namespace
+
+namespace {
+
+// The fit's objective: the sum over the fit set's equations (each published share of a breakdown,
+// or the whole published scope) of (model / published - 1)^2, as scripts/fit_macro_model.py forms it.
+double fit_objective(const mm::Constants& k) {
+  double sum = 0;
+  for (const auto& f : macro_files()) {
+    const MacroFile m = load_macro_file(f);
+    if (m.published.role != mm::Role::fit) continue;
+    const MacroPrice p = price_macro(m, k);
+    const double total = 2 * p.result.macs / m.published.tops_per_w;
+    auto group = [&](unsigned mask, double share) {
+      double e = 0;
+      for (int c = 0; c < 4; ++c)
+        if (mask & (1u << c)) e += p.result.category_pj(c);
+      sum += std::pow(e / (share * total) - 1, 2);
+    };
+    if (m.published.breakdown.empty()) {
+      unsigned scope = 0;
+      for (int c = 0; c < 4; ++c)
+        if (!m.published.excluded[static_cast<size_t>(c)]) scope |= 1u << c;
+      group(scope, 1.0);
+    }
+    for (const auto& sh : m.published.breakdown) group(sh.mask, sh.share);
+  }
+  return sum;
+}
+
+}  // namespace
+
+// The shipped constants are the least-squares fit on the fit set: moving any fitted constant by
+// 1% either way makes the fit worse. (The fit set does not meet +-10% on every macro, so the test
+// holds the constants to being the fit, not the errors to a target; docs/calibration.md.)
+TEST(MacroModel, ShippedConstantsAreTheFit) {
+  const mm::Constants& k = constants();
+  const double best = fit_objective(k);
+  for (const mm::ConstantRow& row : mm::kConstantRows) {
+    if (!row.fitted) continue;
+    for (double f : {0.99, 1.01}) {
+      mm::Constants moved = k;
+      moved.set(row.name, k.get(row.name) * f);
+      EXPECT_GT(fit_objective(moved), best) << row.name << " x " << f;
+    }
+  }
+}
+
+// Where the fit meets its target: Jia at both published supplies (the voltage law) and TD-CIM.
+TEST(MacroModel, FitMacrosWithinTenPercent) {
+  for (const char* f : {"jia_jssc20.yaml", "jia_jssc20_1v2.yaml", "wei_tdcim_sscl25.yaml"}) {
+    const MacroFile m = load_macro_file(kMacros + f);
+    const MacroPrice p = price_macro(m, constants());
+    EXPECT_LE(std::abs(p.tops_per_w_error), 0.10) << f << ": " << p.result.tops_per_w;
+  }
+}
+
+// The uncertainty the model states (configs/macro_model.yaml, printed by kvcim macro) is the
+// held-out error it reaches: the median and worst |TOPS/W error| over every held-out macro.
+// The targets (median <= 20%, each within 35%) are not met (docs/calibration.md), so the
+// test holds the statement to the truth rather than the model to a target it misses.
+TEST(MacroModel, StatedUncertaintyIsTheHeldOutError) {
+  std::vector<double> errs;
+  for (const auto& f : macro_files()) {
+    const MacroFile m = load_macro_file(f);
+    if (m.published.role == mm::Role::held_out) errs.push_back(std::abs(price_macro(m, constants()).tops_per_w_error));
+  }
+  ASSERT_GE(errs.size(), 10u);
+  const double worst = *std::max_element(errs.begin(), errs.end());
+  std::sort(errs.begin(), errs.end());
+  const size_t n = errs.size();
+  const double median = n % 2 ? errs[n / 2] : (errs[n / 2 - 1] + errs[n / 2]) / 2;
+  EXPECT_NEAR(constants().held_out_median_error, median, 1e-4);
+  EXPECT_NEAR(constants().held_out_worst_error, worst, 1e-4);
+  // More than half of the macros are held out: the fit cannot be one factor per point.
+  EXPECT_GT(n, macro_files().size() - n);
+}
+
+// One operation of Yao ESSERC'24 by hand, every term from its spec and the constants.
+TEST(MacroModel, HandComputationEqualsBreakdown) {
+  const MacroFile m = load_macro_file(kMacros + "yao_esserc24.yaml");
+  const mm::Constants& k = constants();
+  const mm::MacroResult r = price_macro(m, k).result;
+  // 512 rows x 1024 cells (2 per weight: 512 outputs), 4b inputs in one cycle, 1024 products per
+  // conversion -> 512 conversions on 64 converters = 8 slots; 28 nm = the reference node (s = 1).
+  EXPECT_EQ(r.macs, 512.0 * 512);
+  EXPECT_EQ(r.conversions, 512);
+  EXPECT_EQ(r.cycles, 8);
+  EXPECT_NEAR(r.latency_ns, 8 * 1e3 / 43.33, 1e-9);
+  const double v2 = 0.9 * 0.9;
+  const double array = 512.0 * 1024 * 1 * 0.5 * 0.5 * k.c_cell_reram_ff * v2 * 1e-3;
+  const double wordlines = 512.0 * 1 * 0.5 * 1024 * k.c_wl_ff * v2 * 1e-3;
+  const double dac = 512.0 * 8 * 4 * k.k_dac_ff * v2 * 1e-3;
+  const double conv = 512.0 * 256 * k.k_sar_clamped_ff * v2 * 1e-3;  // 2^8 steps
+  const double shift = 512.0 * 8 * (1 + k.r_dff) * 0.5 * k.e_fa_fj * 1e-3;  // 28 nm, 0.9 V: logic factor 1
+  EXPECT_NEAR(part(r, "array").energy_pj, array, 1e-9 * array);
+  EXPECT_NEAR(part(r, "wordlines").energy_pj, wordlines, 1e-9 * wordlines);
+  EXPECT_NEAR(part(r, "dac").energy_pj, dac, 1e-9 * dac);
+  EXPECT_NEAR(part(r, "converters").energy_pj, conv, 1e-9 * conv);
+  EXPECT_NEAR(part(r, "shift_add").energy_pj, shift, 1e-9 * shift);
+  EXPECT_EQ(r.parts.size(), 5u);
+  const double total = array + wordlines + dac + conv + shift;
+  EXPECT_NEAR(r.energy_pj, total, 1e-9 * total);
+  EXPECT_NEAR(r.tops_per_w, 2 * 512.0 * 512 / total, 1e-9 * r.tops_per_w);
+}
+
+// Operating point: switched capacitance and converters follow V^2; logic follows Stillmaker &
+// Baas; input bits change the cycle count of a bit-serial macro.
+TEST(MacroModel, OperatingPointLaws) {
+  const MacroFile m = load_macro_file(kMacros + "jia_jssc20.yaml");
+  const auto lo = price_macro(m, constants()).result;
+  const MacroPrice hi = price_macro(m, constants(), {1.2, 0, 0});
+  EXPECT_FALSE(hi.published_point);
+  const double ratio = (1.2 / 0.85) * (1.2 / 0.85);
+  EXPECT_NEAR(part(hi.result, "array").energy_pj / part(lo, "array").energy_pj, ratio, 1e-9);
+  EXPECT_NEAR(part(hi.result, "converters").energy_pj / part(lo, "converters").energy_pj, ratio, 1e-9);
+  const double logic = cmodel::energy::energy_factor({65, 0.85}, {65, 1.2});
+  EXPECT_NEAR(part(hi.result, "shift_add").energy_pj / part(lo, "shift_add").energy_pj, logic, 1e-9);
+  // The silicon at 1.2 V (jia_jssc20_1v2.yaml) publishes 192 TOPS/W: the sweep's slope is the fit's.
+  const auto four = price_macro(m, constants(), {0, 0, 4}).result;
+  EXPECT_EQ(four.input_cycles, 4);
+  EXPECT_NEAR(four.energy_pj / lo.energy_pj, 4.0, 1e-9);  // every term per input cycle
+}
+
+// Yao ESSERC'24 publishes power against rows driven (128: 77.05 mW, 512: 111.43 mW, same
+// calculation time): the model's slope in mW per row is within the target's +-25% (Li A-SSCC'25's is
+// +36%, docs/calibration.md). Not a fitted quantity: the fit used the 512-row breakdown only.
+TEST(MacroModel, YaoRowSweepSlope) {
+  auto power_mw = [](int rows) {
+    const MacroFile m = macro_file_from_text(
+        replaced(spec_text("yao_esserc24.yaml"), "  rows: 512\n", "  rows: " + std::to_string(rows) + "\n"), "yao.yaml");
+    const auto r = price_macro(m, constants()).result;
+    return r.energy_pj / r.latency_ns;
+  };
+  const double model = (power_mw(512) - power_mw(128)) / 384, published = (111.43 - 77.05) / 384;
+  EXPECT_LE(std::abs(model / published - 1), 0.25) << model << " vs " << published << " mW per row";
+}
+
+// Weight bits merged in analog convert once per output; sliced weights once per bit column.
+TEST(MacroModel, MergedWeightsConvertOncePerOutput) {
+  const MacroFile m = load_macro_file(kMacros + "C9.yaml");
+  const auto merged = price_macro(m, constants()).result;
+  EXPECT_EQ(merged.conversions, 64 * 4 * (256 / 16));  // outputs x input bits x row groups
+  const MacroFile s = macro_file_from_text(
+      replaced(replaced(spec_text("C9.yaml"), "weight_merge: analog", "weight_merge: digital"),
+               "products_per_conversion: 64  # 16 rows x 4 weight cells", "products_per_conversion: 16"),
+      "sliced.yaml");
+  const auto sliced = price_macro(s, constants()).result;
+  EXPECT_EQ(sliced.conversions, 4 * merged.conversions);
+  EXPECT_GT(sliced.energy_pj, merged.energy_pj);
+}
+
+// No converter is priced below the survey's front.
+TEST(MacroModel, ConverterNeverBelowSurveyFloor) {
+  const MacroFile m = macro_file_from_text(
+      replaced(replaced(spec_text("li_asscc25.yaml"), "adc_bits: 9", "adc_bits: 14"), "output_bits: 9",
+               "output_bits: 14"),
+      "fourteen.yaml");
+  const auto r = price_macro(m, constants()).result;
+  const auto& c = part(r, "converters");
+  EXPECT_TRUE(c.constant.empty()) << "a 14b converter at " << r.conversion_rate_mhz << " MS/s is at the floor";
+  // Walden 0.35 fJ/step x 2^14 bounds it from below (Schreier's front lies above at this rate).
+  EXPECT_GE(c.energy_pj / r.conversions, 0.35e-3 * 16384 - 1e-9);
+}
+
+// A user's own macro, in a folder of its own with its own citation, is priced.
+TEST(MacroModel, UsersOwnMacro) {
+  const auto dir = std::filesystem::temp_directory_path() / "kvcim_user_macro";
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "mine.yaml").string();
+  std::ofstream(path) << replaced(spec_text("jia_jssc20.yaml"), "role: fit", "role: held_out");
+  const MacroFile m = load_macro_file(path);
+  EXPECT_GT(price_macro(m, constants()).result.tops_per_w, 0);
+  std::filesystem::remove_all(dir);
+}
+
+// Bad specs: one line naming the file, the field and what was expected.
+TEST(MacroModel, BadSpecsNameTheField) {
+  const std::string jia = spec_text("jia_jssc20.yaml");
+  auto refused = [&](const std::string& text) { return error_of([&] { macro_file_from_text(text, "bad.yaml"); }); };
+  const std::string missing = refused(replaced(jia, "  rows: 768                    # 4 row groups x 192\n", ""));
+  EXPECT_NE(missing.find("bad.yaml"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("rows"), std::string::npos) << missing;
+  EXPECT_NE(missing.find("required"), std::string::npos) << missing;
+  EXPECT_NE(refused(replaced(jia, "readout: sar", "readout: flash")).find("readout"), std::string::npos);
+  EXPECT_NE(refused(replaced(jia, "input_encoding: bit_serial", "input_encoding: thermometer")).find("input_encoding"),
+            std::string::npos);
+  const std::string vdd = refused(replaced(jia, "vdd_v: 0.85", "vdd_v: 0.5"));
+  EXPECT_NE(vdd.find("vdd_v = 0.5"), std::string::npos) << vdd;
+  EXPECT_NE(vdd.find("logic scaling"), std::string::npos) << vdd;
+  EXPECT_NE(refused(replaced(jia, "    readout: 0.1558", "    readout+cache: 0.1558")).find("readout+cache"),
+            std::string::npos);
+  EXPECT_NE(refused(replaced(jia, "  tops_per_w: 400\n", "")).find("tops_per_w"), std::string::npos);
+  EXPECT_NE(refused(replaced(jia, "rows: 768", "rows: 76.5")).find("whole number"), std::string::npos);
+  EXPECT_NE(refused(replaced(jia, "readout: sar", "readout: adder_tree")).find("input_encoding"), std::string::npos);
+  EXPECT_NE(refused("[1, 2]").find("bad.yaml"), std::string::npos);
+  EXPECT_NE(error_of([] { load_macro_file(kMacros + "none.yaml"); }).find("none.yaml"), std::string::npos);
+  // an operating point outside the logic range is refused too
+  const MacroFile m = load_macro_file(kMacros + "jia_jssc20.yaml");
+  EXPECT_NE(error_of([&] { price_macro(m, constants(), {1.6, 0, 0}); }).find("vdd_v = 1.6"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_sweep("0.6:0.5:0.1", "--vdd"); }).find("--vdd"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_sweep("x", "--input-bits"); }).find("--input-bits"), std::string::npos);
+  EXPECT_EQ(parse_sweep("0.6:1.0:0.1", "--vdd").size(), 5u);
+}
+
+// Constants outside their plausible physical range are refused: a fit cannot hide there.
+TEST(MacroModel, ConstantsOutsidePlausibleRangeRefused) {
+  std::ifstream in(kSrc + "/configs/macro_model.yaml");
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  const auto at = text.find("  k_sar_ff: {value: ");
+  ASSERT_NE(at, std::string::npos);
+  const auto end = text.find(',', at);
+  text.replace(at, end - at, "  k_sar_ff: {value: 500");
+  const auto dir = std::filesystem::temp_directory_path() / "kvcim_constants_test";
+  std::filesystem::create_directories(dir);
+  std::ofstream((dir / "c.yaml").string()) << text;
+  const std::string e = error_of([&] { mm::load_constants((dir / "c.yaml").string()); });
+  EXPECT_NE(e.find("k_sar_ff.value = '500'"), std::string::npos) << e;
+  std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,117 @@
+// The component model of one CIM macro operation (docs/calibration.md): each term is a physical
+// quantity counted from the macro as its paper describes it (macro_desc.hpp) times one named
+// constant, in the manner of CiMLoop/Accelergy component classes.
+//
+//   array     cells switched x c_cell(cell) x (node / 28 nm) x Va^2          (switched capacitance)
+//   input     rows driven x cols x c_wl (c_in_time) x (node / 28 nm) x Va^2  (wordline swing)
+//             + rows x cycles x k_dac x bits per cycle x Va^2                 (voltage DAC, C-2C)
+//             + rows x cycles x bits per cycle x e_fa(node, V)               (pulse-width counter)
+//   readout   conversions x max(k(kind) x 2^adc_bits x V^2, survey floor)      (SAR, clamped SAR, TDC)
+//             or adder-tree full-adder bits x e_fa(node, V)                  (digital CIM)
+//   digital   accumulations x output_bits x (1 + r_dff) x e_fa(node, V)     (shift-add, registers)
+//   leakage   cells x p_leak(cell) x latency                                 (reported apart)
+//
+// Every energy is linear in its one constant, so the fit (scripts/fit_macro_model.py) is a linear
+// least-squares problem on the features `kvcim macro --json` writes (energy / constant).
+// Switched capacitances scale with the node linearly (cell pitch; wire capacitance per um is
+// node-independent) and with the supply as V^2; converters are node-independent (the converter
+// survey's front does not move with the node) and bounded below by it; logic (full-adder bits)
+// follows Stillmaker & Baas from the 28 nm / 0.9 V reference, only within +-0.25 V of the node's
+// nominal supply (refused outside it); below 7 nm it is held at 7 nm (no extrapolated gain).
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kvcim/cmodel/macro_model/macro_desc.hpp"
+
+namespace kvcim::cmodel::macro_model {
+
+// name, unit, plausible lo, hi, fitted, meaning
+#define KVCIM_MACRO_CONSTANTS(X)                                                                          \
+  X(c_cell_sram_ff, "fF", 0.3, 30, true,                                                                  \
+    "capacitance switched per active SRAM cell per input cycle at 28 nm (cell, bitline share, local cap)") \
+  X(c_cell_reram_ff, "fF", 1, 200, true,                                                                  \
+    "ReRAM cell read energy / Va^2 per active cell per cycle at 28 nm (cell current x read time, bitline)")\
+  X(c_cell_time_ff, "fF", 0.01, 30, true, "capacitance switched per time-delay cell per cycle at 28 nm")  \
+  X(c_in_time_ff, "fF", 0.1, 20, true, "input load per time-delay cell crossed at 28 nm (its delay stage)")   \
+  X(k_dac_ff, "fF", 10, 5000, true, "voltage/C-2C DAC capacitance per input bit per row per cycle")       \
+  X(k_sar_ff, "fF", 0.5, 100, true, "SAR converter capacitance switched per conversion step (E / 2^N V^2)")\
+  X(k_sar_clamped_ff, "fF", 0.5, 200, true,                                                              \
+    "SAR converter with its bitline current clamp: capacitance per conversion step")                      \
+  X(k_tdc_ff, "fF", 0.05, 100, true, "time-to-digital converter: capacitance per conversion step")        \
+  X(e_fa_fj, "fJ", 0.5, 40, true, "one full-adder bit toggle at 28 nm, 0.9 V (logic)")                    \
+  X(c_wl_ff, "fF", 0.05, 1, false, "wordline (input line) capacitance per SRAM/ReRAM cell crossed at 28 nm") \
+  X(r_dff, "", 0.5, 3, false, "register bit clocked, relative to a full-adder bit")                       \
+  X(r_and, "", 0.05, 1, false, "1-bit multiply (AND/NOR) gate, relative to a full-adder bit")             \
+  X(fa_area_um2, "um^2", 1, 20, false, "full-adder bit with its share of wiring at 28 nm")                \
+  X(p_leak_sram_pw, "pW", 1, 500, false, "SRAM cell leakage at 28 nm, nominal supply")                    \
+  X(sram_cell_f2, "F^2", 100, 2000, false, "SRAM CIM cell area when the paper gives none")                \
+  X(reram_cell_f2, "F^2", 10, 500, false, "ReRAM (1T1R/2T2R share) cell area when the paper gives none")  \
+  X(time_cell_f2, "F^2", 50, 3000, false, "time-delay cell area when the paper gives none")
+
+struct ConstantRow {
+  std::string_view name, unit;
+  double lo, hi;
+  bool fitted;
+  std::string_view meaning;
+};
+inline constexpr ConstantRow kConstantRows[] = {
+#define KVCIM_MC_ROW(name, unit, lo, hi, fitted, meaning) {#name, unit, lo, hi, fitted, meaning},
+    KVCIM_MACRO_CONSTANTS(KVCIM_MC_ROW)
+#undef KVCIM_MC_ROW
+};
+
+struct Constants {
+#define KVCIM_MC_MEMBER(name, unit, lo, hi, fitted, meaning) double name = 0;
+  KVCIM_MACRO_CONSTANTS(KVCIM_MC_MEMBER)
+#undef KVCIM_MC_MEMBER
+  std::vector<std::string> sources;  // per row of kConstantRows: where the value comes from
+  double held_out_median_error = 0;  // the model's stated uncertainty (|TOPS/W error|, held out)
+  double held_out_worst_error = 0;
+  std::string file;
+  double get(std::string_view name) const;
+  void set(std::string_view name, double value);
+};
+
+// Reads the constants (configs/macro_model.yaml): each row of kConstantRows with `value` inside
+// its plausible range and a `source`; kvcim::Error naming the file and the constant otherwise.
+Constants load_constants(const std::string& path);
+// The shipped constants, from data_dir()/configs/macro_model.yaml (read once).
+const Constants& shipped_constants();
+
+// The supply and input precision an operation is priced at (default: the spec's).
+struct OperatingPoint {
+  double vdd_v = 0, array_vdd_v = 0;
+  int input_bits = 0;
+};
+OperatingPoint published_point(const MacroDesc& d);
+// The spec at another operating point; Error naming `where` when the point is outside the model's
+// range (logic supply beyond +-0.25 V of the node's nominal, input bits beyond 16).
+MacroDesc at_point(const MacroDesc& d, const OperatingPoint& p, const std::string& where);
+
+struct Component {
+  std::string name;
+  int category = 0;       // index into kCategories
+  std::string constant;   // the constant it is linear in ("" when a floor or nothing fitted sets it)
+  double energy_pj = 0;
+  double feature = 0;     // energy_pj / constant (pJ per unit of the constant), for the fit
+  double area_mm2 = 0;
+  std::string law;        // how it is counted, in words, with the counts
+};
+
+struct MacroResult {
+  std::vector<Component> parts;
+  double macs = 0, outputs = 0, input_cycles = 0, conversions = 0, cycles = 0;
+  double latency_ns = 0, energy_pj = 0, compared_energy_pj = 0, leakage_pj = 0, area_mm2 = 0;
+  double fj_per_mac = 0, tops_per_w = 0, gops = 0, tops_per_mm2 = 0;
+  double conversion_rate_mhz = 0;  // per converter
+  double category_pj(int c) const;
+};
+
+// Prices one operation: every row x every output for one input vector. `excluded` (bit i:
+// kCategories[i]) names categories left out of compared_energy_pj and TOPS/W (what the paper's
+// figure leaves out); energy_pj has them all. Leakage is never in energy_pj.
+MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded = 0);
+
+}  // namespace kvcim::cmodel::macro_model
