@@ -94,7 +94,8 @@ void check_sinks(const KvLayout& k, const Policy& p, int64_t window_limit) {
   if (k.sink_pages(p) > 0 && k.sink_pages(p) >= window_limit)
     fail("kv cache", "sinks", std::to_string(p.sink_tokens) + " tokens",
          "fewer pages (" + std::to_string(k.sink_pages(p)) + " of " + std::to_string(k.tokens_per_page) +
-             " tokens) than the window keeps per stream (" + std::to_string(window_limit) + ")");
+             " tokens) than the window keeps per stream (" + std::to_string(window_limit) +
+             "); granularity=token keeps single tokens");
 }
 }  // namespace
 
