@@ -278,6 +278,7 @@ set(KVCIM_TEST_rtl_SOURCES
 )
 set(KVCIM_TEST_runtime_SOURCES
     testbench/tests/runtime/test_bootstrap.cpp
+    testbench/tests/runtime/test_cim_attention_tokens.cpp
     testbench/tests/runtime/test_cim_attention_window.cpp
     testbench/tests/runtime/test_cim_linear.cpp
     testbench/tests/runtime/test_evaluation.cpp

@@ -402,8 +402,7 @@ Figures figures(const ModelShape& shape, const HardwareSpec& hw, const Policy& p
     const double E = hw.kv_tech.endurance_writes->value;
     f.endurance_writes = E;
     int64_t most = 0;
-    for (const StreamTokens* s : {&plain, &extra})
-      if (s->resident_pages > 0) most = std::max(most, (s->pages + s->resident_pages - 1) / s->resident_pages);
+    for (const StreamTokens* s : {&plain, &extra}) most = std::max(most, s->cell_writes);
     if (most > 0) {
       f.lifetime_tokens = std::floor(E / static_cast<double>(most)) * static_cast<double>(context) *
                           policy.sequences;

@@ -56,13 +56,42 @@ int64_t KvLayout::sink_pages(const Policy& p) const {
   return (p.sink_tokens + tokens_per_page - 1) / tokens_per_page;
 }
 
+int64_t KvLayout::kept_tokens(const Policy& p) const {
+  if (!p.token_window()) return 0;
+  return p.window_tokens > 0 ? p.window_tokens : window_pages(p) * tokens_per_page;
+}
+
+int64_t KvLayout::recent_tokens(const Policy& p) const {
+  if (!p.token_window() || p.evict != KvEvict::h2o) return 0;
+  return p.recent_tokens > 0 ? p.recent_tokens : (kept_tokens(p) - p.sink_tokens) / 2;
+}
+
 namespace {
+// Token granularity: every stream holds the window's pages at once (its tokens are overwritten
+// in place, never dropped page by page), with a slot besides its sink tokens and, under H2O, its
+// recent ones. One line before any work, naming what does not fit.
+void check_token_window(const KvLayout& k, const Policy& p) {
+  const int64_t need = k.window_pages(p), have = k.pages_per_stream();
+  if (need < 1 || need > have)
+    fail("kv cache", "window", std::to_string(k.kept_tokens(p)) + " tokens",
+         "at token granularity every stream holds its whole window: " + std::to_string(need) + " page(s) of " +
+             std::to_string(k.tokens_per_page) + " tokens per stream, but " + std::to_string(k.slots()) +
+             " slots give " + std::to_string(k.streams()) + " streams " + std::to_string(have) +
+             " each (give the KV cache more macros or keep fewer tokens)");
+  if (p.sink_tokens + k.recent_tokens(p) >= k.kept_tokens(p))
+    fail("kv cache", "sinks", std::to_string(p.sink_tokens) + " tokens",
+         "the window keeps " + std::to_string(k.kept_tokens(p)) + " tokens per stream" +
+             (p.evict == KvEvict::h2o ? " (" + std::to_string(k.recent_tokens(p)) + " of them recent)" : "") +
+             ": it needs a token besides the sinks" + (p.evict == KvEvict::h2o ? " and the recent ones" : ""));
+}
+
 // The sinks stay inside the window, which must keep at least one page besides them.
 void check_sinks(const KvLayout& k, const Policy& p, int64_t window_limit) {
   if (k.sink_pages(p) > 0 && k.sink_pages(p) >= window_limit)
     fail("kv cache", "sinks", std::to_string(p.sink_tokens) + " tokens",
          "fewer pages (" + std::to_string(k.sink_pages(p)) + " of " + std::to_string(k.tokens_per_page) +
-             " tokens) than the window keeps per stream (" + std::to_string(window_limit) + ")");
+             " tokens) than the window keeps per stream (" + std::to_string(window_limit) +
+             "); granularity=token keeps single tokens");
 }
 }  // namespace
 
@@ -92,6 +121,21 @@ StreamTokens stream_tokens(const KvLayout& k, const Policy& p, int64_t i, int64_
         fail("kv cache", "window", "0 pages",
              "no KV slot for every stream: the window policy needs at least one page per stream (" +
                  std::to_string(k.streams()) + " streams, " + std::to_string(k.slots()) + " slots)");
+      if (p.token_window()) {
+        // every token past the window overwrites one slot in place: the stream keeps exactly
+        // kept_tokens, in the pages that hold them (the last one possibly part-filled)
+        check_token_window(k, p);
+        const int64_t kept = k.kept_tokens(p), sinks = p.sink_tokens;
+        s.resident_tokens = std::min(context, kept);
+        s.resident_pages = (s.resident_tokens + tpp - 1) / tpp;
+        s.last_page_tokens = s.resident_tokens - (s.resident_pages - 1) * tpp;
+        s.evicted_tokens = context - s.resident_tokens;
+        // the oldest rule cycles through the slots after the sinks; H2O may rewrite a slot as soon
+        // as its token leaves the recent window (recent + 1 tokens later)
+        const int64_t period = p.evict == KvEvict::h2o ? k.recent_tokens(p) + 1 : kept - sinks;
+        s.cell_writes = 1 + (s.evicted_tokens + period - 1) / period;
+        return s;
+      }
       // (The resident count is the same with or without sinks: only which pages stay differs.)
       check_sinks(k, p, limit);
       break;
@@ -100,6 +144,7 @@ StreamTokens stream_tokens(const KvLayout& k, const Policy& p, int64_t i, int64_
   s.resident_tokens = s.resident_pages == 0 ? 0 : (s.resident_pages - 1) * tpp + s.last_page_tokens;
   const int64_t older = context - s.resident_tokens;
   (p.overflow == KvOverflow::window ? s.evicted_tokens : s.offchip_tokens) = older;
+  if (s.resident_pages > 0) s.cell_writes = (s.pages + s.resident_pages - 1) / s.resident_pages;
   return s;
 }
 
@@ -113,6 +158,10 @@ KvAllocator::KvAllocator(const KvLayout& layout, const Policy& policy)
          "more than 2^24 KV streams (sequences x layers x stored heads)");
   window_pages_ = layout_.window_pages(policy_);
   sink_pages_ = layout_.sink_pages(policy_);
+  if (policy_.token_window()) {
+    check_token_window(layout_, policy_);
+    kept_tokens_ = layout_.kept_tokens(policy_);
+  }
   length_.assign(layout_.sequences, 0);
   tables_.resize(layout_.streams());
   oldest_cim_.assign(layout_.streams(), 0);
@@ -216,6 +265,17 @@ void KvAllocator::append(int seq) {
   if (seq < 0 || seq >= layout_.sequences)
     fail("kv", "sequence", std::to_string(seq),
          "expected 0.." + std::to_string(layout_.sequences - 1));
+  if (policy_.token_window()) {
+    // token granularity: the window's pages are taken as the stream first fills them; then each
+    // new token overwrites one token's slot in place (check_token_window made sure they fit)
+    if (length_[seq] < kept_tokens_ && length_[seq] % layout_.tokens_per_page == 0) {
+      const int64_t first = int64_t{seq} * layout_.streams_per_sequence();
+      for (int64_t st = first; st < first + layout_.streams_per_sequence(); ++st)
+        tables_[st].push_back({Where::cim, take_slot()});
+    }
+    ++length_[seq];
+    return;
+  }
   if (length_[seq] % layout_.tokens_per_page == 0) {
     const int64_t first = int64_t{seq} * layout_.streams_per_sequence();
     for (int64_t st = first; st < first + layout_.streams_per_sequence(); ++st) new_page(st);
@@ -243,10 +303,19 @@ TokenLocation KvAllocator::locate(int seq, int layer, int head, int64_t token) c
     fail("kv", "token", std::to_string(token),
          "expected 0.." + std::to_string(length_[seq] - 1) + " (the sequence's length)");
   const int64_t tpp = layout_.tokens_per_page;
-  const PageRef& r = tables_[st][token / tpp];
+  int64_t index = token;  // the token's place in the stream's pages
+  if (policy_.token_window()) {
+    // the oldest rule: sinks stay, the others cycle through the slots after them
+    if (policy_.evict == KvEvict::h2o)
+      fail("kv", "evict", "h2o", "which tokens H2O keeps at token granularity depends on the attention (the runtime's)");
+    const int64_t sinks = policy_.sink_tokens, ring = kept_tokens_ - sinks;
+    if (token >= sinks && token < length_[seq] - ring) return TokenLocation{Where::evicted};
+    if (token >= kept_tokens_) index = sinks + (token - sinks) % ring;
+  }
+  const PageRef& r = tables_[st][index / tpp];
   TokenLocation loc;
   loc.where = r.where;
-  loc.offset = static_cast<int>(token % tpp);
+  loc.offset = static_cast<int>(index % tpp);
   if (r.where == Where::cim) {
     loc.tile = r.slot / layout_.pages_per_tile;
     const int col = static_cast<int>((r.slot % layout_.pages_per_tile) * tpp) + loc.offset;

@@ -18,6 +18,8 @@ const char* name(KvOverflow o) { return enum_name(o, kKvOverflowNames); }
 
 const char* name(KvEvict e) { return e == KvEvict::h2o ? "h2o" : "oldest"; }
 
+const char* name(KvGranularity g) { return g == KvGranularity::token ? "token" : "page"; }
+
 void Policy::validate(const std::string& where) const {
   if (!(kv_fraction < 0 || (kv_fraction >= 0 && kv_fraction <= 1)) || std::isnan(kv_fraction))
     fail(where, "kv_fraction", std::to_string(kv_fraction), "expected 0..1 or auto");
@@ -40,6 +42,16 @@ void Policy::validate(const std::string& where) const {
   if (sink_tokens > 0 && window_tokens > 0 && sink_tokens >= window_tokens)
     fail(where, "sinks", std::to_string(sink_tokens),
          "fewer tokens than the window (" + std::to_string(window_tokens) + ")");
+  if (evict_granularity != KvGranularity::page && overflow != KvOverflow::window)
+    fail(where, "granularity", name(evict_granularity), "only meaningful with overflow=window");
+  if (recent_tokens < 0)
+    fail(where, "recent", std::to_string(recent_tokens), "expected >= 0 tokens (0: half the window after the sinks)");
+  if (recent_tokens > 0 && (evict != KvEvict::h2o || evict_granularity != KvGranularity::token))
+    fail(where, "recent", std::to_string(recent_tokens), "only meaningful with evict=h2o,granularity=token");
+  if (recent_tokens > 0 && window_tokens > 0 && sink_tokens + recent_tokens >= window_tokens)
+    fail(where, "recent", std::to_string(recent_tokens),
+         "sinks + recent must leave the window (" + std::to_string(window_tokens) +
+             " tokens) at least one heavy-hitter token");
 }
 
 namespace {
@@ -158,6 +170,15 @@ const PolicyKey kPolicyKeys[] = {
        if (p.evict == KvEvict::h2o) p.overflow = KvOverflow::window;
      },
      [](const Policy& p) { return json(name(p.evict)); }},
+    {"evict_granularity", "granularity",
+     [](Policy& p, const json& v) {
+       p.evict_granularity = choice<KvGranularity>("granularity", v, {"page", "token"});
+       if (p.evict_granularity == KvGranularity::token) p.overflow = KvOverflow::window;
+     },
+     [](const Policy& p) { return json(name(p.evict_granularity)); }},
+    {"recent_tokens", "recent",
+     [](Policy& p, const json& v) { p.recent_tokens = integer("recent", v, 0, int64_t{1} << 40); },
+     [](const Policy& p) { return json(p.recent_tokens); }},
 };
 
 const PolicyKey& policy_key(const std::string& key, const json& value) {
@@ -186,7 +207,8 @@ PolicyText parse_policy_text(const std::string& text, Policy base) {
     const std::string key = eq == std::string::npos ? "overflow" : item.substr(0, eq);
     const json value = eq == std::string::npos ? item : item.substr(eq + 1);
     const PolicyKey& k = policy_key(key, value);
-    // the key names the overflow when it is the overflow or selects one (window, sinks, evict)
+    // the key names the overflow when it is the overflow or selects one (window, sinks, evict,
+    // granularity)
     const KvOverflow before = p.overflow;
     p.overflow = KvOverflow::fail;
     k.set(p, value);
@@ -224,6 +246,8 @@ std::string to_string(const Policy& p) {
     s += ",window=" + (p.window_tokens ? std::to_string(p.window_tokens) : std::string("fit"));
   if (p.sink_tokens > 0) s += ",sinks=" + std::to_string(p.sink_tokens);
   if (p.evict != KvEvict::oldest) s += std::string(",evict=") + name(p.evict);
+  if (p.evict_granularity != KvGranularity::page) s += std::string(",granularity=") + name(p.evict_granularity);
+  if (p.recent_tokens > 0) s += ",recent=" + std::to_string(p.recent_tokens);
   return s;
 }
 

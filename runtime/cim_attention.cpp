@@ -41,6 +41,23 @@ CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per
                 std::to_string(window_.sinks) + " sink tiles: the window must keep a tile besides its sinks");
   auto probe = factory_();
   params_ = probe->params();
+  if (window_.tokens > 0) {
+    const auto bad = [&](const std::string& why) {
+      throw Error("CimAttention: token window of " + std::to_string(window_.tokens) + " tokens (" +
+                  std::to_string(window_.sink_tokens) + " sinks, " + std::to_string(window_.recent_tokens) +
+                  " recent): " + why);
+    };
+    if (window_.tiles > 0 || window_.cim_tiles >= 0) bad("tile windows and spill exclude it");
+    if (window_.sink_tokens < 0 || window_.recent_tokens < 0 ||
+        window_.sink_tokens + window_.recent_tokens >= window_.tokens)
+      bad("the window must keep a token besides its sinks and recent tokens");
+    if (k_per_channel_)
+      bad("kv.k_scale: channel re-writes a tile's tokens when a channel's exponent grows; token "
+          "eviction overwrites single tokens, which needs per-token K scales (kv.k_scale: token)");
+    if (!probe->can_overwrite())
+      bad("this attention tile cannot overwrite a token's slot in place (the RTL tile appends at its next "
+          "slot only): use the C-model tile (attention_backend = cim) or granularity=page");
+  }
   if (params_.head_dim != config.head_dim())
     throw Error("attention tile: head_dim = " + std::to_string(params_.head_dim) +
                 ": the model's heads have " + std::to_string(config.head_dim()) + " dimensions");
@@ -48,6 +65,7 @@ CimAttention::CimAttention(const Config& config, TileFactory factory, bool k_per
   tiles_.resize(static_cast<size_t>(config.n_layers) * config.n_kv_heads);
   written_.assign(tiles_.size(), 0);
   drawn_.resize(tiles_.size());
+  slots_.resize(tiles_.size());
   if (k_per_channel_) channel_.resize(tiles_.size());
 }
 
@@ -60,6 +78,20 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
       throw Error("CimAttention: layer " + std::to_string(layer) + ": position " +
                   std::to_string(pos) + " written out of order");
     ++written_[stream];
+    if (window_.tokens > 0) {  // token granularity: a slot of the window's tiles, appended or overwritten
+      const int slot = token_slot(stream, pos);
+      cim::AttentionTile& tile = *tiles[slot / params_.tokens];
+      const int row = slot % params_.tokens;
+      const TileEvents before = tile.events();
+      tile.set_time_ns(now_ns_);
+      const quant::Pow2Vector kq = quant::quantize_pow2(k + h * hd, hd, params_.kb());
+      const quant::Pow2Vector vq = quant::quantize_pow2(v + h * hd, hd, params_.vb());
+      ev.kv_quant_ops += 2 * hd;
+      if (row == tile.tokens()) tile.append(kq.q, vq.q, kq.exponent, vq.exponent);
+      else tile.overwrite(row, kq.q, vq.q, kq.exponent, vq.exponent);
+      ev.write += delta(tile, before);
+      continue;
+    }
     if (tiles.empty() || tiles.back()->tokens() == params_.tokens) {
       if (window_.tiles > 0 && static_cast<int>(tiles.size()) == window_.tiles) {
         // the window is full: a tile after the sinks leaves (with its channel exponents)
@@ -168,10 +200,22 @@ void CimAttention::attend(int layer, int head, const float* q, float* out, Atten
     (spilled ? ev.offchip_query : ev.query) += delta(*tile, before);
   }
   const std::vector<double> o = cim::combine_tiles(parts, params_);
-  if (window_.heavy_hitters) {
+  if (window_.heavy_hitters && window_.tokens == 0) {
     std::vector<double>& drawn = drawn_[layer * config_.n_kv_heads + kv_head];
     const std::vector<double> share = cim::tile_shares(parts, params_);
     for (size_t j = 0; j < share.size(); ++j) drawn[j] += share[j];
+  }
+  if (window_.heavy_hitters && window_.tokens > 0) {
+    // each token's share: its tile's share times its part of the tile's sum
+    TokenSlots& st = slots_[layer * config_.n_kv_heads + kv_head];
+    const std::vector<double> share = cim::tile_shares(parts, params_);
+    for (size_t j = 0; j < tiles.size(); ++j) {
+      const std::span<const uint32_t> e = tiles[j]->last_weights();
+      if (static_cast<int>(e.size()) != tiles[j]->tokens())
+        throw Error("CimAttention: heavy hitters need the tile's per-token weights, which this tile does not report");
+      for (size_t r = 0; r < e.size(); ++r)
+        st.score[j * params_.tokens + r] += share[j] * static_cast<double>(e[r]) / static_cast<double>(parts[j].sum);
+    }
   }
   if (parts.size() > 1) ev.combine_ops += static_cast<int64_t>(parts.size()) * (hd + 2);
   for (int i = 0; i < hd; ++i) out[i] = static_cast<float>(o[i]);
@@ -189,11 +233,53 @@ int CimAttention::victim(int stream) const {
   return best;
 }
 
+int CimAttention::token_slot(int stream, int pos) {
+  TokenSlots& st = slots_[stream];
+  const int held = static_cast<int>(st.pos.size());
+  if (held == window_.tokens) {  // full: a token leaves, the new one takes its slot
+    const int slot = token_victim(stream, pos);
+    st.pos[slot] = pos;
+    st.score[slot] = 0.0;
+    return slot;
+  }
+  if (held % params_.tokens == 0) {  // the next slot begins a tile
+    auto& tiles = tiles_[stream];
+    if (!spare_.empty()) {
+      tiles.push_back(std::move(spare_.back()));
+      spare_.pop_back();
+    } else {
+      tiles.push_back(factory_());
+    }
+    tiles.back()->reset();
+  }
+  st.pos.push_back(pos);
+  st.score.push_back(0.0);
+  return held;
+}
+
+int CimAttention::token_victim(int stream, int pos) const {
+  // candidates: not a sink and, under H2O, older than the newest recent_tokens (the new token at
+  // `pos` is one of them); the oldest candidate, or the least-drawn one (ties: the oldest).
+  // sinks + recent < tokens leaves at least one candidate.
+  const TokenSlots& st = slots_[stream];
+  const int newest = window_.heavy_hitters ? pos - window_.recent_tokens + 1 : pos;
+  int best = -1;
+  for (int j = 0; j < static_cast<int>(st.pos.size()); ++j) {
+    if (st.pos[j] < window_.sink_tokens || st.pos[j] >= newest) continue;
+    bool better = best < 0;
+    if (!better && window_.heavy_hitters && st.score[j] != st.score[best]) better = st.score[j] < st.score[best];
+    else if (!better) better = st.pos[j] < st.pos[best];
+    if (better) best = j;
+  }
+  return best;
+}
+
 void CimAttention::reset() {
   now_ns_ = 0;
   for (ChannelState& c : channel_) c = ChannelState{};
   std::fill(written_.begin(), written_.end(), 0);
   for (auto& d : drawn_) d.clear();
+  for (TokenSlots& t : slots_) t = TokenSlots{};
   for (auto& list : tiles_) {
     for (auto& t : list) spare_.push_back(std::move(t));
     list.clear();

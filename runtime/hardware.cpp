@@ -38,11 +38,12 @@ mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec
          "kvcim run keeps all " + std::to_string(context) +
              " tokens' K and V in CIM tiles (or spills or drops the oldest: policy overflow=spill|window); give the "
              "KV cache more macros or run fewer steps");
-  // The runtime drops or spills whole attention tiles, so the page must be the tile.
+  // The runtime holds a stream's KV in whole attention tiles (and drops or spills whole tiles), so
+  // the page must be the tile.
   if (policy.overflow != mapper::KvOverflow::fail && p.kv.pages_per_tile != 1)
     fail("policy", "page", std::to_string(p.kv.tokens_per_page) + " tokens",
          "must be the tile's " + std::to_string(p.kv.tile.tokens) + " tokens under overflow=" +
-             mapper::name(policy.overflow) + " (kvcim run drops or spills whole attention tiles)");
+             mapper::name(policy.overflow) + " (kvcim run keeps, drops and spills whole attention tiles)");
   return p;
 }
 
@@ -51,8 +52,14 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
   h.macro = p.hw.macro;
   h.tiles = std::move(tiles);
   h.k_per_channel = p.hw.kv.k_scale == mapper::KScale::channel;
-  // overflow=window: every stream keeps the window's pages (= tiles), sinks first
-  if (p.policy.overflow == mapper::KvOverflow::window)
+  // overflow=window: every stream keeps the window's pages (= tiles), sinks first; at token
+  // granularity exactly the window's tokens
+  if (p.policy.token_window()) {
+    h.kv_window.tokens = static_cast<int>(p.kv.kept_tokens(p.policy));
+    h.kv_window.sink_tokens = static_cast<int>(p.policy.sink_tokens);
+    h.kv_window.recent_tokens = static_cast<int>(p.kv.recent_tokens(p.policy));
+    h.kv_window.heavy_hitters = p.policy.evict == mapper::KvEvict::h2o;
+  } else if (p.policy.overflow == mapper::KvOverflow::window)
     h.kv_window = {static_cast<int>(std::min(p.kv.window_pages(p.policy), p.kv.pages_per_stream())),
                    static_cast<int>(p.kv.sink_pages(p.policy)), p.policy.evict == mapper::KvEvict::h2o};
   // overflow=spill: every stream keeps its newest pages (= tiles) in CIM (none when no page fits)

@@ -38,6 +38,11 @@ RunReport run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok,
   const cmodel::cim::TileParams tile = hw.tile(ck.config.head_dim());
   TileFactory tiles = cmodel_tiles(tile);
   if (so.backends.attention == BackendKind::rtl) {
+    // the RTL tile's port writes the next slot only: it cannot overwrite an evicted token's slot
+    if (policy.token_window())
+      fail(attention_option, "backend", "rtl",
+           "the RTL tile cannot overwrite a token's slot (it appends at its next slot only): run policy "
+           "granularity=token on the C-model tiles (attention_backend = cim), or use granularity=page");
     if (!rtl_tiles.built())
       fail(attention_option, "backend", "rtl", "this kvcim was built without the RTL (KVCIM_WITH_RTL=OFF)");
     // what the RTL tile cannot be, named by the spec's field

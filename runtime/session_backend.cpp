@@ -89,7 +89,7 @@ SessionBackend::SessionBackend(const Config& config, const Weights& weights, Bac
   if (choice.attention != BackendKind::reference) {
     if (!tiles) fail("run", "attention_backend", name(choice.attention), "no attention tile is available");
     attention_ = std::make_unique<CimAttention>(config, std::move(tiles), k_per_channel, window);
-  } else if (window.tiles > 0) {
+  } else if (window.tiles > 0 || window.tokens > 0) {
     fail("policy", "overflow", "window",
          "the window drops tiles of the CIM attention: use attention_backend = cim or rtl");
   }

@@ -64,15 +64,28 @@ CModelTile::CModelTile(const TileParams& p)
       ek_(p.tokens),
       ev_(p.tokens) {}
 
-void CModelTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
-  check_append(p_, n_, k, v, ek, ev, "attention tile append");
-  k_.write_column_group(n_, k.data(), p_.head_dim);
-  v_.write_row(n_, v.data(), p_.head_dim);
-  ek_[n_] = ek;
-  ev_[n_] = ev;
-  ++n_;
+void AttentionTile::overwrite(int slot, std::span<const int8_t>, std::span<const int8_t>, int, int) {
+  fail("attention tile", "overwrite", "slot " + std::to_string(slot),
+       "this tile appends at its next slot only (token-granular eviction needs a tile that overwrites one)");
+}
+
+void CModelTile::write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  k_.write_column_group(slot, k.data(), p_.head_dim);
+  v_.write_row(slot, v.data(), p_.head_dim);
+  ek_[slot] = ek;
+  ev_[slot] = ev;
   own_.cycles += append_cycles(p_);
   own_.appends += 1;
+}
+
+void CModelTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  check_append(p_, n_, k, v, ek, ev, "attention tile append");
+  write(n_++, k, v, ek, ev);
+}
+
+void CModelTile::overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  check_overwrite(p_, n_, slot, k, v, ek, ev, "attention tile overwrite");
+  write(slot, k, v, ek, ev);
 }
 
 TileResult CModelTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
@@ -97,6 +110,7 @@ TileResult CModelTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
   r.evmax = sm.evmax;
   r.ymax = sm.ymax;
   r.sum = sm.sum;
+  last_e_ = sm.e;
   own_.cycles += query_cycles(p_, n_);
   own_.queries += 1;
   return r;

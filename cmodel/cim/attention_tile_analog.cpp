@@ -286,19 +286,29 @@ double AnalogTile::decay(int t) const {
   return p_.retention_ns > 0 ? std::exp(-(now_ns_ - written_ns_[t]) / p_.retention_ns) : 1.0;
 }
 
+// A token written into `slot` (appended, or overwriting one): fresh cell levels with their noise
+// and drift exponents, written now.
+void AnalogTile::write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  store(kcell_, sk_, slot, k, p_.kb());
+  store(vcell_, sv_, slot, v, p_.vb());
+  if (p_.drifts()) {
+    draw_nu(knu_, sk_, slot);
+    draw_nu(vnu_, sv_, slot);
+  }
+  ek_[slot] = ek;
+  ev_[slot] = ev;
+  written_ns_[slot] = now_ns_;
+  ev_count_ += analog_append_events(p_);
+}
+
 void AnalogTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
   check_append(p_, n_, k, v, ek, ev, "analog attention tile append");
-  store(kcell_, sk_, n_, k, p_.kb());
-  store(vcell_, sv_, n_, v, p_.vb());
-  if (p_.drifts()) {
-    draw_nu(knu_, sk_, n_);
-    draw_nu(vnu_, sv_, n_);
-  }
-  ek_[n_] = ek;
-  ev_[n_] = ev;
-  written_ns_[n_] = now_ns_;
-  ++n_;
-  ev_count_ += analog_append_events(p_);
+  write(n_++, k, v, ek, ev);
+}
+
+void AnalogTile::overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  check_overwrite(p_, n_, slot, k, v, ek, ev, "analog attention tile overwrite");
+  write(slot, k, v, ek, ev);
 }
 
 TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp) {
@@ -372,6 +382,7 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
   r.evmax = sm.evmax;
   r.ymax = sm.ymax;
   r.sum = sm.sum;
+  last_e_ = sm.e;
   e.cycles += analog_query_cycles(p_, n_);
   e.queries += 1;
   return r;

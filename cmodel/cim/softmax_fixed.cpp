@@ -144,6 +144,14 @@ void check_append(const TileParams& p, int tokens_held, std::span<const int8_t> 
   check_exponent(ev, "ev", where);
 }
 
+void check_overwrite(const TileParams& p, int tokens_held, int slot, std::span<const int8_t> k,
+                     std::span<const int8_t> v, int ek, int ev, const std::string& where) {
+  if (slot < 0 || slot >= tokens_held)
+    fail(where, "slot", std::to_string(slot),
+         "expected a slot held, 0.." + std::to_string(tokens_held - 1) + " (append fills the next one)");
+  check_append(p, slot, k, v, ek, ev, where);
+}
+
 void check_query(const TileParams& p, int tokens_held, std::span<const int8_t> q, uint16_t qmul,
                  int qexp, const std::string& where) {
   if (tokens_held < 1) fail(where, "tokens", "0", "a query needs at least one appended token");

@@ -257,6 +257,7 @@ class Placement:
 class Policy:
     def __init__(self: Policy) -> None: ...
     evict: Any
+    evict_granularity: Any
     @staticmethod
     def from_dict(d: dict) -> Policy: ...
     gqa_sharing: bool
@@ -264,6 +265,7 @@ class Policy:
     overflow: Any
     @staticmethod
     def parse(text: str) -> Policy: ...
+    recent_tokens: int
     replicas: int
     sequences: int
     sink_tokens: int

@@ -301,6 +301,10 @@ void bind_mapper(py::module_& m) {
       .def_property(
           "evict", [](const Policy& p) { return std::string(name(p.evict)); },
           [](Policy& p, const py::object& e) { set_policy_attribute(p, "evict", e); })
+      .def_property(
+          "evict_granularity", [](const Policy& p) { return std::string(name(p.evict_granularity)); },
+          [](Policy& p, const py::object& g) { set_policy_attribute(p, "evict_granularity", g); })
+      .def_readwrite("recent_tokens", &Policy::recent_tokens)
       .def("validate", &Policy::validate, py::arg("where") = "policy")
       .def("to_dict", [](const Policy& p) { return to_python(policy_to_json(p)); })
       .def("__str__", [](const Policy& p) { return to_string(p); })

@@ -103,6 +103,11 @@ struct KvLayout {
   int64_t window_pages(const Policy& p) const;
   // The stream's first pages the window policy never drops (policy sinks rounded up to pages).
   int64_t sink_pages(const Policy& p) const;
+  // Token granularity (Policy::token_window): the tokens a stream keeps (the window, or its
+  // pages' tokens under window=fit), and the newest of them evict=h2o always keeps (the policy's
+  // recent, or half of those after the sinks).
+  int64_t kept_tokens(const Policy& p) const;
+  int64_t recent_tokens(const Policy& p) const;
 };
 
 KvLayout kv_layout(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p,
@@ -159,6 +164,7 @@ class KvAllocator {
   std::vector<int64_t> length_;
   std::vector<std::vector<PageRef>> tables_;
   int64_t sink_pages_ = 0;            // window policy: the first pages of a stream, never dropped
+  int64_t kept_tokens_ = 0;           // token granularity: tokens a stream keeps
   std::vector<int64_t> oldest_cim_;  // per stream: index of its oldest page still on chip
   std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> freed_;
   int64_t fresh_ = 0, in_use_ = 0, offchip_next_ = 0;
@@ -172,7 +178,8 @@ struct StreamTokens {
   int64_t pages = 0;            // logical pages
   int64_t resident_pages = 0;   // on chip (the newest ones)
   int64_t resident_tokens = 0;  // tokens in those pages
-  int64_t last_page_tokens = 0; // tokens in the newest page
+  int64_t last_page_tokens = 0; // tokens in the newest resident page
+  int64_t cell_writes = 0;      // writes of the stream's most-written KV cell in the sequence
   int64_t offchip_tokens = 0;
   int64_t evicted_tokens = 0;
 };

@@ -23,6 +23,12 @@ const char* name(KvOverflow o);
 // is kept as H2O keeps its recent tokens). The page counts are the same; only which pages differs.
 enum class KvEvict { oldest, h2o };
 const char* name(KvEvict e);
+// What the window keeps and drops: whole pages (a stream's oldest page, or its least-drawn one,
+// leaves when a new page is needed; sinks and window rounded up to pages), or single tokens (the
+// stream keeps exactly `window_tokens` tokens: its first `sink_tokens`, the newest ones, and under
+// h2o the heavy hitters; an evicted token's slot is overwritten in place by the new token).
+enum class KvGranularity { page, token };
+const char* name(KvGranularity g);
 
 struct Policy {
   // Fraction of the macros reserved for the KV cache; negative = weights first (weights take
@@ -36,6 +42,14 @@ struct Policy {
   int64_t window_tokens = 0;  // window policy only
   int64_t sink_tokens = 0;    // window policy only: the first tokens, kept
   KvEvict evict = KvEvict::oldest;  // window policy only
+  KvGranularity evict_granularity = KvGranularity::page;  // window policy only
+  // evict=h2o at token granularity: the newest tokens always kept (H2O's recent window); the rest
+  // of the window after the sinks holds the heavy hitters. 0 = half of (window - sinks), as H2O's
+  // equal split of its budget.
+  int64_t recent_tokens = 0;
+  bool token_window() const {
+    return overflow == KvOverflow::window && evict_granularity == KvGranularity::token;
+  }
 
   // Throws kvcim::Error naming `where` and the field.
   void validate(const std::string& where) const;
@@ -45,13 +59,14 @@ struct Policy {
 // text form's short alias: overflow (fail|spill|window), tokens_per_page or page (tokens per page,
 // tile or 0: the tile's), kv_fraction (0..1 or auto), gqa_sharing (on|off), replicas, sequences,
 // window_tokens or window (tokens, fit; selects overflow=window), sink_tokens or sinks (tokens;
-// selects overflow=window), evict (oldest|h2o). Either spelling is accepted in every form;
+// selects overflow=window), evict (oldest|h2o), evict_granularity or granularity (page|token;
+// token selects overflow=window), recent_tokens or recent (tokens). Either spelling is accepted in every form;
 // unknown keys suggest the closest. Errors name the policy's field: "policy: page = 7: ...".
 void set_policy_field(Policy& p, const std::string& key, const nlohmann::json& value);
 // Text: "overflow=spill,page=32" (a bare word is the overflow).
 Policy parse_policy(const std::string& text, Policy base = Policy{});
 // Text as a caller gave it, parsed once: the policy on `base`, and whether the text chose the
-// overflow (overflow=..., a bare word, or a window, sinks or evict=h2o key, which select
+// overflow (overflow=..., a bare word, or a window, sinks, evict=h2o or granularity=token key, which select
 // overflow=window), so that a caller can apply its own default when it did not.
 struct PolicyText {
   Policy policy;

@@ -26,12 +26,23 @@ using cmodel::cim::TileFactory;
 // codes (so the results are those of full attention), their query events left to the mapper's
 // periphery ledger to price (off-chip reads, conventional attention). -1: every tile is in CIM.
 // As the mapper shares the slots, the first cim_extra_streams streams hold one tile more.
+// Token granularity (tokens > 0; the mapper's granularity=token): a stream keeps exactly `tokens`
+// tokens in ceil(tokens / tokens_per_tile) tiles, filled slot by slot; once they are full every
+// new token overwrites one token's slot in place (AttentionTile::overwrite, its cell writes counted
+// as an append's). The first sink_tokens tokens are never overwritten; the token overwritten is
+// the oldest other one, or with heavy_hitters (H2O per token) the one with the least attention
+// accumulated so far (the sum over queries of its share of the attention) among those older than
+// the newest recent_tokens, ties to the oldest. K is written after RoPE, so a kept token keeps its
+// original position (no re-positioning).
 struct KvWindow {
   int tiles = 0;
   int sinks = 0;
   bool heavy_hitters = false;
   int cim_tiles = -1;
   int cim_extra_streams = 0;  // the first streams (layer-major, then KV head) hold one tile more
+  int tokens = 0;             // token granularity: tokens kept per stream (0: whole tiles)
+  int sink_tokens = 0;
+  int recent_tokens = 0;
   bool operator==(const KvWindow&) const = default;
 };
 
@@ -68,6 +79,14 @@ class CimAttention {
   const std::vector<double>& drawn(int layer, int kv_head) const {
     return drawn_.at(static_cast<size_t>(layer) * config_.n_kv_heads + kv_head);
   }
+  // Token granularity: the position held by each slot of the stream (slot s: tile s / T, row
+  // s % T), and with heavy_hitters the attention each slot's token has drawn so far.
+  const std::vector<int>& slot_positions(int layer, int kv_head) const {
+    return slots_.at(static_cast<size_t>(layer) * config_.n_kv_heads + kv_head).pos;
+  }
+  const std::vector<double>& slot_scores(int layer, int kv_head) const {
+    return slots_.at(static_cast<size_t>(layer) * config_.n_kv_heads + kv_head).score;
+  }
   const cmodel::cim::TileParams& params() const { return params_; }
 
  private:
@@ -82,6 +101,14 @@ class CimAttention {
   // heavy_hitters: per stream, per tile held, the attention it has drawn (sum of its shares)
   std::vector<std::vector<double>> drawn_;
   int victim(int stream) const;  // the tile a full window drops
+  struct TokenSlots {
+    std::vector<int> pos;       // [slot] position held
+    std::vector<double> score;  // [slot] attention drawn (heavy_hitters)
+  };
+  std::vector<TokenSlots> slots_;  // [stream], token granularity
+  // The slot position `pos` of `stream` is written to (a new tile taken when one is needed).
+  int token_slot(int stream, int pos);
+  int token_victim(int stream, int pos) const;
   std::vector<std::unique_ptr<cmodel::cim::AttentionTile>> spare_;  // emptied tiles for reuse
   // Per-channel K: per stream, each tile's channel exponents, and the float K and V of the tokens
   // in the stream's newest tile (re-quantised and re-written when an exponent grows).

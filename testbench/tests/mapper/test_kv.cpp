@@ -247,3 +247,55 @@ TEST(Kv, ReleasedSlotsAreReusedLowestFirstAndWearFollowsTheFormula) {
   EXPECT_EQ(a.block_table(0)[0].slot, 0);
   EXPECT_EQ(a.block_table(1)[0].slot, 1);
 }
+
+TEST(Kv, TokenWindowKeepsSinksAndNewestTokensInItsPages) {
+  // 2 sinks + 4 recent in pages of 4 tokens: two pages per stream, taken as the stream first
+  // fills them; then each token overwrites the oldest non-sink token's place in them.
+  KvLayout k;
+  k.tile.head_dim = 4;
+  k.tile.tokens = 8;
+  k.tile.kv_bits = 8;
+  k.tokens_per_page = 4;
+  k.pages_per_tile = 2;
+  k.tile_cells = 2 * 4 * 8 * 8;
+  k.tiles = 4;
+  k.layers = 2;
+  k.stored_heads = 1;
+  const Policy p = parse_policy("sinks=2,window=6,granularity=token");
+  KvAllocator a(k, p);
+  const int context = 20;
+  for (int t = 0; t < context; ++t) a.append(0);
+  for (int64_t st = 0; st < k.streams(); ++st) EXPECT_EQ(a.block_table(st).size(), 2u);
+  EXPECT_EQ(a.slots_in_use(), 4);
+  const StreamTokens s = stream_tokens(k, p, 0, context);
+  EXPECT_EQ(s.resident_tokens, 6);
+  EXPECT_EQ(s.resident_pages, 2);
+  EXPECT_EQ(s.last_page_tokens, 2);
+  EXPECT_EQ(s.evicted_tokens, 14);
+  EXPECT_EQ(s.cell_writes, 1 + 4);  // 14 overwrites over the 4 slots after the sinks
+  std::set<std::pair<int64_t, int>> places;
+  for (int t = 0; t < context; ++t) {
+    const TokenLocation l = a.locate(0, 1, 0, t);
+    const bool kept = t < 2 || t >= context - 4;
+    ASSERT_EQ(l.where, kept ? Where::cim : Where::evicted) << "token " << t;
+    if (kept) {
+      EXPECT_TRUE(places.insert({l.tile, l.k_column_group}).second) << "token " << t;
+    }
+  }
+  // StreamingLLM's 4 sinks in a 16-token window fit one 64-token page at token granularity
+  KvLayout big = k;
+  big.tile.tokens = big.tokens_per_page = 64;
+  big.pages_per_tile = 1;
+  EXPECT_EQ(stream_tokens(big, parse_policy("sinks=4,window=16,granularity=token"), 0, 100).resident_tokens, 16);
+  EXPECT_THROW(stream_tokens(big, parse_policy("sinks=4,window=16"), 0, 100), kvcim::Error);  // pages
+  // a window larger than the slots give every stream: one line before any work
+  try {
+    KvAllocator too_big(k, parse_policy("window=20,granularity=token"));
+    ADD_FAILURE() << "accepted";
+  } catch (const kvcim::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds its whole window: 5 page(s)"), std::string::npos) << e.what();
+  }
+  KvAllocator h(k, parse_policy("sinks=2,window=6,granularity=token,evict=h2o"));
+  h.append(0);
+  EXPECT_THROW(h.locate(0, 0, 0, 0), kvcim::Error) << "H2O's tokens are the runtime's";
+}

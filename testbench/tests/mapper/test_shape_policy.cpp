@@ -166,7 +166,8 @@ TEST(Policy, TextJsonAndAliasesAreOneVocabulary) {
   }
   EXPECT_EQ(text.overflow, KvOverflow::window);  // window and sinks select the window policy
   // Each form reads the others back: JSON -> policy -> text -> policy -> JSON.
-  for (const char* t : {"", "spill", "window=fit", "window=64,sinks=8,evict=h2o", "page=16,kv_fraction=0.25,sequences=3"}) {
+  for (const char* t : {"", "spill", "window=fit", "window=64,sinks=8,evict=h2o", "page=16,kv_fraction=0.25,sequences=3",
+                        "window=16,sinks=4,granularity=token", "window=32,sinks=4,evict=h2o,granularity=token,recent=8"}) {
     SCOPED_TRACE(t);
     const Policy p = parse_policy(t);
     EXPECT_EQ(policy_to_json(policy_from_json(policy_to_json(p))), policy_to_json(p));
@@ -175,7 +176,7 @@ TEST(Policy, TextJsonAndAliasesAreOneVocabulary) {
   const nlohmann::json j = policy_to_json(parse_policy("spill"));
   EXPECT_EQ(j["kv_fraction"], "auto");
   EXPECT_EQ(j["tokens_per_page"], 0);
-  EXPECT_EQ(j.size(), 9u);  // every field of the struct
+  EXPECT_EQ(j.size(), 11u);  // every field of the struct
   // The same error from either form, naming the policy's field and not a command-line option.
   const std::string from_text = error_of([] { parse_policy("page=abc"); });
   const std::string from_json = error_of([] { policy_from_json(nlohmann::json{{"tokens_per_page", "abc"}}); });
@@ -204,7 +205,9 @@ TEST(Policy, TextSaysWhetherItNamedTheOverflow) {
                         Case{"window=0", false, KvOverflow::spill}, Case{"evict=oldest", false, KvOverflow::spill},
                         Case{"overflow=fail", true, KvOverflow::fail}, Case{"fail,page=16", true, KvOverflow::fail},
                         Case{"spill", true, KvOverflow::spill}, Case{"window=64", true, KvOverflow::window},
-                        Case{"sinks=4", true, KvOverflow::window}, Case{"evict=h2o", true, KvOverflow::window}}) {
+                        Case{"sinks=4", true, KvOverflow::window}, Case{"evict=h2o", true, KvOverflow::window},
+                        Case{"granularity=token", true, KvOverflow::window},
+                        Case{"granularity=page", false, KvOverflow::spill}}) {
     SCOPED_TRACE(c.text);
     const PolicyText t = parse_policy_text(c.text, spill);
     EXPECT_EQ(t.overflow_named, c.named);

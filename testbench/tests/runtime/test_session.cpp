@@ -150,6 +150,32 @@ TEST(Session, WindowAtLeastTheContextIsFullAttentionAndASmallOneIsNot) {
   }
 }
 
+TEST(Session, TokenWindowIsFullAttentionUntilItFillsAndDiffersAfter) {
+  // StreamingLLM at token granularity: 4 sink tokens and 12 recent ones, 16 in all. Positions
+  // 0..15 see every token (the run's logits are the full run's, step for step); from position 16
+  // on a token is overwritten each step and the logits change. A window of the whole run (64
+  // positions) is the full run, token for token.
+  Fixture f;
+  const BackendChoice attn{BackendKind::reference, BackendKind::cim};
+  const GenerationResult full = generate(f, attn, digital_macro(), 64);
+  KvWindow w;
+  w.sink_tokens = 4;
+  for (int tokens : {16, 64}) {
+    w.tokens = tokens;
+    const GenerationResult r = generate(f, attn, digital_macro(), 64, {}, w);
+    ASSERT_EQ(r.steps.size(), full.steps.size());
+    for (size_t i = 0; i < 16; ++i) EXPECT_EQ(r.steps[i].kl, full.steps[i].kl) << i;
+    if (tokens == 64) {
+      EXPECT_EQ(r.tokens, full.tokens);
+      for (size_t i = 0; i < full.steps.size(); ++i) EXPECT_EQ(r.steps[i].kl, full.steps[i].kl) << i;
+    } else {
+      int differ = 0;
+      for (size_t i = 16; i < full.steps.size(); ++i) differ += r.steps[i].kl != full.steps[i].kl;
+      EXPECT_GT(differ, 40) << "of 48 steps past the window";
+    }
+  }
+}
+
 TEST(Session, SpilledTilesGiveTheFullRunsTokensAndLogits) {
   // overflow=spill: one tile per stream in CIM, the older ones attended by the digital engine on
   // the same codes: the run is the full run, token for token and logit for logit, with fewer

@@ -194,8 +194,18 @@ class AttentionTile {
   // next row. k and v have head_dim entries in the signed kv_bits range; ek, ev in [-128, 127].
   // Throws kvcim::Error when the tile is full or an argument is out of range.
   virtual void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) = 0;
+  // Overwrites the token in `slot` (0 <= slot < tokens()) in place with a new one: its K column
+  // group and V row written as an append writes them, counted as an append (cell writes and
+  // cycles): token-granular KV eviction. A tile that cannot (the RTL, whose port writes the next
+  // slot only) says so with can_overwrite() and throws.
+  virtual bool can_overwrite() const { return false; }
+  virtual void overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev);
   // One query over the tokens held (at least one). q has head_dim entries in the kv_bits range.
   virtual TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) = 0;
+  // The last query's unnormalised weight e_t of every slot held (TileResult::sum adds them up; a
+  // token's share of the tile's attention is e_t / sum), for heavy-hitter eviction per token.
+  // Empty when the tile does not report them (the RTL: no such port).
+  virtual std::span<const uint32_t> last_weights() const { return {}; }
   TileResult query(std::span<const int8_t> q, QueryScale s) { return query(q, s.qmul, s.qexp); }
   virtual int tokens() const = 0;
   virtual TileEvents events() const = 0;
@@ -213,6 +223,9 @@ void check_append(const TileParams& p, int tokens_held, std::span<const int8_t> 
                   std::span<const int8_t> v, int ek, int ev, const std::string& where);
 void check_query(const TileParams& p, int tokens_held, std::span<const int8_t> q, uint16_t qmul,
                  int qexp, const std::string& where);
+// overwrite's: a slot held, and append's checks of the values.
+void check_overwrite(const TileParams& p, int tokens_held, int slot, std::span<const int8_t> k,
+                     std::span<const int8_t> v, int ek, int ev, const std::string& where);
 
 // The macro geometries of a tile (the mapper and energy model may use them too).
 MacroSpec k_macro_spec(const TileParams& p);
@@ -228,8 +241,11 @@ class CModelTile final : public AttentionTile {
   const TileParams& params() const override { return p_; }
   void reset() override { n_ = 0; }
   void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
+  bool can_overwrite() const override { return true; }
+  void overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
   using AttentionTile::query;
   TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) override;
+  std::span<const uint32_t> last_weights() const override { return last_e_; }
   int tokens() const override { return n_; }
   TileEvents events() const override;
   void reset_events() override;
@@ -239,7 +255,9 @@ class CModelTile final : public AttentionTile {
   Macro k_, v_;
   std::vector<uint32_t> lut_;
   std::vector<int> ek_, ev_;
+  std::vector<uint32_t> last_e_;
   int n_ = 0;
+  void write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev);
   TileEvents own_;  // softmax, cycles, appends, queries (the macros keep their own)
 };
 

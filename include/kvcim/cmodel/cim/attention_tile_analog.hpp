@@ -58,8 +58,11 @@ class AnalogTile final : public AttentionTile {
     now_ns_ = 0;
   }
   void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
+  bool can_overwrite() const override { return true; }
+  void overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
   using AttentionTile::query;
   TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) override;
+  std::span<const uint32_t> last_weights() const override { return last_e_; }
   int tokens() const override { return n_; }
   TileEvents events() const override { return ev_count_; }
   void reset_events() override { ev_count_ = TileEvents{}; }
@@ -76,7 +79,9 @@ class AnalogTile final : public AttentionTile {
   std::vector<float> kcell_, vcell_;         // [T][D][S] stored levels (with cell noise)
   std::vector<int> ek_, ev_;
   std::vector<uint32_t> lut_;
+  std::vector<uint32_t> last_e_;
   int n_ = 0;
+  void write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev);
   uint64_t rng_;
   double spare_ = 0;        // the second normal of the last Box-Muller pair
   bool has_spare_ = false;
