@@ -8,6 +8,8 @@
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/read_fields.hpp"
+#include "kvcim/spec_fields_json.hpp"
 
 namespace kvcim::mapper {
 
@@ -16,16 +18,6 @@ using cmodel::energy::Section;
 using cmodel::energy::Unit;
 namespace cim = cmodel::cim;
 namespace energy = cmodel::energy;
-
-// The names of each choice, in enum order: read by the parser, written by hardware_spec_to_json.
-const std::vector<std::string> kMacroKinds = {"digital", "analog"};
-const std::vector<std::string> kAdcRanges = {"full_scale", "calibrated"};
-const std::vector<std::string> kEncodings = {"twos_complement", "offset", "differential"};
-const std::vector<std::string> kOffchipKinds = {"dram", "hbm"};
-const std::vector<std::string> kMacTypes = {"int8", "fp16"};
-const std::vector<std::string> kTileKinds = {"digital", "analog"};
-const std::vector<std::string> kKScales = {"token", "channel"};
-const std::vector<std::string> kSoftmaxes = {"fixed", "hardsigmoid", "relu"};
 
 std::string shipped_config_dir() { return data_dir() + "/configs"; }
 std::string default_hardware_spec_path() { return shipped_config_dir() + "/hw/sram_digital.yaml"; }
@@ -37,28 +29,10 @@ cim::TileParams HardwareSpec::tile(int head_dim) const {
   p.kv_bits = precision.kv_bits;
   p.exp_frac = kv.exp_frac;
   p.prob_bits = kv.prob_bits;
+  copy_shared_fields(kv, p);
   // 0 = kv_bits: a spec at equal widths gives the very TileParams the RTL is built at
-  p.k_bits = kv.k_bits == precision.kv_bits ? 0 : kv.k_bits;
+  p.k_bits = kv.k_bits == precision.kv_bits ? 0 : kv.k_bits;  // after the copy by key
   p.v_bits = kv.v_bits == precision.kv_bits ? 0 : kv.v_bits;
-  p.kind = kv.kind;
-  p.softmax = kv.softmax;
-  if (kv.kind == cim::TileKind::analog) {
-    p.cell_bits = kv.cell_bits;
-    p.adc_bits = kv.adc_bits;
-    p.adc_range = kv.adc_range;
-    p.adc_clip = kv.adc_clip;
-    p.out_adc_clip = kv.out_adc_clip;
-    p.cell_noise_sigma = kv.cell_noise_sigma;
-    p.read_noise_sigma = kv.read_noise_sigma;
-    p.stuck_rate = kv.stuck_rate;
-    p.seed = kv.seed;
-    p.retention_ns = kv.retention_ns;
-    p.refresh_ns = kv.refresh_ns;
-    p.drift_nu = kv.drift_nu;
-    p.drift_nu_sigma = kv.drift_nu_sigma;
-    p.drift_t0_s = kv.drift_t0_s;
-    p.drift_compensation = kv.drift_compensation;
-  }
   return p;
 }
 
@@ -97,25 +71,13 @@ void HardwareSpec::validate() const {
       fail(where, field, std::to_string(v),
            "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
   };
-  range("precision.weight_bits", precision.weight_bits, 2, 8);
-  range("precision.activation_bits", precision.activation_bits, 2, 8);
-  range("precision.kv_bits", precision.kv_bits, 2, 8);
-  range("organization.macros", organization.macros, 1, int64_t{1} << 32);
-  range("organization.macros_per_tile", organization.macros_per_tile, 1, 1 << 20);
-  range("organization.tiles_per_bank", organization.tiles_per_bank, 1, 1 << 20);
-  range("kv.tokens_per_tile", kv.tokens_per_tile, 1, 4096);
-  range("kv.prob_bits", kv.prob_bits, 1, 16);
-  range("kv.exp_frac", kv.exp_frac, 0, 12);
-  range("kv.k_bits", kv.k_bits, 2, 8);
-  range("kv.v_bits", kv.v_bits, 2, 8);
+  check_fields(precision, where, "precision.");
+  check_fields(organization, where, "organization.");
+  check_fields(kv, where, "kv.");
   if (kv.kind == cim::TileKind::digital && kv.softmax != cim::TileSoftmax::fixed)
-    fail(where, "kv.softmax", kSoftmaxes.at(static_cast<int>(kv.softmax)),
+    fail(where, "kv.softmax", std::string(cim::kTileSoftmaxNames[static_cast<int>(kv.softmax)]),
          "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
-  if (kv.kind == cim::TileKind::analog) {
-    range("kv.cell_bits", kv.cell_bits, 1, 8);
-    range("kv.adc_bits", kv.adc_bits, 2, 30);
-    tile(8).validate(where + ": kv");
-  }
+  if (kv.kind == cim::TileKind::analog) tile(8).validate(where + ": kv");
   range("buffer.bytes", buffer_bytes, 0, int64_t{1} << 50);
   range("offchip.capacity", offchip_bytes, 0, int64_t{1} << 60);
   range("digital.units", digital_units, 1, int64_t{1} << 30);
@@ -152,38 +114,9 @@ int64_t bytes(const Section& s, const std::string& key, int64_t fallback) {
 }
 
 void read_macro(const Section& m, HardwareSpec& hw) {
-  m.check_keys({"kind", "rows", "cols", "cell_bits", "input_bits_per_cycle", "rows_per_cycle",
-                "adc_bits", "adc_share", "adc_range", "adc_clip", "encoding", "cell_noise_sigma",
-                "read_noise_sigma", "seed", "drift_nu", "drift_nu_sigma", "drift_t0_s", "drift_time_s",
-                "drift_compensation", "stuck_rate"});
   cim::MacroSpec& s = hw.macro;
-  s.kind = static_cast<cim::MacroKind>(m.get_choice("kind", kMacroKinds));
-  s.rows = static_cast<int>(m.get_int("rows", 1, 65536));
-  s.cols = static_cast<int>(m.get_int("cols", 1, 65536));
-  s.cell_bits = static_cast<int>(m.get_int("cell_bits", 1, 4, 1));
-  s.input_bits_per_cycle = static_cast<int>(m.get_int("input_bits_per_cycle", 1, 8, 1));
-  s.rows_per_cycle = static_cast<int>(m.get_int("rows_per_cycle", 1, s.rows, s.rows));
-  s.adc_bits = static_cast<int>(m.get_int("adc_bits", 1, 16, 8));
-  s.adc_share = static_cast<int>(m.get_int("adc_share", 1, s.cols, 1));
-  s.adc_range = static_cast<cim::AdcRange>(
-      m.get_choice("adc_range", kAdcRanges, 0));
-  s.adc_clip = m.get_number("adc_clip", 1e-6, 1.0, 1.0);
-  s.encoding = static_cast<cim::WeightEncoding>(
-      m.get_choice("encoding", kEncodings, 0));
-  s.cell_noise_sigma = m.get_number("cell_noise_sigma", 0.0, 1e6, 0.0);
-  s.read_noise_sigma = m.get_number("read_noise_sigma", 0.0, 1e6, 0.0);
-  s.seed = static_cast<uint64_t>(m.get_int("seed", 0, INT64_MAX, 1));
-  s.drift_nu = m.get_number("drift_nu", 0.0, 10.0, 0.0);
-  s.drift_nu_sigma = m.get_number("drift_nu_sigma", 0.0, 10.0, 0.0);
-  s.drift_t0_s = m.get_number("drift_t0_s", 1e-12, 1e12, 1.0);
-  s.drift_time_s = m.get_number("drift_time_s", 0.0, 1e12, 0.0);
-  s.drift_compensation = m.get_bool("drift_compensation", true);
-  s.stuck_rate = m.get_number("stuck_rate", 0.0, 1.0, 0.0);
-  // A digital macro reads its columns exactly: converter settings there are a mistake.
-  if (s.kind == cim::MacroKind::digital)
-    for (const char* k : {"adc_bits", "adc_share", "adc_range", "adc_clip", "drift_nu", "drift_nu_sigma",
-                          "drift_t0_s", "drift_time_s", "drift_compensation", "stuck_rate"})
-      if (m.has(k)) m.error(k, "only meaningful for kind: analog (a digital macro has no ADC and no drift)");
+  read_fields(m, s);
+  if (!m.has("rows_per_cycle")) s.rows_per_cycle = s.rows;
 }
 
 }  // namespace
@@ -198,10 +131,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   hw.description = top.get_string("description", "");
 
   const Section prec = top.child("precision");
-  prec.check_keys({"weight_bits", "activation_bits", "kv_bits"});
-  hw.precision.weight_bits = static_cast<int>(prec.get_int("weight_bits", 2, 8));
-  hw.precision.activation_bits = static_cast<int>(prec.get_int("activation_bits", 2, 8));
-  hw.precision.kv_bits = static_cast<int>(prec.get_int("kv_bits", 2, 8));
+  read_fields(prec, hw.precision);
 
   read_macro(top.child("macro"), hw);
   hw.macro.weight_bits = hw.precision.weight_bits;
@@ -214,61 +144,21 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   }
 
   const Section org = top.child("organization");
-  org.check_keys({"macros", "macros_per_tile", "tiles_per_bank", "area_mm2", "weights", "kv"});
-  if (org.has("macros") && org.node()["macros"].IsScalar() && org.node()["macros"].Scalar() == "auto")
+  if (org.has("macros") && org.node()["macros"].IsScalar() && org.node()["macros"].Scalar() == "auto") {
     hw.organization.macros_auto = true;  // `macros` keeps its placeholder until place() sizes it
-  else
-    hw.organization.macros = org.get_int("macros", 1, int64_t{1} << 32);
-  hw.organization.area_mm2 = org.get_number("area_mm2", 0.0, 1e9, 0.0);
-  static const std::vector<std::string> kHomes = {"cim", "offchip"};
-  hw.organization.weights = static_cast<Home>(org.get_choice("weights", kHomes, 0));
-  hw.organization.kv = static_cast<Home>(org.get_choice("kv", kHomes, 0));
-  hw.organization.macros_per_tile = static_cast<int>(org.get_int("macros_per_tile", 1, 1 << 20, 8));
-  hw.organization.tiles_per_bank = static_cast<int>(org.get_int("tiles_per_bank", 1, 1 << 20, 16));
+    read_fields(org, hw.organization, {"macros"});
+  } else {
+    read_fields(org, hw.organization);
+  }
 
   std::string kv_tech_path;
   if (auto kv = top.optional_child("kv")) {
-    kv->check_keys({"tokens_per_tile", "prob_bits", "exp_frac", "technology", "kind", "k_bits",
-                    "v_bits", "k_scale", "softmax", "cell_bits", "adc_bits", "adc_range", "adc_clip",
-                    "out_adc_clip", "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed",
-                    "retention_ns", "refresh_ns", "token_interval_ns", "drift_nu", "drift_nu_sigma",
-                    "drift_t0_s", "drift_compensation"});
-    hw.kv.tokens_per_tile = static_cast<int>(kv->get_int("tokens_per_tile", 1, 4096, hw.kv.tokens_per_tile));
-    hw.kv.prob_bits = static_cast<int>(kv->get_int("prob_bits", 1, 16, hw.kv.prob_bits));
-    hw.kv.exp_frac = static_cast<int>(kv->get_int("exp_frac", 0, 12, hw.kv.exp_frac));
-    if (kv->has("technology")) kv_tech_path = resolve(*kv, "technology", base_dir);
     KvSpec& k = hw.kv;
-    k.kind = static_cast<cim::TileKind>(kv->get_choice("kind", kTileKinds, 0));
-    k.k_bits = static_cast<int>(kv->get_int("k_bits", 2, 8, hw.precision.kv_bits));
-    k.v_bits = static_cast<int>(kv->get_int("v_bits", 2, 8, hw.precision.kv_bits));
-    k.k_scale = static_cast<KScale>(kv->get_choice("k_scale", kKScales, 0));
-    k.softmax = static_cast<cim::TileSoftmax>(kv->get_choice("softmax", kSoftmaxes, 0));
-    if (k.kind == cim::TileKind::digital) {
-      for (const char* f : {"cell_bits", "adc_bits", "adc_range", "adc_clip", "out_adc_clip",
-                            "cell_noise_sigma", "read_noise_sigma", "stuck_rate", "seed", "retention_ns",
-                            "refresh_ns", "token_interval_ns", "drift_nu", "drift_nu_sigma", "drift_t0_s",
-                            "drift_compensation"})
-        if (kv->has(f)) kv->error(f, "only meaningful for kv.kind: analog (the digital tile has no cells' noise, drift or ADC)");
-      if (k.softmax != cim::TileSoftmax::fixed)
-        kv->error("softmax", "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
-    } else {
-      k.cell_bits = static_cast<int>(kv->get_int("cell_bits", 1, 8, k.cell_bits));
-      k.adc_bits = static_cast<int>(kv->get_int("adc_bits", 2, 30, k.adc_bits));
-      k.adc_range = static_cast<cim::AdcRange>(kv->get_choice("adc_range", kAdcRanges, 0));
-      k.adc_clip = kv->get_number("adc_clip", 1e-9, 1.0, 1.0);
-      k.out_adc_clip = kv->get_number("out_adc_clip", 1e-9, 1.0, 1.0);
-      k.cell_noise_sigma = kv->get_number("cell_noise_sigma", 0.0, 1e6, 0.0);
-      k.read_noise_sigma = kv->get_number("read_noise_sigma", 0.0, 1e6, 0.0);
-      k.stuck_rate = kv->get_number("stuck_rate", 0.0, 1.0, 0.0);
-      k.seed = static_cast<uint64_t>(kv->get_int("seed", 0, INT64_MAX, 1));
-      k.retention_ns = kv->get_number("retention_ns", 0.0, 1e30, 0.0);
-      k.refresh_ns = kv->get_number("refresh_ns", 0.0, 1e30, 0.0);
-      k.token_interval_ns = kv->get_number("token_interval_ns", 0.0, 1e30, 0.0);
-      k.drift_nu = kv->get_number("drift_nu", 0.0, 10.0, 0.0);
-      k.drift_nu_sigma = kv->get_number("drift_nu_sigma", 0.0, 10.0, 0.0);
-      k.drift_t0_s = kv->get_number("drift_t0_s", 1e-12, 1e12, 1.0);
-      k.drift_compensation = kv->get_bool("drift_compensation", true);
-    }
+    k.k_bits = k.v_bits = hw.precision.kv_bits;  // their default
+    read_fields(*kv, k, {"technology"});
+    if (kv->has("technology")) kv_tech_path = resolve(*kv, "technology", base_dir);
+    if (k.kind == cim::TileKind::digital && k.softmax != cim::TileSoftmax::fixed)
+      kv->error("softmax", "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
   } else {
     hw.kv.k_bits = hw.kv.v_bits = hw.precision.kv_bits;
   }
@@ -278,7 +168,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   }
   if (auto o = top.optional_child("offchip")) {
     o->check_keys({"kind", "capacity"});
-    hw.offchip = static_cast<energy::OffchipKind>(o->get_choice("kind", kOffchipKinds, 1));
+    hw.offchip = static_cast<energy::OffchipKind>(o->get_choice("kind", {"dram", "hbm"}, 1));
     hw.offchip_bytes = bytes(*o, "capacity", hw.offchip_bytes);
   }
   if (auto d = top.optional_child("digital")) {
@@ -286,12 +176,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     hw.digital_units = d->get_int("units", 1, int64_t{1} << 30, hw.digital_units);
   }
   const Section base = top.child("baseline");
-  base.check_keys({"mac", "offchip", "sram", "sram_bank", "mac_units", "technology"});
-  hw.baseline.mac = static_cast<energy::MacType>(base.get_choice("mac", kMacTypes));
-  hw.baseline.offchip = static_cast<energy::OffchipKind>(base.get_choice("offchip", kOffchipKinds, 1));
-  hw.baseline.sram_bytes = bytes(base, "sram", 0);
-  hw.baseline.sram_bank_bytes = bytes(base, "sram_bank", hw.baseline.sram_bank_bytes);
-  hw.baseline.mac_units = base.get_int("mac_units", 1, int64_t{1} << 30, 1024);
+  read_fields(base, hw.baseline, {"technology"});
 
   const std::string tech_path = resolve(top, "technology", base_dir);
   const std::string base_tech_path = resolve(base, "technology", base_dir);
@@ -327,87 +212,18 @@ std::string absolute(const std::string& path) {
 // Each section of the spec has one serialiser, the inverse of its part of the parser; the spec's
 // is their composition. The analog-only fields appear for analog parts (the parser rejects them
 // on digital ones).
-nlohmann::json to_json(const cim::MacroSpec& m) {
-  nlohmann::json macro = {{"kind", kMacroKinds.at(static_cast<int>(m.kind))},
-                          {"rows", m.rows},
-                          {"cols", m.cols},
-                          {"cell_bits", m.cell_bits},
-                          {"input_bits_per_cycle", m.input_bits_per_cycle},
-                          {"rows_per_cycle", m.rows_per_cycle},
-                          {"encoding", kEncodings.at(static_cast<int>(m.encoding))},
-                          {"cell_noise_sigma", m.cell_noise_sigma},
-                          {"read_noise_sigma", m.read_noise_sigma},
-                          {"seed", m.seed}};
-  if (m.kind == cim::MacroKind::analog) {
-    macro["drift_nu"] = m.drift_nu;
-    macro["drift_nu_sigma"] = m.drift_nu_sigma;
-    macro["drift_t0_s"] = m.drift_t0_s;
-    macro["drift_time_s"] = m.drift_time_s;
-    macro["drift_compensation"] = m.drift_compensation;
-    macro["stuck_rate"] = m.stuck_rate;
-    macro["adc_bits"] = m.adc_bits;
-    macro["adc_share"] = m.adc_share;
-    macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));
-    macro["adc_clip"] = m.adc_clip;
-  }
-  return macro;
-}
+nlohmann::json to_json(const cim::MacroSpec& m) { return write_fields(m); }
 
 nlohmann::json to_json(const Organization& o) {
-  nlohmann::json j = {{"macros", o.macros_auto ? nlohmann::json("auto") : nlohmann::json(o.macros)},
-                      {"macros_per_tile", o.macros_per_tile},
-                      {"tiles_per_bank", o.tiles_per_bank}};
-  // The design-point fields appear when they differ from their defaults, so that a spec written
-  // without them reads back to the same dict.
-  if (o.area_mm2 > 0) j["area_mm2"] = o.area_mm2;
-  if (o.weights != Home::cim) j["weights"] = "offchip";
-  if (o.kv != Home::cim) j["kv"] = "offchip";
+  nlohmann::json j = write_fields(o);
+  if (o.macros_auto) j["macros"] = "auto";
   return j;
 }
 
-nlohmann::json to_json(const KvSpec& k) {
-  nlohmann::json kv = {{"tokens_per_tile", k.tokens_per_tile},
-                       {"prob_bits", k.prob_bits},
-                       {"exp_frac", k.exp_frac},
-                       {"kind", kTileKinds.at(static_cast<int>(k.kind))},
-                       {"k_bits", k.k_bits},
-                       {"v_bits", k.v_bits},
-                       {"k_scale", kKScales.at(static_cast<int>(k.k_scale))},
-                       {"softmax", kSoftmaxes.at(static_cast<int>(k.softmax))}};
-  if (k.kind == cim::TileKind::analog) {
-    kv["cell_bits"] = k.cell_bits;
-    kv["adc_bits"] = k.adc_bits;
-    kv["adc_range"] = kAdcRanges.at(static_cast<int>(k.adc_range));
-    kv["adc_clip"] = k.adc_clip;
-    kv["out_adc_clip"] = k.out_adc_clip;
-    kv["cell_noise_sigma"] = k.cell_noise_sigma;
-    kv["read_noise_sigma"] = k.read_noise_sigma;
-    kv["stuck_rate"] = k.stuck_rate;
-    kv["seed"] = k.seed;
-    kv["retention_ns"] = k.retention_ns;
-    kv["refresh_ns"] = k.refresh_ns;
-    kv["token_interval_ns"] = k.token_interval_ns;
-    kv["drift_nu"] = k.drift_nu;
-    kv["drift_nu_sigma"] = k.drift_nu_sigma;
-    kv["drift_t0_s"] = k.drift_t0_s;
-    kv["drift_compensation"] = k.drift_compensation;
-  }
-  return kv;
-}
-
-nlohmann::json to_json(const Precision& p) {
-  return {{"weight_bits", p.weight_bits}, {"activation_bits", p.activation_bits}, {"kv_bits", p.kv_bits}};
-}
-
-nlohmann::json to_json(const energy::BaselineConfig& b) {
-  return {{"mac", kMacTypes.at(static_cast<int>(b.mac))},
-          {"offchip", kOffchipKinds.at(static_cast<int>(b.offchip))},
-          {"sram", b.sram_bytes},
-          {"sram_bank", b.sram_bank_bytes},
-          {"mac_units", b.mac_units}};
-}
-
-nlohmann::json to_json(const energy::NodePoint& n) { return {{"node_nm", n.node_nm}, {"voltage_v", n.voltage_v}}; }
+nlohmann::json to_json(const KvSpec& k) { return write_fields(k); }
+nlohmann::json to_json(const Precision& p) { return write_fields(p); }
+nlohmann::json to_json(const energy::BaselineConfig& b) { return write_fields(b); }
+nlohmann::json to_json(const energy::NodePoint& n) { return write_fields(n); }
 
 nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
   nlohmann::json kv = to_json(hw.kv);
@@ -426,7 +242,7 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
           {"kv", kv},
           {"precision", to_json(hw.precision)},
           {"buffer", {{"bytes", hw.buffer_bytes}}},
-          {"offchip", {{"kind", kOffchipKinds.at(static_cast<int>(hw.offchip))}, {"capacity", hw.offchip_bytes}}},
+          {"offchip", {{"kind", std::string(energy::kOffchipKindNames[static_cast<int>(hw.offchip)])}, {"capacity", hw.offchip_bytes}}},
           {"digital", {{"units", hw.digital_units}}},
           {"baseline", baseline},
           {"comparison", to_json(hw.comparison)}};

@@ -21,7 +21,9 @@
 // docs/mapper.md lists every field.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,7 @@
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/tech.hpp"
+#include "kvcim/spec_fields.hpp"
 
 namespace YAML {
 class Node;
@@ -40,6 +43,8 @@ namespace kvcim::mapper {
 // the digital engine). Attention-only CIM (AttAcc, GainCellAttention) keeps weights off-chip;
 // weights-only CIM keeps the KV cache off-chip.
 enum class Home : uint8_t { cim, offchip };
+
+inline constexpr std::string_view kHomeNames[] = {"cim", "offchip"};
 
 struct Organization {
   int64_t macros = 1024;      // CIM macros on the chip (weights and KV cache)
@@ -57,9 +62,26 @@ struct Organization {
   int64_t banks() const { return (tiles() + tiles_per_bank - 1) / tiles_per_bank; }
 };
 
+// The spec's sections described once (kvcim/spec_fields.hpp): parser, JSON, Python, docs.
+constexpr auto spec_fields(const Organization*) {
+  using Self = Organization;
+  using Names = std::span<const std::string_view>;
+  return std::tuple{
+      ::kvcim::range_field("macros", &Self::macros, 1, 4294967296.0, "", "CIM macros on the chip, or `auto`: sized for the model")
+          .needed(),
+      ::kvcim::flag_field("macros_auto", &Self::macros_auto, "macros: auto (sized by the mapper)").derived(),
+      ::kvcim::range_field("area_mm2", &Self::area_mm2, 0.0, 1e9, "mm2", "area budget at the comparison node; 0 = none").sparse(),
+      ::kvcim::choice_field("weights", &Self::weights, Names(kHomeNames), "where the weights live").sparse(),
+      ::kvcim::choice_field("kv", &Self::kv, Names(kHomeNames), "where the KV cache lives").sparse(),
+      ::kvcim::range_field("macros_per_tile", &Self::macros_per_tile, 1, 1048576, "", "macros sharing a tile's buffer and periphery"),
+      ::kvcim::range_field("tiles_per_bank", &Self::tiles_per_bank, 1, 1048576, "", "tiles per bank"),
+  };
+}
+
 // How K is scaled when quantised: one power-of-two scale per token and KV head (the tile's ek_t),
 // or one per channel of a tile (folded into the query; KIVI's finding for K). V is per token.
 enum class KScale : uint8_t { token, channel };
+inline constexpr std::string_view kKScaleNames[] = {"token", "channel"};
 
 struct KvSpec {
   int tokens_per_tile = cmodel::cim::kTileTokens;
@@ -71,28 +93,49 @@ struct KvSpec {
   int v_bits = 8;  // default: precision.kv_bits
   KScale k_scale = KScale::token;
   cmodel::cim::TileSoftmax softmax = cmodel::cim::TileSoftmax::fixed;
-  // analog only (TileParams' meanings)
-  int cell_bits = 8;
-  int adc_bits = 8;
-  cmodel::cim::AdcRange adc_range = cmodel::cim::AdcRange::full_scale;
-  double adc_clip = 1.0, out_adc_clip = 1.0;
-  double cell_noise_sigma = 0, read_noise_sigma = 0;
-  double stuck_rate = 0;
-  uint64_t seed = 1;
-  // gain-cell retention (TileParams' meanings) and the time between two tokens of a sequence
-  // (0: the placement's latency bound per token)
-  double retention_ns = 0, refresh_ns = 0, token_interval_ns = 0;
-  // conductance drift of non-volatile KV cells (TileParams' meanings; each token's age from the
-  // token interval)
-  double drift_nu = 0, drift_nu_sigma = 0, drift_t0_s = 1.0;
-  bool drift_compensation = true;
+  // analog only: TileParams' fields (HardwareSpec::tile copies them), and the time between two
+  // tokens of a sequence (0: the placement's latency bound per token)
+  KVCIM_ANALOG_TILE_FIELDS(KVCIM_SPEC_MEMBER_NUM, KVCIM_SPEC_MEMBER_FLAG, KVCIM_SPEC_MEMBER_CHOICE)
+  double token_interval_ns = 0;
 };
+
+constexpr int spec_kind(const KvSpec& k) { return static_cast<int>(k.kind); }
+constexpr auto spec_fields(const KvSpec*) {
+  using Self = KvSpec;
+  using Names = std::span<const std::string_view>;
+  using namespace cmodel::cim;
+  constexpr unsigned analog_only = ::kvcim::kind_bit(static_cast<int>(TileKind::analog));
+  return std::tuple{
+      ::kvcim::range_field("tokens_per_tile", &Self::tokens_per_tile, 1, 4096, "tokens", "tokens one attention tile holds"),
+      ::kvcim::range_field("prob_bits", &Self::prob_bits, 1, 16, "bits", "unsigned probability width P"),
+      ::kvcim::range_field("exp_frac", &Self::exp_frac, 0, 12, "bits", "fractional bits of the base-2 logits (2^F table entries)"),
+      ::kvcim::choice_field("kind", &Self::kind, Names(kTileKindNames),
+                            "digital: the bit-exact tile (and the RTL); analog: multi-level cells and ADCs"),
+      ::kvcim::range_field("k_bits", &Self::k_bits, 2, 8, "bits", "width of the stored K").by_default("precision.kv_bits"),
+      ::kvcim::range_field("v_bits", &Self::v_bits, 2, 8, "bits", "width of the stored V").by_default("precision.kv_bits"),
+      ::kvcim::choice_field("k_scale", &Self::k_scale, Names(kKScaleNames),
+                            "K's power-of-two scale per token (and KV head) or per channel of a tile"),
+      ::kvcim::choice_field("softmax", &Self::softmax, Names(kTileSoftmaxNames),
+                            "normalisation of the scores; the digital tile has `fixed` only"),
+      KVCIM_ANALOG_TILE_FIELDS(KVCIM_SPEC_ROW_NUM, KVCIM_SPEC_ROW_FLAG, KVCIM_SPEC_ROW_CHOICE)
+      ::kvcim::range_field("token_interval_ns", &Self::token_interval_ns, 0.0, 1e30, "ns",
+                           "time between two tokens of a sequence; 0 = the placement's latency bound").only(analog_only),
+  };
+}
 
 struct Precision {
   int weight_bits = 8;
   int activation_bits = 8;
   int kv_bits = 8;
 };
+
+constexpr auto spec_fields(const Precision*) {
+  return std::tuple{
+      ::kvcim::range_field("weight_bits", &Precision::weight_bits, 2, 8, "bits", "width of the weights").needed(),
+      ::kvcim::range_field("activation_bits", &Precision::activation_bits, 2, 8, "bits", "width of the activations").needed(),
+      ::kvcim::range_field("kv_bits", &Precision::kv_bits, 2, 8, "bits", "width of q and (by default) of K and V").needed(),
+  };
+}
 
 struct HardwareSpec {
   std::string name, description;

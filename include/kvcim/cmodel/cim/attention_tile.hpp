@@ -18,7 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/cmodel/cim/macro_fields.hpp"
+#include "kvcim/spec_fields.hpp"
 
 namespace kvcim::cmodel::cim {
 
@@ -46,6 +47,45 @@ enum class TileKind : uint8_t { digital, analog };
 // ReLU of each logit normalised by their sum (GainCellAttention, Leroux et al. 2025).
 enum class TileSoftmax : uint8_t { fixed, hardsigmoid, relu };
 
+// The analog tile's fields, one row each (member, default, legal range, unit, doc), declared in
+// TileParams and in the spec's kv section (mapper::KvSpec), which copies them into the tile by
+// key (copy_shared_fields). Retention: a level written at time w reads, at time t, as level x
+// exp(-(t - w) / retention_ns); refresh: a token whose level has aged refresh_ns since it was last
+// written is read and written back (its written level restored), counted as cell writes; time
+// reaches the tile through set_time_ns. Drift (ReRAM/PCM cells; MacroSpec's meanings, per
+// token): a level written at time w reads, at time t, as level x (a / t0)^-nu with a = t - w the
+// token's age (a refresh re-programs the level and restarts the clock), nu drawn per cell when
+// the token is appended ~ N(drift_nu, drift_nu_sigma) from a stream of the seed of its own; with
+// drift_compensation the reads of a token are rescaled by its mean drift (a / t0)^drift_nu, only
+// the spread of nu is left. a <= drift_t0_s: no drift. Retention and drift multiply.
+#define KVCIM_ANALOG_TILE_FIELDS(NUM, FLAG, CHOICE)                                                   \
+  NUM(int, cell_bits, 8, 1, 8, "bits", "bits (2^cell_bits levels) one cell holds; wider values sliced") \
+  NUM(int, adc_bits, 8, 2, 30, "bits", "resolution of the score ADCs and the output ADCs")            \
+  CHOICE(::kvcim::cmodel::cim::AdcRange, adc_range, ::kvcim::cmodel::cim::AdcRange::full_scale, ::kvcim::cmodel::cim::kAdcRangeNames,                                  \
+         "full_scale: the ADCs span the largest sum; calibrated: adc_clip / out_adc_clip of it")      \
+  NUM(double, adc_clip, 1.0, 1e-9, 1.0, "fraction", "calibrated: score ADC range as a fraction of full scale") \
+  NUM(double, out_adc_clip, 1.0, 1e-9, 1.0, "fraction", "calibrated: output ADC range as a fraction of full scale") \
+  NUM(double, cell_noise_sigma, 0.0, 0.0, 1e6, "levels", "Gaussian, in levels of the cell, drawn once per cell write") \
+  NUM(double, read_noise_sigma, 0.0, 0.0, 1e6, "levels x input", "Gaussian, in (cell level x largest input), per conversion") \
+  NUM(double, stuck_rate, 0.0, 0.0, 1.0, "fraction", "cell writes landing stuck (at level 0 or the top level, equally likely)") \
+  NUM(uint64_t, seed, 1, 0, 9.3e18, "", "the generator of the noises and the faults")                \
+  NUM(double, retention_ns, 0.0, 0.0, 1e30, "ns", "charge retention time constant of a cell; 0 = no decay") \
+  NUM(double, refresh_ns, 0.0, 0.0, 1e30, "ns", "age at which a token is read and written back; 0 = no refresh") \
+  NUM(double, drift_nu, 0.0, 0.0, 10.0, "", "mean conductance drift exponent nu of a cell")         \
+  NUM(double, drift_nu_sigma, 0.0, 0.0, 10.0, "", "spread (sigma) of the drift exponent across cells") \
+  NUM(double, drift_t0_s, 1.0, 1e-12, 1e12, "s", "reference time t0 of the drift law")              \
+  FLAG(drift_compensation, true, "reads rescaled by each token's mean drift (global compensation)")
+
+#define KVCIM_SPEC_MEMBER_NUM(type, name, def, lo, hi, unit, doc) type name = def;
+#define KVCIM_SPEC_MEMBER_FLAG(name, def, doc) bool name = def;
+#define KVCIM_SPEC_MEMBER_CHOICE(type, name, def, names, doc) type name = def;
+// Rows of a table in a function with `Self` (the struct) and `analog_only` (its analog kinds).
+#define KVCIM_SPEC_ROW_NUM(type, name, def, lo, hi, unit, doc) \
+  ::kvcim::range_field(#name, &Self::name, lo, hi, unit, doc).only(analog_only),
+#define KVCIM_SPEC_ROW_FLAG(name, def, doc) ::kvcim::flag_field(#name, &Self::name, doc).only(analog_only),
+#define KVCIM_SPEC_ROW_CHOICE(type, name, def, names, doc) \
+  ::kvcim::choice_field(#name, &Self::name, std::span<const std::string_view>(names), doc).only(analog_only),
+
 struct TileParams {
   int head_dim = kTileHeadDim;
   int tokens = kTileTokens;
@@ -58,35 +98,9 @@ struct TileParams {
   int v_bits = 0;
   TileKind kind = TileKind::digital;
   TileSoftmax softmax = TileSoftmax::fixed;  // the digital tile supports `fixed` only
-  // Analog tile only (docs/attention_tile.md, "The analog tile"):
-  int cell_bits = 8;                  // bits (2^cell_bits levels) one cell holds; wider values sliced
-  int adc_bits = 8;                   // resolution of the score ADCs and the output ADCs (1..30)
-  AdcRange adc_range = AdcRange::full_scale;
-  double adc_clip = 1.0;              // calibrated: score ADC range as a fraction of full scale
-  double out_adc_clip = 1.0;          // calibrated: output ADC range as a fraction of full scale
-  double cell_noise_sigma = 0.0;      // Gaussian, in levels of the cell, drawn once per cell write
-  double read_noise_sigma = 0.0;      // Gaussian, in (cell level x largest input), per conversion
-  double stuck_rate = 0.0;            // fraction of cell writes landing stuck (at level 0 or the
-                                      // top level, equally likely), in [0, 1]
-  uint64_t seed = 1;                  // the generator of the noises and the faults
-  // Retention of the cells' charge (gain cells): a level written at time w reads, at time t, as
-  // level x exp(-(t - w) / retention_ns); 0 = no decay. Refresh: a token whose level has aged
-  // refresh_ns since it was last written is read and written back (its written level restored),
-  // counted as cell writes; 0 = no refresh. Time reaches the tile through set_time_ns.
-  double retention_ns = 0.0;
-  double refresh_ns = 0.0;
-  // Conductance drift of non-volatile cells (ReRAM/PCM KV cells; MacroSpec's meanings, per token):
-  // a level written at time w reads, at time t, as level x (a / t0)^-nu with a = t - w the token's
-  // age (its time since it was last written, as retention uses it; a refresh re-programs the
-  // level and restarts the clock), nu drawn per cell when the token is appended ~ N(drift_nu,
-  // drift_nu_sigma), from a stream of the seed of its own (the other noises' draws unchanged).
-  // With drift_compensation the reads of a token are rescaled by its mean drift (a / t0)^drift_nu
-  // (a global compensation, knowing each token's write time): only the spread of nu is left.
-  // a <= drift_t0_s: no drift. Retention and drift multiply.
-  double drift_nu = 0.0;
-  double drift_nu_sigma = 0.0;
-  double drift_t0_s = 1.0;
-  bool drift_compensation = true;
+  // Analog tile only (docs/attention_tile.md, "The analog tile"): the rows of
+  // KVCIM_ANALOG_TILE_FIELDS below, shared with the spec's kv section (mapper::KvSpec).
+  KVCIM_ANALOG_TILE_FIELDS(KVCIM_SPEC_MEMBER_NUM, KVCIM_SPEC_MEMBER_FLAG, KVCIM_SPEC_MEMBER_CHOICE)
   bool drifts() const { return kind == TileKind::analog && (drift_nu != 0.0 || drift_nu_sigma != 0.0); }
   int kb() const { return k_bits > 0 ? k_bits : kv_bits; }
   int vb() const { return v_bits > 0 ? v_bits : kv_bits; }
@@ -94,6 +108,33 @@ struct TileParams {
   void validate(const std::string& where) const;
   bool operator==(const TileParams&) const = default;
 };
+
+inline constexpr std::string_view kTileKindNames[] = {"digital", "analog"};
+inline constexpr std::string_view kTileSoftmaxNames[] = {"fixed", "hardsigmoid", "relu"};
+
+// TileParams' field table (kvcim/spec_fields.hpp): Python's TileParams, validate(), the docs.
+constexpr int spec_kind(const TileParams& p) { return static_cast<int>(p.kind); }
+constexpr auto spec_fields(const TileParams*) {
+  using Self = TileParams;
+  constexpr unsigned analog_only = ::kvcim::kind_bit(static_cast<int>(TileKind::analog));
+  return std::tuple{
+      ::kvcim::range_field("head_dim", &Self::head_dim, 1, 256, "", "elements of a head (the K macro's rows)"),
+      ::kvcim::range_field("tokens", &Self::tokens, 1, 4096, "tokens", "tokens one tile holds (the V macro's rows)"),
+      ::kvcim::range_field("kv_bits", &Self::kv_bits, 2, 8, "bits", "width of q (and of K and V unless k_bits/v_bits)"),
+      // F fractional bits of the base-2 logits: a table of 2^F entries
+      ::kvcim::range_field("exp_frac", &Self::exp_frac, 0, 12, "bits", "fractional bits of the base-2 logits (2^F table entries)"),
+      // p_t (2^P - 1) products and sums stay far inside int64; 16 keeps p' in a uint16 input
+      ::kvcim::range_field("prob_bits", &Self::prob_bits, 1, 16, "bits", "unsigned probability width P"),
+      ::kvcim::range_field("k_bits", &Self::k_bits, 0, 8, "bits", "width of the stored K (2..8); 0 = kv_bits"),
+      ::kvcim::range_field("v_bits", &Self::v_bits, 0, 8, "bits", "width of the stored V (2..8); 0 = kv_bits"),
+      ::kvcim::choice_field("kind", &Self::kind, std::span<const std::string_view>(kTileKindNames),
+                            "digital: the bit-exact tile (and the RTL); analog: multi-level cells and ADCs"),
+      ::kvcim::choice_field("softmax", &Self::softmax, std::span<const std::string_view>(kTileSoftmaxNames),
+                            "normalisation of the scores; the digital tile has `fixed` only"),
+      KVCIM_ANALOG_TILE_FIELDS(KVCIM_SPEC_ROW_NUM, KVCIM_SPEC_ROW_FLAG, KVCIM_SPEC_ROW_CHOICE)
+  };
+}
+
 
 // LUT[f] = round(2^16 * 2^(-f / 2^exp_frac)), f < 2^exp_frac. LUT[0] = 65536.
 std::vector<uint32_t> exp_lut(int exp_frac);

@@ -9,9 +9,12 @@
 // embedding row is read from off-chip memory.
 #pragma once
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 #include "kvcim/cmodel/config.hpp"
 #include "kvcim/cmodel/energy/ledger.hpp"
+#include "kvcim/spec_fields.hpp"
 
 namespace kvcim::cmodel::energy {
 
@@ -36,6 +39,22 @@ struct BaselineConfig {
   }
   void validate(const std::string& where) const;
 };
+
+inline constexpr std::string_view kMacTypeNames[] = {"int8", "fp16"};
+inline constexpr std::string_view kOffchipKindNames[] = {"dram", "hbm"};
+
+// The spec's `baseline` section (kvcim/spec_fields.hpp; its technology table is read beside it).
+constexpr auto spec_fields(const BaselineConfig*) {
+  using Self = BaselineConfig;
+  using Names = std::span<const std::string_view>;
+  return std::tuple{
+      ::kvcim::choice_field("mac", &Self::mac, Names(kMacTypeNames), "the engine's MACs (and its storage width)").needed(),
+      ::kvcim::choice_field("offchip", &Self::offchip, Names(kOffchipKindNames), "the off-chip memory it fetches from"),
+      ::kvcim::range_field("sram", &Self::sram_bytes, 0, 9e18, "bytes", "on-chip SRAM for weights and KV; 0 = all off-chip"),
+      ::kvcim::range_field("sram_bank", &Self::sram_bank_bytes, 0, 9e18, "bytes", "capacity of one SRAM bank (its bit price)"),
+      ::kvcim::range_field("mac_units", &Self::mac_units, 1, 1073741824.0, "", "MACs per engine cycle (latency bound only)"),
+  };
+}
 
 // Probabilities handed to the weighted sum are fp16 on the conventional engine.
 inline constexpr int kBaselineProbBits = 16;

@@ -22,6 +22,8 @@
 #include <string>
 #include <string_view>
 
+#include "kvcim/spec_fields.hpp"
+
 namespace kvcim::cmodel::energy {
 
 inline constexpr double kMinNode = 3.0;     // nm; below 7 nm: extrapolated
@@ -38,6 +40,16 @@ struct NodePoint {
   double voltage_v = 0.9;
   bool operator==(const NodePoint&) const = default;
 };
+// The spec's `comparison` section (kvcim/spec_fields.hpp); node_nm is required there, voltage_v
+// defaults to a table's supply at that node (HardwareSpec::compare_at).
+constexpr auto spec_fields(const NodePoint*) {
+  return std::tuple{
+      ::kvcim::range_field("node_nm", &NodePoint::node_nm, kMinNode, kMaxNode, "nm",
+                           "the node both sides are priced at (below 7 nm extrapolated)").needed(),
+      ::kvcim::range_field("voltage_v", &NodePoint::voltage_v, kMinVoltage, kMaxVoltage, "V", "the supply at that node")
+          .by_default("the supply of a table measured at node_nm, else the node's nominal supply"),
+  };
+}
 
 // The paper's nominal supply of a node (PTM), interpolated between nodes and held below 7 nm.
 double nominal_voltage(double node_nm);

@@ -1,0 +1,68 @@
+// JSON from a spec struct's field table (spec_fields.hpp): the struct's fields as its section of
+// the spec file writes them, and the table itself as data (for the docs page, Python and tests).
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include "kvcim/spec_fields.hpp"
+
+namespace kvcim {
+
+namespace detail {
+template <class S, class T>
+nlohmann::json field_json(const SpecField<S, T>& row, const T& v) {
+  if constexpr (std::is_enum_v<T>) return choice_name(row, v);
+  else return v;
+}
+}  // namespace detail
+
+// The section as the spec file holds it: every field of the file that applies to s's kind
+// (a sparse field only when it differs from its default). The parser's inverse.
+template <SpecTable S>
+nlohmann::json write_fields(const S& s) {
+  const S d{};
+  const unsigned kind = kind_mask(s);
+  nlohmann::json j = nlohmann::json::object();
+  for_each_spec_field<S>([&](const auto& row) {
+    if (!row.in_file || !row.applies(kind)) return;
+    if (row.omit_default && s.*row.member == d.*row.member) return;
+    j[row.key] = detail::field_json(row, s.*row.member);
+  });
+  return j;
+}
+
+// The table as data: per row key, type, unit, min, max, default, kinds, choices, doc, required,
+// in_file (false: not a key of the file), defaults_to.
+template <SpecTable S>
+nlohmann::json describe_fields() {
+  static constexpr const char* kTypes[] = {"integer", "number", "boolean", "choice", "text", "bytes"};
+  const S d{};
+  nlohmann::json rows = nlohmann::json::array();
+  for_each_spec_field<S>([&](const auto& row) {
+    nlohmann::json r = {{"key", row.key},
+                        {"type", kTypes[static_cast<int>(row.type())]},
+                        {"unit", row.unit},
+                        {"doc", row.doc},
+                        {"required", row.required},
+                        {"in_file", row.in_file},
+                        {"sparse", row.omit_default},
+                        {"defaults_to", row.defaults_to},
+                        {"default", detail::field_json(row, d.*row.member)},
+                        {"kinds", row.kinds == kAllKinds ? std::string("all") : kind_names<S>(row.kinds)}};
+    const SpecType t = row.type();
+    if (t == SpecType::integer || t == SpecType::bytes) {
+      r["min"] = row.ilo();
+      r["max"] = row.ihi();
+    } else if (t == SpecType::number) {
+      r["min"] = row.lo;
+      r["max"] = row.hi;
+    } else if (t == SpecType::choice) {
+      nlohmann::json c = nlohmann::json::array();
+      for (const auto& name : row.choices) c.push_back(std::string(name));
+      r["choices"] = c;
+    }
+    rows.push_back(r);
+  });
+  return rows;
+}
+
+}  // namespace kvcim
