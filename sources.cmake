@@ -55,6 +55,9 @@ set(KVCIM_MAPPER_SOURCES
     mapper/hardware.cpp
     mapper/kv.cpp
     mapper/macro_map.cpp
+    mapper/machine.cpp
+    mapper/machine_step.cpp
+    mapper/machine_validation.cpp
     mapper/macro_pricing.cpp
     mapper/map_job.cpp
     mapper/placement.cpp
@@ -86,6 +89,7 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/cmd_convert.cpp
     runtime/cli/cmd_cosim.cpp
     runtime/cli/cmd_explain.cpp
+    runtime/cli/cmd_baseline.cpp
     runtime/cli/cmd_macro.cpp
     runtime/cli/cmd_map.cpp
     runtime/cli/cmd_model.cpp
@@ -155,6 +159,7 @@ set(KVCIM_BENCH_SOURCES
 )
 # CLI contract tests, one CTest test each
 set(KVCIM_CLI_TESTS
+    testbench/cli/baseline_command.sh
     testbench/cli/explain.sh
     testbench/cli/hf_checkpoints.sh
     testbench/cli/html_report.sh
@@ -228,6 +233,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_explore.cpp
     testbench/tests/mapper/test_hardware.cpp
     testbench/tests/mapper/test_kv.cpp
+    testbench/tests/mapper/test_machine.cpp
     testbench/tests/mapper/test_macro_pricing.cpp
     testbench/tests/mapper/test_map_job.cpp
     testbench/tests/mapper/test_scale.cpp
