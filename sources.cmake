@@ -61,6 +61,9 @@ set(KVCIM_MAPPER_SOURCES
     mapper/hardware.cpp
     mapper/kv.cpp
     mapper/macro_map.cpp
+    mapper/machine.cpp
+    mapper/machine_step.cpp
+    mapper/machine_validation.cpp
     mapper/macro_pricing.cpp
     mapper/map_job.cpp
     mapper/placement.cpp
@@ -92,6 +95,7 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/cmd_convert.cpp
     runtime/cli/cmd_cosim.cpp
     runtime/cli/cmd_explain.cpp
+    runtime/cli/cmd_baseline.cpp
     runtime/cli/cmd_macro.cpp
     runtime/cli/cmd_map.cpp
     runtime/cli/cmd_model.cpp
@@ -161,6 +165,7 @@ set(KVCIM_BENCH_SOURCES
 )
 # CLI contract tests, one CTest test each
 set(KVCIM_CLI_TESTS
+    testbench/cli/baseline_command.sh
     testbench/cli/explain.sh
     testbench/cli/hf_architectures.sh
     testbench/cli/hf_checkpoints.sh
@@ -236,6 +241,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_explore.cpp
     testbench/tests/mapper/test_hardware.cpp
     testbench/tests/mapper/test_kv.cpp
+    testbench/tests/mapper/test_machine.cpp
     testbench/tests/mapper/test_macro_pricing.cpp
     testbench/tests/mapper/test_map_job.cpp
     testbench/tests/mapper/test_scale.cpp

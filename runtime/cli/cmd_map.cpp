@@ -9,6 +9,7 @@
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/io.hpp"
+#include "kvcim/mapper/machine.hpp"
 #include "kvcim/mapper/report.hpp"
 #include "kvcim/mapper/map_job.hpp"
 
@@ -17,6 +18,7 @@ namespace kvcim::cli {
 void add_map(CLI::App& app) {
   struct Opts {
     std::string model, shape, preset, hw = mapper::default_hardware_spec_path(), policy, json;
+    std::string baseline = "synthetic";
     long long context = 0;
     double node = 0;  // 0: the CIM macro table's node
     bool fit = false;
@@ -48,6 +50,10 @@ void add_map(CLI::App& app) {
                   "area budget of the CIM chip (mm2 at the comparison node); implies --fit, and what "
                   "does not fit goes off-chip (default overflow=spill)");
   cmd->add_option("--json", o->json, "write the placement as JSON to this file");
+  cmd->add_option("--baseline", o->baseline,
+                  "conventional machine beside the spec's synthetic engine: a name of configs/machines "
+                  "(kvcim baseline lists them), or synthetic alone")
+      ->capture_default_str();
   cmd->add_option("--node", o->node,
                   "technology node (nm) both sides are compared at (default: the CIM macro table's)");
   cmd->callback([o] {
@@ -56,6 +62,9 @@ void add_map(CLI::App& app) {
     else if (!o->preset.empty()) shape = mapper::shape_preset(o->preset);
     else shape = mapper::shape_from_checkpoint(o->model.empty() ? cmodel::default_model_path() : o->model);
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    // an unknown machine fails before any work
+    const std::optional<mapper::Machine> machine =
+        o->baseline == "synthetic" ? std::nullopt : std::optional(mapper::machine_by_name(o->baseline));
     if (o->node != 0) hw.compare_at(o->node, "--node");
     // the rules of kvcim.map() too (mapper/map_job.hpp); --context 0 is the default context
     const mapper::MapResult job = mapper::map_job(
@@ -65,8 +74,17 @@ void add_map(CLI::App& app) {
     const mapper::Placement& placement = job.placement;
     const std::string& note = job.note;
     const mapper::MapReport report = mapper::analyse(placement);
-    if (!o->json.empty()) write_file_atomic(o->json, mapper::to_json(placement, report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
-    std::cout << note << mapper::summary(placement, report);
+    // the machine's step before anything is written: a context it cannot hold leaves no file
+    nlohmann::json j = mapper::to_json(placement, report);
+    std::string machine_line;
+    if (machine) {
+      const mapper::MachineRegime r = mapper::machine_regime(placement);
+      const mapper::MachineStep step = mapper::machine_step(*machine, placement.shape.config, r);
+      j["baseline_machine"] = mapper::machine_step_json(*machine, r, step);
+      machine_line = "machine   " + mapper::machine_step_line(*machine, r, step) + "\n";
+    }
+    if (!o->json.empty()) write_file_atomic(o->json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+    std::cout << note << mapper::summary(placement, report) << machine_line;
     if (!o->json.empty()) std::cout << "wrote " << o->json << "\n";
   });
 }

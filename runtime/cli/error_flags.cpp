@@ -32,6 +32,7 @@ constexpr FieldFlag kFieldFlags[] = {
     {"eval", "eval_tokens", "--eval-tokens"},
     {"eval", "eval_text tokens", "--eval-text"},
     {"map", "context", "--context"},
+    {"baseline", "name", "--baseline"},
     {"map", "macros", "--fit"},
     {"policy", "*", "--policy"},
     {"shape", "preset", "--preset"},

@@ -126,6 +126,14 @@ def main():
     put("macro_file", "bad_breakdown.yaml", jia.replace(b"    readout: 0.1558", b"    readout+array: 0.1558"))
     put("macro_file", "flow.yaml", b"{macro: {node_nm: 28, vdd_v: 0.9}, name: x}\n")
 
+    # machine_file: the shipped machines and broken ones
+    for name in ("a100-80gb", "h100-sxm"):
+        put("machine_file", name + ".yaml", open(os.path.join(SRC, "configs", "machines", name + ".yaml"), "rb").read())
+    h100 = open(os.path.join(SRC, "configs", "machines", "h100-sxm.yaml"), "rb").read()
+    put("machine_file", "tiny_hbm.yaml", h100.replace(b"{value: 80, source:", b"{value: 0.001, source:"))
+    put("machine_file", "no_source.yaml", h100.replace(b"{value: 700, source: ", b"{value: 700, x: "))
+    put("machine_file", "flow.yaml", b"{name: m, node_nm: {value: 5, source: a sentence of a source}}\n")
+
     # rtl_recipe: a recipe as rtl/rtl_recipe.cmake writes one (generic paths), and broken ones
     recipe = {"verilator": "/usr/bin/verilator", "verilator_version": "5.006", "cxx": "/usr/bin/c++",
               "ar": "/usr/bin/ar", "sv_sources": ["/src/rtl/cim_macro.sv"], "verilator_args": ["-O3"],

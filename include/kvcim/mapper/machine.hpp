@@ -1,0 +1,128 @@
+// Named conventional machines (configs/machines/*.yaml: an A100, an H100, ...) and their decode
+// step: a roofline time and an energy of static power over that time plus the dynamic energy of
+// the bytes moved and the operations done. They stand beside the synthetic conventional engine of
+// a hardware spec (baseline: section), which models the same step event by event at the
+// comparison node; a machine is a product with its own node, memory and power, each figure from
+// a cited source or stated as an assumption in its file (docs/baseline.md).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kvcim/cmodel/config.hpp"
+
+namespace kvcim::mapper {
+
+// The fields of a machine file, declared once: (member, lowest, highest, what it is). Each is
+// written `name: {value: V, source: "..."}` or `{value: V, assumption: "..."}`.
+#define KVCIM_MACHINE_FIELDS(X)                                                                        \
+  X(node_nm, 3, 180, "process node of the compute die (nm)")                                          \
+  X(voltage_v, 0.4, 1.8, "core supply (V): carries the 45 nm MAC energies to the node")               \
+  X(hbm_capacity_gb, 0.001, 1e6, "off-chip (HBM) capacity, GB (1e9 bytes)")                           \
+  X(hbm_bandwidth_gb_s, 0.001, 1e6, "peak off-chip bandwidth, GB/s")                                   \
+  X(bandwidth_utilization, 0.01, 1, "fraction of the peak bandwidth a decode step sustains")           \
+  X(peak_fp16_tflops, 0.001, 1e6, "dense fp16 tensor throughput, TFLOP/s (2 per MAC)")                 \
+  X(peak_int8_tops, 0.001, 1e6, "dense int8 tensor throughput, TOP/s (2 per MAC)")                     \
+  X(compute_utilization, 0.01, 1, "fraction of the peak throughput a step sustains")                   \
+  X(sram_mib, 0, 1e6, "on-chip SRAM (L2 plus L1/shared), MiB")                                         \
+  X(tdp_w, 1, 1e5, "board power limit (TDP), W")                                                       \
+  X(idle_power_w, 0, 1e5, "static power charged over the step time, W")                                \
+  X(hbm_pj_per_bit, 0, 1e3, "off-chip access energy per bit moved, pJ")                                \
+  X(l2_pj_per_bit, 0, 1e3, "L2 energy per bit passing through it, pJ")                                 \
+  X(l1_pj_per_bit, 0, 1e3, "L1/shared-memory energy per bit passing through it, pJ")                   \
+  X(fp16_mac_pj_45nm, 0, 1e3, "energy of one fp16 MAC at 45 nm, 0.9 V, pJ")                            \
+  X(int8_mac_pj_45nm, 0, 1e3, "energy of one int8 MAC at 45 nm, 0.9 V, pJ")
+
+struct Machine {
+  std::string name, description, source;  // source: the file it was read from
+#define KVCIM_MACHINE_MEMBER(name, lo, hi, doc) double name = 0;
+  KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_MEMBER)
+#undef KVCIM_MACHINE_MEMBER
+  // per field: "source: ..." or "assumption: ..." as the file gives it
+  std::vector<std::pair<std::string, std::string>> provenance;
+
+  double hbm_bytes() const { return hbm_capacity_gb * 1e9; }
+  // The MAC energy at the machine's node and supply (Stillmaker & Baas from 45 nm, 0.9 V).
+  double mac_pj(int weight_bits) const;
+};
+
+// The machine names shipped in configs/machines (file names without .yaml), sorted.
+std::vector<std::string> machine_names();
+// A shipped machine by name. Throws kvcim::Error "baseline: name = 'x': unknown machine;
+// expected one of: ..." for any other name.
+Machine machine_by_name(const std::string& name);
+// Reads a machine file; text: the YAML itself, `source` naming it in errors.
+Machine load_machine(const std::string& path);
+Machine machine_from_text(const std::string& yaml, const std::string& source);
+
+// The regime of a decode step: every sequence attends over `context` tokens.
+struct MachineRegime {
+  int64_t sequences = 1;
+  int64_t context = 1;
+  int weight_bits = 16;  // 16: fp16 weights on fp16 tensor cores; 8: int8 weights (W8A8)
+  int kv_bits = 16;
+};
+
+struct Placement;
+// The regime of a placement: its sequences and context, weights and KV at the width of the spec's
+// synthetic engine (baseline.mac: int8 or fp16), so that both conventional sides do the same work.
+MachineRegime machine_regime(const Placement& p);
+
+// One decode step of `regime.sequences` sequences on the machine.
+struct MachineStep {
+  double weight_bytes = 0, kv_bytes = 0;   // resident in HBM
+  double bytes_moved = 0;                  // per step: weights once, every sequence's KV and its new token
+  double macs = 0;                         // per step
+  double memory_ns = 0, compute_ns = 0;    // the two roofline legs (sustained rates)
+  double roofline_ns = 0;                  // bytes / peak bandwidth: no step is faster
+  double step_ns = 0;                      // max(memory_ns, compute_ns)
+  double static_pj = 0, memory_pj = 0, compute_pj = 0;
+  double energy_pj() const { return static_pj + memory_pj + compute_pj; }
+  double energy_pj_per_token(int64_t sequences) const { return energy_pj() / static_cast<double>(sequences); }
+  double tokens_per_s(int64_t sequences) const { return static_cast<double>(sequences) / (step_ns * 1e-9); }
+  // The board at its power limit over the whole step: no step of this time costs more.
+  double tdp_pj = 0;
+  const char* bound() const { return memory_ns >= compute_ns ? "memory" : "compute"; }
+};
+
+// Throws kvcim::Error naming the machine's memory and the shortfall when the weights and the KV
+// cache of the regime do not fit its HBM, or when the regime is invalid (sequences outside
+// 1..65536, context < 1, weight_bits not 8 or 16).
+MachineStep machine_step(const Machine& m, const cmodel::Config& c, const MachineRegime& r);
+
+// What reports print and record: the machine, its regime, its step and its conditions.
+nlohmann::json machine_step_json(const Machine& m, const MachineRegime& r, const MachineStep& s);
+std::string machine_step_line(const Machine& m, const MachineRegime& r, const MachineStep& s);
+
+}  // namespace kvcim::mapper
+
+namespace kvcim::mapper {
+
+// A published measurement of decode on a machine (llm-anchors.md C), the regime it was taken in
+// and what it includes, reproduced by machine_step.
+struct Measurement {
+  const char* id;        // llm-anchors.md row
+  const char* machine;   // configs/machines name
+  const char* preset;    // model shape preset (mapper/shape.hpp)
+  int64_t sequences, context;
+  int weight_bits;
+  double joules_per_token;
+  double tokens_per_s;   // 0: not published
+  const char* includes;  // what the measured figure includes
+  const char* regime;    // how the regime was configured, and what is assumed
+};
+const std::vector<Measurement>& measurements();
+
+struct Reproduction {
+  Measurement m;
+  MachineStep step;
+  double joules_per_token = 0, joules_at_tdp = 0, tokens_per_s = 0;
+  double energy_error = 0;  // predicted / measured - 1
+};
+std::vector<Reproduction> reproduce_measurements();
+// The table docs/baseline.md shows (`kvcim baseline --validate`).
+std::string validation_markdown(const std::vector<Reproduction>& rows);
+
+}  // namespace kvcim::mapper

@@ -1,0 +1,125 @@
+// A decode step on a named machine: roofline time, static and dynamic energy (see machine.hpp).
+#include <algorithm>
+#include <cstdio>
+
+#include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/mapper/machine.hpp"
+#include "kvcim/mapper/placement.hpp"
+
+namespace kvcim::mapper {
+
+namespace {
+
+constexpr double kPjPerWattNs = 1e3;  // 1 W for 1 ns is 1 nJ
+constexpr int64_t kMaxSequences = 65536;
+
+std::string gb(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.4g GB", bytes / 1e9);
+  return buf;
+}
+
+void check_regime(const MachineRegime& r) {
+  if (r.sequences < 1 || r.sequences > kMaxSequences)
+    fail("baseline", "sequences", std::to_string(r.sequences), "expected 1.." + std::to_string(kMaxSequences));
+  if (r.context < 1) fail("baseline", "context", std::to_string(r.context), "expected >= 1 token");
+  if (r.weight_bits != 8 && r.weight_bits != 16)
+    fail("baseline", "weight_bits", std::to_string(r.weight_bits), "expected 8 (int8) or 16 (fp16)");
+  if (r.kv_bits != 8 && r.kv_bits != 16)
+    fail("baseline", "kv_bits", std::to_string(r.kv_bits), "expected 8 or 16");
+}
+
+}  // namespace
+
+MachineRegime machine_regime(const Placement& p) {
+  const int bits = p.hw.baseline.storage_bits();
+  return {p.policy.sequences, p.context, bits, bits};
+}
+
+MachineStep machine_step(const Machine& m, const cmodel::Config& c, const MachineRegime& r) {
+  check_regime(r);
+  c.validate("baseline shape");
+  const double B = static_cast<double>(r.sequences), ctx = static_cast<double>(r.context);
+  const double wbytes = r.weight_bits / 8.0, kvbytes = r.kv_bits / 8.0;
+  const double matrices = static_cast<double>(cmodel::energy::weight_elements(c));
+  // the embedding table is resident beside the matrices unless the classifier shares it
+  const double embedding = c.shared_classifier ? 0 : static_cast<double>(c.vocab_size) * c.dim;
+  const double kv_per_token = 2.0 * c.n_layers * c.kv_dim() * kvbytes;
+  MachineStep s;
+  s.weight_bytes = (matrices + embedding) * wbytes;
+  s.kv_bytes = B * ctx * kv_per_token;
+  const double need = s.weight_bytes + s.kv_bytes;
+  if (need > m.hbm_bytes())
+    fail("baseline " + m.name, "HBM capacity", gb(m.hbm_bytes()),
+         "the weights (" + gb(s.weight_bytes) + ") and the KV cache of " + std::to_string(r.sequences) +
+             " sequence(s) x " + std::to_string(r.context) + " tokens (" + gb(s.kv_bytes) + ") need " + gb(need) +
+             ", " + gb(need - m.hbm_bytes()) + " more than the machine's HBM holds");
+  // per step: every matrix once (shared by the batch), each sequence's embedding row, its whole
+  // KV cache and its new token's K and V
+  s.bytes_moved = matrices * wbytes + B * c.dim * wbytes + s.kv_bytes + B * kv_per_token;
+  const double weight_macs = B * matrices;
+  const double attention_macs = B * 2.0 * c.n_layers * c.n_heads * c.head_dim() * ctx;
+  s.macs = weight_macs + attention_macs;
+  const double bw_bytes_per_ns = m.hbm_bandwidth_gb_s;  // 1 GB/s = 1 byte/ns
+  s.roofline_ns = s.bytes_moved / bw_bytes_per_ns;
+  s.memory_ns = s.roofline_ns / m.bandwidth_utilization;
+  const double peak_ops_per_ns = (r.weight_bits == 8 ? m.peak_int8_tops : m.peak_fp16_tflops) * 1e3;
+  s.compute_ns = 2 * s.macs / (peak_ops_per_ns * m.compute_utilization);
+  s.step_ns = std::max(s.memory_ns, s.compute_ns);
+  s.static_pj = m.idle_power_w * s.step_ns * kPjPerWattNs;
+  s.memory_pj = s.bytes_moved * 8 * (m.hbm_pj_per_bit + m.l2_pj_per_bit + m.l1_pj_per_bit);
+  s.compute_pj = weight_macs * m.mac_pj(r.weight_bits) + attention_macs * m.mac_pj(r.kv_bits);
+  s.tdp_pj = m.tdp_w * s.step_ns * kPjPerWattNs;
+  return s;
+}
+
+nlohmann::json machine_step_json(const Machine& m, const MachineRegime& r, const MachineStep& s) {
+  nlohmann::json prov = nlohmann::json::object();
+  for (const auto& [field, text] : m.provenance) prov[field] = text;
+  nlohmann::json fields = nlohmann::json::object();
+#define KVCIM_MACHINE_JSON(name, lo, hi, doc) fields[#name] = m.name;
+  KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_JSON)
+#undef KVCIM_MACHINE_JSON
+  const double B = static_cast<double>(r.sequences);
+  return {{"name", m.name},
+          {"description", m.description},
+          {"machine", fields},
+          {"provenance", prov},
+          {"regime", {{"sequences", r.sequences}, {"context", r.context}, {"weight_bits", r.weight_bits},
+                      {"kv_bits", r.kv_bits}}},
+          {"weight_bytes", s.weight_bytes},
+          {"kv_bytes", s.kv_bytes},
+          {"bytes_per_step", s.bytes_moved},
+          {"macs_per_step", s.macs},
+          {"step_ns", s.step_ns},
+          {"roofline_ns", s.roofline_ns},
+          {"memory_ns", s.memory_ns},
+          {"compute_ns", s.compute_ns},
+          {"bound", s.bound()},
+          {"tokens_per_s", s.tokens_per_s(r.sequences)},
+          {"energy_pj_per_token", s.energy_pj_per_token(r.sequences)},
+          {"energy_pj_per_token_split", {{"static", s.static_pj / B}, {"memory", s.memory_pj / B},
+                                         {"compute", s.compute_pj / B}}},
+          {"energy_pj_per_token_at_tdp", s.tdp_pj / B},
+          {"assumes", "roofline: max(bytes / (bandwidth x utilization), 2 MACs / (peak x utilization)); energy: "
+                      "idle power x step time + bytes x (HBM + L2 + L1 pJ/bit) + MACs x MAC energy at the node; "
+                      "no kernel launch, host or framework overhead; softmax and norms not charged"}};
+}
+
+std::string machine_step_line(const Machine& m, const MachineRegime& r, const MachineStep& s) {
+  char buf[512];
+  const double B = static_cast<double>(r.sequences);
+  std::snprintf(buf, sizeof buf,
+                "%s: %.4g mJ/token (static %.3g, memory %.3g, compute %.3g), %.4g tokens/s, %.4g us/step "
+                "bound by %s (HBM roofline %.4g us); at the %.0f W TDP for the whole step %.4g mJ/token "
+                "(%lld sequence(s) x %lld tokens, %s weights, %d-bit KV; no software overhead)",
+                m.name.c_str(), s.energy_pj_per_token(r.sequences) * 1e-9, s.static_pj / B * 1e-9,
+                s.memory_pj / B * 1e-9, s.compute_pj / B * 1e-9, s.tokens_per_s(r.sequences), s.step_ns * 1e-3,
+                s.bound(), s.roofline_ns * 1e-3, m.tdp_w, s.tdp_pj / B * 1e-9,
+                static_cast<long long>(r.sequences), static_cast<long long>(r.context),
+                r.weight_bits == 8 ? "int8" : "fp16", r.kv_bits);
+  return buf;
+}
+
+}  // namespace kvcim::mapper
