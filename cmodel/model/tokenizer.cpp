@@ -141,7 +141,9 @@ std::string Tokenizer::printable(int prev, int token) const {
   std::string piece = decode(prev, token);
   if (piece.size() == 1) {
     const unsigned char b = piece[0];
-    if (!(std::isprint(b) || std::isspace(b))) return "";
+    // run.c drops every lone non-printable byte; a Hugging Face tokenizer's pieces of a UTF-8
+    // character (byte-level BPE splits emoji and CJK into bytes) are kept, so the text joins up
+    if (!(std::isprint(b) || std::isspace(b) || (hf_ && b >= 0x80))) return "";
   }
   return piece;
 }
