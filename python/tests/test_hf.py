@@ -145,3 +145,25 @@ def test_read_checkpoint_config_and_tokenizer_of_a_folder(tmp_path):
     (tmp_path / "ckpt" / "config.json").write_text(json.dumps({"architectures": ["GPT2LMHeadModel"]}))
     with pytest.raises(kvcim.Error, match="config.json: architectures"):
         kvcim.Model.load(str(tmp_path / "ckpt"))
+
+
+def test_byte_level_tokenizer_with_its_config(tmp_path):
+    # Qwen's layout in miniature: byte-level BPE, added tokens matched in the text, no BOS
+    # (tokenizer_config.json's bos_token null), EOS named there
+    vocab = {"a": 0, "b": 1, "c": 2, "\u0120": 3, "ab": 5}
+    tok = {"added_tokens": [{"id": 4, "content": "<|end|>", "special": True}],
+           "normalizer": {"type": "NFC"},
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+           "post_processor": {"type": "ByteLevel"}, "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "vocab": vocab, "merges": ["a b"]}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tok))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"bos_token": None, "eos_token": "<|end|>"}))
+    t = kvcim.Tokenizer.load(str(tmp_path))
+    assert (t.bos_id, t.eos_id, t.pad_id) == (-1, 4, -1)
+    ids = t.encode("ab c<|end|>", bos=True)
+    assert ids == [5, 3, 2, 4]
+    assert t.decode_text(ids) == "ab c"
+    tok["normalizer"] = {"type": "NFKC"}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tok))
+    with pytest.raises(kvcim.Error, match="normalizer = NFKC: not supported"):
+        kvcim.Tokenizer.load(str(tmp_path))
