@@ -4,6 +4,8 @@ classifier, bf16 or fp16 tensors, one file or two shards) written in Hugging Fac
 independent numpy implementation of transformers' modeling_llama forward pass (rotate-half RoPE,
 repeat_kv GQA, float64)."""
 import json
+import os
+import pathlib
 import struct
 
 import numpy as np
@@ -167,3 +169,31 @@ def test_byte_level_tokenizer_with_its_config(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(tok))
     with pytest.raises(kvcim.Error, match="normalizer = NFKC: not supported"):
         kvcim.Tokenizer.load(str(tmp_path))
+
+
+@pytest.mark.parametrize("family, vocab, want", [
+    # Llama-3: its template adds <|begin_of_text|>; "Hello" is one piece
+    ("llama3", 128256, [128000, 9906]),
+    # Qwen3: no BOS; the model's embedding has 267 rows more than the tokenizer's ids
+    ("qwen3", 151936, [9707, 11, 1879]),
+])
+def test_a_folder_runs_with_its_real_tokenizer(tmp_path, monkeypatch, family, vocab, want):
+    # a small random model of the family's vocabulary, the real tokenizer files beside it
+    # (testdata/tokenizers, unpacked into the build folder); generate feeds what the tokenizer gives
+    import shutil
+    import subprocess
+    build = pathlib.Path(os.environ.get("KVCIM_EXE") or pathlib.Path(kvcim.__file__).resolve().parents[2] / "kvcim").parent
+    for name, value in {"DIM": 16, "HIDDEN": 32, "LAYERS": 1, "HEADS": 2, "KV_HEADS": 1, "HD": 8, "VOCAB": vocab}.items():
+        monkeypatch.setitem(globals(), name, value)
+    folder = tmp_path / family
+    random_checkpoint(folder, "BF16", False)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(build / "testdata" / "tokenizers" / family / f, folder / f)
+    prompt = "Hello" if family == "llama3" else "Hello, world"
+    out = subprocess.run([str(build / "kvcim"), "generate", "--model", str(folder), "--prompt", prompt,
+                          "--steps", str(len(want) + 2), "--temperature", "0", "--ids"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    ids = [int(x) for x in out.stdout.strip().split(",")]
+    assert ids[:len(want)] == want
+    assert all(0 <= i < vocab for i in ids)
