@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "hf_pipeline.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -175,6 +176,9 @@ bool Tokenizer::ends_text(int id) const {
 }
 
 std::string Tokenizer::llama2c_bytes() const {
+  // llama2.c's encoder looks text up by UTF-8 characters: it cannot give byte-level BPE's ids
+  if (hf_ && pipe_->byte_level)
+    fail(path_, "pre_tokenizer", "ByteLevel", "a byte-level tokenizer cannot be written in llama2.c's format");
   std::string out;
   auto put32 = [&](const void* p) { out.append(static_cast<const char*>(p), 4); };
   int32_t max_len = 1;
