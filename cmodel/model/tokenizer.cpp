@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "hf_pipeline.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel {
@@ -141,7 +142,9 @@ std::string Tokenizer::printable(int prev, int token) const {
   std::string piece = decode(prev, token);
   if (piece.size() == 1) {
     const unsigned char b = piece[0];
-    if (!(std::isprint(b) || std::isspace(b))) return "";
+    // run.c drops every lone non-printable byte; a Hugging Face tokenizer's pieces of a UTF-8
+    // character (byte-level BPE splits emoji and CJK into bytes) are kept, so the text joins up
+    if (!(std::isprint(b) || std::isspace(b) || (hf_ && b >= 0x80))) return "";
   }
   return piece;
 }
@@ -173,6 +176,9 @@ bool Tokenizer::ends_text(int id) const {
 }
 
 std::string Tokenizer::llama2c_bytes() const {
+  // llama2.c's encoder looks text up by UTF-8 characters: it cannot give byte-level BPE's ids
+  if (hf_ && pipe_->byte_level)
+    fail(path_, "pre_tokenizer", "ByteLevel", "a byte-level tokenizer cannot be written in llama2.c's format");
   std::string out;
   auto put32 = [&](const void* p) { out.append(static_cast<const char*>(p), 4); };
   int32_t max_len = 1;

@@ -218,7 +218,8 @@ void bind_model(py::module_& m) {
                (m.model->weight_format() == WeightFormat::int8 ? ", weights='int8'" : "") + ")";
       });
 
-  py::class_<Tokenizer>(m, "Tokenizer", "llama2.c's tokenizer (kvcim::cmodel::Tokenizer).")
+  py::class_<Tokenizer>(m, "Tokenizer",
+                        "llama2.c's tokenizer or a Hugging Face tokenizer.json (kvcim::cmodel::Tokenizer).")
       .def_static(
           "load",
           [](const std::optional<std::string>& path, int vocab_size) {
@@ -259,6 +260,9 @@ void bind_model(py::module_& m) {
           "Text of ids as Hugging Face's decode(skip_special_tokens=True): specials dropped, byte\n"
           "pieces joined into UTF-8, one leading space removed (invalid UTF-8 replaced).")
       .def_property_readonly("is_hf", &Tokenizer::is_hf)
+      .def_property_readonly("bos_id", &Tokenizer::bos_id, "BOS id (-1: none, as Qwen's)")
+      .def_property_readonly("eos_id", &Tokenizer::eos_id, "EOS id (-1: none)")
+      .def_property_readonly("pad_id", &Tokenizer::pad_id, "pad id (-1: none)")
       .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
       .def_property_readonly("path", &Tokenizer::path)
       .def(

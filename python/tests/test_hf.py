@@ -5,6 +5,10 @@ kvcim code), loaded with kvcim.Model.load(DIR) and compared with an independent 
 implementation of transformers' forward pass of the family (rotate-half RoPE, repeat_kv GQA,
 float64)."""
 import json
+import os
+import pathlib
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -65,3 +69,54 @@ def test_read_checkpoint_config_and_unsupported_architecture(tmp_path):
     with pytest.raises(kvcim.Error, match="config.json: architectures = .*GPT2LMHeadModel.*supported: "
                                           "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"):
         kvcim.Model.load(str(tmp_path / "ckpt"))
+
+
+def test_byte_level_tokenizer_with_its_config(tmp_path):
+    # Qwen's layout in miniature: byte-level BPE, added tokens matched in the text, no BOS
+    # (tokenizer_config.json's bos_token null), EOS named there
+    vocab = {"a": 0, "b": 1, "c": 2, "\u0120": 3, "ab": 5}
+    tok = {"added_tokens": [{"id": 4, "content": "<|end|>", "special": True}],
+           "normalizer": {"type": "NFC"},
+           "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "use_regex": True},
+           "post_processor": {"type": "ByteLevel"}, "decoder": {"type": "ByteLevel"},
+           "model": {"type": "BPE", "vocab": vocab, "merges": ["a b"]}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tok))
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"bos_token": None, "eos_token": "<|end|>"}))
+    t = kvcim.Tokenizer.load(str(tmp_path))
+    assert (t.bos_id, t.eos_id, t.pad_id) == (-1, 4, -1)
+    ids = t.encode("ab c<|end|>", bos=True)
+    assert ids == [5, 3, 2, 4]
+    assert t.decode_text(ids) == "ab c"
+    tok["normalizer"] = {"type": "NFKC"}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(tok))
+    with pytest.raises(kvcim.Error, match="normalizer = NFKC: not supported"):
+        kvcim.Tokenizer.load(str(tmp_path))
+
+
+@pytest.mark.parametrize("family, vocab, want", [
+    # Llama-3: its template adds <|begin_of_text|>; "Hello" is one piece
+    ("llama3", 128256, [128000, 9906]),
+    # Qwen3: no BOS; the model's embedding has 267 rows more than the tokenizer's ids
+    ("qwen3", 151936, [9707, 11, 1879]),
+])
+def test_a_folder_runs_with_its_real_tokenizer(tmp_path, family, vocab, want):
+    # a small random model of the family's vocabulary, the real tokenizer files beside it
+    # (testdata/tokenizers, unpacked into the build folder); generate feeds what the tokenizer gives
+    build = pathlib.Path(os.environ.get("KVCIM_EXE") or pathlib.Path(kvcim.__file__).resolve().parents[2] / "kvcim").parent
+    base = FAMILIES["llama" if family == "llama3" else "qwen3"]
+    cfg = dict(base, hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+               num_key_value_heads=1, vocab_size=vocab)
+    if "head_dim" in cfg:
+        cfg["head_dim"] = 8
+    folder = tmp_path / family
+    write_folder(folder, cfg, "BF16", False)
+    for f in ("tokenizer.json", "tokenizer_config.json"):
+        shutil.copy(build / "testdata" / "tokenizers" / family / f, folder / f)
+    prompt = "Hello" if family == "llama3" else "Hello, world"
+    out = subprocess.run([str(build / "kvcim"), "generate", "--model", str(folder), "--prompt", prompt,
+                          "--steps", str(len(want) + 2), "--temperature", "0", "--ids"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    ids = [int(x) for x in out.stdout.strip().split(",")]
+    assert ids[:len(want)] == want
+    assert all(0 <= i < vocab for i in ids)

@@ -65,7 +65,8 @@ class Tokenizer {
   // The piece printed when `token` follows `prev`: a leading space after BOS stripped (when the
   // tokenizer's decoder strips it), <0xNN> byte-fallback pieces as the raw byte.
   std::string decode(int prev, int token) const;
-  // decode() filtered as run.c's safe_printf: lone non-printable bytes print nothing.
+  // decode() filtered as run.c's safe_printf: lone non-printable bytes print nothing (a Hugging
+  // Face tokenizer's bytes >= 0x80 are kept: pieces of a UTF-8 character).
   std::string printable(int prev, int token) const;
   // Text of a whole id sequence (ids[0] is the first token fed; each later id printed).
   std::string decode_all(const std::vector<int>& ids) const;

@@ -171,6 +171,9 @@ TEST(HfTokenizer, ByteLevelSplitsMergesAndMatchesAddedTokens) {
   // the whole byte string, bytes outside the vocabulary refused by name
   const std::string msg = test::error_of([&] { t.encode("abd", false, false); });
   EXPECT_NE(msg.find("bl.json"), std::string::npos) << msg;
+  // neither file format kvcim writes can hold it
+  EXPECT_NE(test::error_of([&] { (void)t.llama2c_bytes(); }).find("pre_tokenizer = ByteLevel"), std::string::npos);
+  EXPECT_NE(test::error_of([&] { (void)t.hf_json(); }).find("pre_tokenizer = ByteLevel"), std::string::npos);
 }
 
 TEST(HfTokenizer, SideFilesGiveBosEosAndAddBos) {
