@@ -44,6 +44,13 @@ check "sweep: exit code 0" "0" "$?"
 check "sweep: 4 supplies x 4 input widths" "valid 16" "$(validate "$T/sweep.json")"
 check "sweep: points off the published one carry no error" "16" "$(grep -c '(not a published point: no error)' "$T/sweep.txt")"
 
+# a user's own macro, in a folder of its own with its own citation, is priced without editing a list
+sed -e 's/^  role: fit/  role: held_out/' -e 's/^  source: .*/  source: "My own macro, my lab notebook p. 12"/' \
+  "$SRC/configs/macros/jia_jssc20.yaml" > "$T/mine.yaml"
+"$KVCIM" macro --hw "$T/mine.yaml" > "$T/mine.txt"
+check "a user's own macro: exit code 0" "0" "$?"
+check "a user's own macro: its citation printed" "1" "$(grep -c 'source: My own macro' "$T/mine.txt")"
+
 $PY "$SRC/scripts/fit_macro_model.py" "$KVCIM" --check > "$T/fit.txt" 2>&1
 check "the fit script reproduces the shipped constants and held-out errors" "0" "$?"
 

@@ -162,6 +162,26 @@ TEST(MacroModel, HandComputationEqualsBreakdown) {
   EXPECT_NEAR(r.tops_per_w, 2 * 512.0 * 512 / total, 1e-9 * r.tops_per_w);
 }
 
+// One operation of DIMC2 (digital) by hand: 512-input adder trees of 1-bit products.
+TEST(MacroModel, HandComputationDigitalMacro) {
+  const MacroFile m = load_macro_file(kMacros + "zz_dimc2_isscc22.yaml");
+  const mm::Constants& k = constants();
+  const mm::MacroResult r = price_macro(m, k).result;
+  // 512 rows x 64 cells (8 per weight: 8 outputs), 8 bit-serial input cycles: 64 x 8 = 512 tree sums.
+  EXPECT_EQ(r.macs, 512.0 * 8);
+  EXPECT_EQ(r.conversions, 512);
+  // tree levels: 256 x 1 + 128 x 2 + 64 x 3 + 32 x 4 + 16 x 5 + 8 x 6 + 4 x 7 + 2 x 8 + 1 x 9 = 1013
+  // full-adder bits, plus 512 AND gates at r_and each; 28 nm / 0.9 V is the logic reference (factor 1)
+  const double trees = 512.0 * (1013 + 512 * k.r_and) * 0.5 * k.e_fa_fj * 1e-3;
+  const double wordlines = 512.0 * 8 * 0.5 * 64 * k.c_wl_ff * 0.81 * 1e-3;
+  const double shift = 512.0 * 25 * (1 + k.r_dff) * 0.5 * k.e_fa_fj * 1e-3;
+  EXPECT_NEAR(part(r, "adder_trees").energy_pj, trees, 1e-9 * trees);
+  EXPECT_NEAR(part(r, "wordlines").energy_pj, wordlines, 1e-9 * wordlines);
+  EXPECT_NEAR(part(r, "shift_add").energy_pj, shift, 1e-9 * shift);
+  EXPECT_EQ(r.parts.size(), 3u);
+  EXPECT_NEAR(r.energy_pj, trees + wordlines + shift, 1e-9 * r.energy_pj);
+}
+
 // Operating point: switched capacitance and converters follow V^2; logic follows Stillmaker &
 // Baas; input bits change the cycle count of a bit-serial macro.
 TEST(MacroModel, OperatingPointLaws) {
