@@ -46,7 +46,7 @@ struct Config {
   bool o_bias = false;      // the output projection adds a bias (Llama/Qwen3 attention_bias)
   bool qk_norm = false;     // RMSNorm over each head of q and k before RoPE (Qwen3)
   int sliding_window = 0;   // a position attends to the last sliding_window positions; 0 = all
-  RopeScaling rope_scaling;
+  RopeScaling rope_scaling{};
 
   int head_dim() const { return head_size > 0 ? head_size : dim / n_heads; }
   int q_dim() const { return head_dim() * n_heads; }  // rows of wq, columns of wo

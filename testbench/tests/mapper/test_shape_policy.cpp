@@ -80,7 +80,7 @@ TEST(Shape, HeadDimApartFromDimOverHeadsShapesQoAndKv) {
   EXPECT_EQ(q.config.head_dim(), 128);
   EXPECT_EQ(q.config.q_dim(), 2048);
   EXPECT_EQ(q.config.kv_dim(), 1024);
-  const auto m = cmodel::energy::layer_matrices(q.config, 0);
+  const auto m = kvcim::cmodel::energy::layer_matrices(q.config, 0);
   EXPECT_EQ(std::make_pair(m[0].n_in, m[0].n_out), std::make_pair(int64_t{1024}, int64_t{2048}));  // q_proj
   EXPECT_EQ(std::make_pair(m[3].n_in, m[3].n_out), std::make_pair(int64_t{2048}, int64_t{1024}));  // o_proj
   EXPECT_EQ(parse_shape(to_string(q.config)).config.head_dim(), 128);  // the text reads back
