@@ -138,14 +138,14 @@ def test_no_evaluation_when_skipped_and_perplexity_is_none(skip):
 
 
 def test_evaluation_statistics_with_intervals_and_per_token_arrays():
-    report = kvcim.run(steps=6, eval_tokens=300)  # alone: the shipped text is added
+    report = kvcim.run(steps=6, eval_tokens=1200)  # alone: the shipped text is added (several sampled sequences)
     ev = report.evaluation
     # every paragraph a sequence from BOS (its windows predict all of its tokens)
     tok = kvcim.Tokenizer.load()
     paragraphs = [" ".join(p.split("\n")) for p in EVAL.read_text().strip().split("\n\n")]
     text_tokens = sum(len(tok.encode(p)) - 1 for p in paragraphs)
     assert ev["text_tokens"] == text_tokens == report.text_evaluation["tokens"]
-    assert ev["tokens"] == 300 + text_tokens and ev["sampled_tokens"] == 300
+    assert ev["tokens"] == 1200 + text_tokens and ev["sampled_tokens"] == 1200
     assert report.accuracy["perplexity"]["eval_tokens"] == text_tokens
     assert report.accuracy["perplexity"]["on"] == "text"
     assert report.accuracy["perplexity"]["cim"] == report.text_evaluation["perplexity_cim"]["value"]
@@ -159,11 +159,14 @@ def test_evaluation_statistics_with_intervals_and_per_token_arrays():
                  "perplexity_cim"):
         s = ev[name]
         assert s["ci_low"] <= s["value"] <= s["ci_high"] and s["ci_low"] < s["ci_high"], name
-    assert ev["kl_mean"]["value"] == pytest.approx(arrays["kl"].mean())
-    assert ev["top1_agreement"]["value"] == pytest.approx(arrays["top1_agree"].mean())
+    # the top level: the sampled tokens (first); the text's apart (after them)
+    sampled, text = slice(0, 1200), slice(1200, None)
+    assert ev["kl_mean"]["value"] == pytest.approx(arrays["kl"][sampled].mean())
+    assert ev["top1_agreement"]["value"] == pytest.approx(arrays["top1_agree"][sampled].mean())
     delta = arrays["nll_cim"] - arrays["nll_reference"]
-    assert ev["delta_nll"]["value"] == pytest.approx(delta.mean())
-    assert report.accuracy["perplexity"]["cim"] == pytest.approx(np.exp(arrays["nll_cim"].mean()))
+    assert ev["delta_nll"]["value"] == pytest.approx(delta[sampled].mean())
+    assert ev["text"]["delta_nll"]["value"] == pytest.approx(delta[text].mean())
+    assert report.accuracy["perplexity"]["cim"] == pytest.approx(np.exp(arrays["nll_cim"][text].mean()))
     assert len(ev["sequence_starts"]) == ev["sequences"] >= 2
 
 
