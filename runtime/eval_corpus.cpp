@@ -1,5 +1,7 @@
 #include "kvcim/runtime/eval_corpus.hpp"
 
+#include <algorithm>
+
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/error.hpp"
@@ -33,6 +35,49 @@ uint64_t sequence_seed(uint64_t seed, int i) {
 
 }  // namespace
 
+std::vector<std::string> text_paragraphs(const std::string& text) {
+  std::vector<std::string> out;
+  std::string para, line;
+  auto close = [&] {
+    if (!para.empty()) out.push_back(std::move(para));
+    para.clear();
+  };
+  size_t i = 0;
+  while (i <= text.size()) {
+    const size_t end = std::min(text.find('\n', i), text.size());
+    line = text.substr(i, end - i);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      close();
+    } else {
+      if (!para.empty()) para += ' ';
+      para += line;
+    }
+    i = end + 1;
+  }
+  close();
+  return out;
+}
+
+namespace {
+// The text's sequences: each paragraph from BOS, cut into windows of the model's context (BOS and
+// up to seq_len - 1 of its tokens each; a kept token's context is its window's).
+std::vector<EvalSequence> text_sequences(const Config& c, const Tokenizer& tok, const std::string& text) {
+  std::vector<EvalSequence> out;
+  for (const std::string& para : text_paragraphs(text)) {
+    const std::vector<int> ids = tok.encode(para, true, false);
+    for (size_t first = 1; first < ids.size(); first += static_cast<size_t>(c.seq_len) - 1) {
+      EvalSequence s;
+      s.ids.push_back(ids[0]);
+      const size_t last = std::min(ids.size(), first + static_cast<size_t>(c.seq_len) - 1);
+      s.ids.insert(s.ids.end(), ids.begin() + static_cast<std::ptrdiff_t>(first), ids.begin() + static_cast<std::ptrdiff_t>(last));
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+}  // namespace
+
 EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const EvalCorpusOptions& o) {
   const Config& c = ck.config;
   if (o.tokens < 1) fail("eval", "eval_tokens", std::to_string(o.tokens), "expected at least 1");
@@ -46,6 +91,12 @@ EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const E
     prompts.push_back(tok.encode_prompt(p));
     if (static_cast<int>(prompts.back().size()) >= length)
       fail("evaluation", "prompt", "'" + p + "'", "leaves no room to sample in " + std::to_string(length) + " positions");
+  }
+  // the text first: its checks come before the sampling's seconds of work
+  std::vector<EvalSequence> text;
+  if (!o.text.empty()) {
+    text = text_sequences(c, tok, o.text);
+    if (text.empty()) fail("eval", "eval_text tokens", "0", "expected some text");
   }
 
   EvalCorpus corpus;
@@ -70,14 +121,9 @@ EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const E
     left -= static_cast<int>(s.ids.size()) - 1;
     corpus.sequences.push_back(std::move(s));
   }
-  if (!o.text.empty()) {
-    EvalSequence s;
-    s.ids = tok.encode(o.text, true, false);
-    if (s.ids.size() < 2) fail("eval", "eval_text tokens", std::to_string(s.ids.size()), "expected some text");
-    if (static_cast<int>(s.ids.size()) > c.seq_len)
-      fail("eval", "eval_text tokens", std::to_string(s.ids.size()),
-           "longer than the model's context of " + std::to_string(c.seq_len));
-    corpus.text_tokens = static_cast<int>(s.ids.size()) - 1;
+  corpus.sampled_sequences = static_cast<int>(corpus.sequences.size());
+  for (EvalSequence& s : text) {
+    corpus.text_tokens += static_cast<int>(s.ids.size()) - 1;
     corpus.sequences.push_back(std::move(s));
   }
   return corpus;

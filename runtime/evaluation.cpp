@@ -1,5 +1,6 @@
 #include "kvcim/runtime/evaluation.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <future>
@@ -90,15 +91,23 @@ TokenScores score_corpus(const Config& c, const Weights& w, const std::function<
   return t;
 }
 
-Evaluation summarize_scores(TokenScores t, const BootstrapOptions& b) {
-  Evaluation e;
-  e.tokens = static_cast<int>(t.kl.size());
-  e.sequences = static_cast<int>(t.sequence_starts.size());
-  e.bootstrap = b;
-  std::vector<double> delta(t.kl.size());
-  for (size_t i = 0; i < delta.size(); ++i) delta[i] = t.nll_cim[i] - t.nll_reference[i];
-  const std::vector<Interval> m =
-      cluster_bootstrap_means({t.kl, t.top1_agree, t.nll_reference, t.nll_cim, delta}, t.sequence_starts, b);
+namespace {
+// The statistics of sequences [first, last) of `t`.
+EvalStatistics statistics(const TokenScores& t, size_t first, size_t last, const BootstrapOptions& b) {
+  const auto begin = static_cast<size_t>(t.sequence_starts[first]);
+  const size_t end = last < t.sequence_starts.size() ? static_cast<size_t>(t.sequence_starts[last]) : t.kl.size();
+  auto part = [&](const std::vector<double>& v) {
+    return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(begin), v.begin() + static_cast<std::ptrdiff_t>(end));
+  };
+  std::vector<int> starts;
+  for (size_t i = first; i < last; ++i) starts.push_back(t.sequence_starts[i] - static_cast<int>(begin));
+  std::vector<double> delta(end - begin);
+  for (size_t i = 0; i < delta.size(); ++i) delta[i] = t.nll_cim[begin + i] - t.nll_reference[begin + i];
+  const std::vector<Interval> m = cluster_bootstrap_means(
+      {part(t.kl), part(t.top1_agree), part(t.nll_reference), part(t.nll_cim), delta}, starts, b);
+  EvalStatistics e;
+  e.tokens = static_cast<int>(end - begin);
+  e.sequences = static_cast<int>(last - first);
   e.kl_mean = m[0];
   e.top1_agreement = m[1];
   e.nll_reference = m[2];
@@ -107,6 +116,20 @@ Evaluation summarize_scores(TokenScores t, const BootstrapOptions& b) {
   auto exp_of = [](const Interval& i) { return Interval{std::exp(i.value), std::exp(i.low), std::exp(i.high)}; };
   e.perplexity_reference = exp_of(e.nll_reference);
   e.perplexity_cim = exp_of(e.nll_cim);
+  return e;
+}
+}  // namespace
+
+Evaluation summarize_scores(TokenScores t, const BootstrapOptions& b, int sampled_sequences) {
+  const size_t n = t.sequence_starts.size();
+  const size_t sampled = sampled_sequences < 0 ? n : std::min(n, static_cast<size_t>(sampled_sequences));
+  Evaluation e;
+  if (sampled > 0) static_cast<EvalStatistics&>(e) = statistics(t, 0, sampled, b);
+  if (sampled < n) e.text = statistics(t, sampled, n, b);
+  e.all_tokens = static_cast<int>(t.kl.size());
+  e.all_sequences = static_cast<int>(n);
+  e.text_tokens = e.text ? e.text->tokens : 0;
+  e.bootstrap = b;
   e.scores = std::move(t);
   return e;
 }

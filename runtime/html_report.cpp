@@ -231,8 +231,9 @@ std::string step_chart(const json& r, const std::string& title, const std::strin
   return s + "</svg>";
 }
 
-// The evaluation's statistics, each on its own scale: value and 95% interval.
-std::string interval_chart(const json& r) {
+// Statistics of the evaluation under `prefix` (the sampled sequences', or the text's), each on
+// its own scale: value and 95% interval.
+std::string interval_chart(const json& r, const std::string& prefix) {
   static const std::pair<const char*, const char*> stats[] = {
       {"kl_mean", "KL mean (nats)"},
       {"top1_agreement", "top-1 agreement"},
@@ -244,7 +245,7 @@ std::string interval_chart(const json& r) {
   std::string s = svg_open(width, height, "evaluation statistics with 95% intervals");
   int y = top;
   for (const auto& [name, label] : stats) {
-    const std::string base = std::string("accuracy.evaluation.") + name;
+    const std::string base = prefix + "." + name;
     const double v = number(r, base + ".value"), lo = number(r, base + ".ci_low"), hi = number(r, base + ".ci_high");
     double a = std::min({lo, v, hi}), b = std::max({lo, v, hi});
     const double pad = std::max((b - a) * 0.25, std::max(std::abs(v) * 1e-3, 1e-12));
@@ -404,11 +405,20 @@ std::string html_report(const json& r) {
   if (at(r, "accuracy.evaluation").is_null()) {
     h += "<p id=\"no-evaluation\">No evaluation ran: perplexity not computed.</p>\n";
   } else {
-    h += "<p>" + num(r, "accuracy.evaluation.tokens", "%.0f") + " tokens in " +
-         num(r, "accuracy.evaluation.sequences", "%.0f") + " sequences, seed " + num(r, "accuracy.evaluation.seed", "%.0f") +
-         "; bootstrap over sequences, " + num(r, "accuracy.evaluation.bootstrap.resamples", "%.0f") +
-         " resamples.</p>\n";
-    h += interval_chart(r);
+    // (a report saved before the text was reported apart has no sampled_sequences and no text)
+    const json& ev = at(r, "accuracy.evaluation");
+    const bool apart = ev.contains("sampled_sequences");
+    h += "<p>" + num(r, "accuracy.evaluation.sampled_tokens", "%.0f") + " tokens sampled from the reference in " +
+         num(r, apart ? "accuracy.evaluation.sampled_sequences" : "accuracy.evaluation.sequences", "%.0f") +
+         " sequences, seed " +
+         num(r, "accuracy.evaluation.seed", "%.0f") + "; bootstrap over sequences, " +
+         num(r, "accuracy.evaluation.bootstrap.resamples", "%.0f") + " resamples.</p>\n";
+    h += interval_chart(r, "accuracy.evaluation");
+    if (apart && !ev.at("text").is_null()) {
+      h += "<p>Human-written text: " + num(r, "accuracy.evaluation.text.tokens", "%.0f") + " tokens in " +
+           num(r, "accuracy.evaluation.text.sequences", "%.0f") + " sequences.</p>\n";
+      h += interval_chart(r, "accuracy.evaluation.text");
+    }
   }
   h += "</section>\n";
 

@@ -76,33 +76,55 @@ json interval_json(const Interval& i) {
   return {{"value", i.value}, {"ci_low", i.low}, {"ci_high", i.high}};
 }
 
-// The evaluation (null when none ran): its corpus, its statistics with their intervals, and the
-// per-token arrays they come from, so that any other statistic can be computed from the report.
-json evaluation_json(const GenerationResult& r, const SessionOptions& o) {
-  if (!r.evaluation) return nullptr;
-  const Evaluation& e = *r.evaluation;
-  const TokenScores& t = e.scores;
-  return {{"method", "teacher-forced"},
-          {"tokens", e.tokens},
+// The statistics of a set of sequences, with their intervals.
+json statistics_json(const EvalStatistics& e) {
+  return {{"tokens", e.tokens},
           {"sequences", e.sequences},
-          {"sampled_tokens", e.tokens - e.text_tokens},
-          {"text_tokens", e.text_tokens},
-          {"prompts", r.eval_prompts},
-          {"seed", o.eval_seed},
-          {"sampling", {{"temperature", 1.0}, {"top_p", 1.0}}},
-          {"bootstrap", {{"method", "expanded percentile"}, {"resample", "sequences"},
-                         {"resamples", e.bootstrap.resamples}, {"confidence", e.bootstrap.confidence},
-                         {"seed", e.bootstrap.seed}}},
           {"kl_mean", interval_json(e.kl_mean)},
           {"top1_agreement", interval_json(e.top1_agreement)},
           {"delta_nll", interval_json(e.delta_nll)},
           {"nll_reference", interval_json(e.nll_reference)},
           {"nll_cim", interval_json(e.nll_cim)},
           {"perplexity_reference", interval_json(e.perplexity_reference)},
-          {"perplexity_cim", interval_json(e.perplexity_cim)},
-          {"sequence_starts", t.sequence_starts},
-          {"per_token", {{"nll_reference", t.nll_reference}, {"nll_cim", t.nll_cim}, {"kl", t.kl},
-                         {"top1_agree", t.top1_agree}}}};
+          {"perplexity_cim", interval_json(e.perplexity_cim)}};
+}
+
+// The evaluation (null when none ran): its corpus, the statistics of the sampled sequences with
+// their intervals (at the top), those of the human-written text apart (`text`, null without
+// one), and the per-token arrays they come from, so that any other statistic can be computed
+// from the report.
+json evaluation_json(const GenerationResult& r, const SessionOptions& o) {
+  if (!r.evaluation) return nullptr;
+  const Evaluation& e = *r.evaluation;
+  const TokenScores& t = e.scores;
+  json j = statistics_json(e);
+  j.update(json{{"method", "teacher-forced"},
+                {"tokens", e.all_tokens},
+                {"sequences", e.all_sequences},
+                {"sampled_tokens", e.tokens},
+                {"sampled_sequences", e.sequences},
+                {"text_tokens", e.text_tokens},
+                {"text", e.text ? statistics_json(*e.text) : json(nullptr)},
+                {"prompts", r.eval_prompts},
+                {"seed", o.eval_seed},
+                {"sampling", {{"temperature", 1.0}, {"top_p", 1.0}}},
+                {"bootstrap", {{"method", "expanded percentile"}, {"resample", "sequences"},
+                               {"resamples", e.bootstrap.resamples}, {"confidence", e.bootstrap.confidence},
+                               {"seed", e.bootstrap.seed}}},
+                {"sequence_starts", t.sequence_starts},
+                {"per_token", {{"nll_reference", t.nll_reference}, {"nll_cim", t.nll_cim}, {"kl", t.kl},
+                               {"top1_agree", t.top1_agree}}}});
+  return j;
+}
+
+// Perplexity on the human-written text when there is one (on sampled text it is the reference's
+// own entropy), else on the sampled sequences; null without an evaluation.
+json perplexity_json(const GenerationResult& r) {
+  if (!r.evaluation) return {{"eval_tokens", 0}, {"on", nullptr}, {"reference", nullptr}, {"cim", nullptr}};
+  const Evaluation& e = *r.evaluation;
+  const EvalStatistics& s = e.text ? *e.text : e;
+  return {{"eval_tokens", s.tokens}, {"on", e.text ? "text" : "sampled"},
+          {"reference", s.perplexity_reference.value}, {"cim", s.perplexity_cim.value}};
 }
 
 }  // namespace
@@ -169,9 +191,7 @@ json to_json(const RunReport& rep) {
                         {"max_abs_logit_error", r.accuracy.max_abs_error},
                         {"mean_abs_logit_error", r.accuracy.mean_abs_error},
                         {"steps", r.accuracy.steps},
-                        {"perplexity", {{"eval_tokens", r.evaluation ? r.evaluation->tokens : 0},
-                                        {"reference", r.evaluation ? json(r.evaluation->perplexity_reference.value) : json(nullptr)},
-                                        {"cim", r.evaluation ? json(r.evaluation->perplexity_cim.value) : json(nullptr)}}},
+                        {"perplexity", perplexity_json(r)},
                         {"evaluation", evaluation_json(r, o)}};
   report["steps"] = steps_json(r.steps, p.kv);
   report["batch"] = batch_json(r, p.kv);

@@ -89,7 +89,7 @@ std::string read_eval_text(const std::string& path) {
 }
 
 std::string default_eval_text_path() {
-  return data_dir() + "/testdata/eval/tinystories_eval.txt";
+  return data_dir() + "/testdata/eval/austen_paragraphs.txt";
 }
 
 }  // namespace kvcim::runtime

@@ -109,14 +109,19 @@ void evaluation(std::string& out, const RunReport& rep) {
     return;
   }
   const Evaluation& ev = *rep.result.evaluation;
-  appendf(out, "  evaluation: %s tokens in %d sequences (teacher-forced, seed %llu; 95%% intervals)\n",
-          thousands(ev.tokens).c_str(), ev.sequences, static_cast<unsigned long long>(rep.options.eval_seed));
+  appendf(out, "  evaluation, teacher-forced (95%% intervals): %s tokens sampled from the reference in %d sequences "
+          "(seed %llu)\n", thousands(ev.tokens).c_str(), ev.sequences, static_cast<unsigned long long>(rep.options.eval_seed));
   appendf(out, "  KL mean %s nats   top-1 %s   \u0394NLL %s nats/token\n",
           with_interval(ev.kl_mean, "%.3g", "%.2g").c_str(),
           with_interval(ev.top1_agreement, "%.4f", "%.4f").c_str(),
           with_interval(ev.delta_nll, "%+.4f", "%.4f").c_str());
-  appendf(out, "  perplexity reference %s, CIM %s\n", with_interval(ev.perplexity_reference, "%.3f", "%.3f").c_str(),
-          with_interval(ev.perplexity_cim, "%.3f", "%.3f").c_str());
+  if (!ev.text) return;
+  const EvalStatistics& t = *ev.text;
+  appendf(out, "  human-written text: %s tokens in %d sequences\n", thousands(t.tokens).c_str(), t.sequences);
+  appendf(out, "  \u0394NLL %s nats/token   perplexity reference %s, CIM %s   KL mean %s nats\n",
+          with_interval(t.delta_nll, "%+.4f", "%.4f").c_str(),
+          with_interval(t.perplexity_reference, "%.3f", "%.3f").c_str(),
+          with_interval(t.perplexity_cim, "%.3f", "%.3f").c_str(), with_interval(t.kl_mean, "%.3g", "%.2g").c_str());
 }
 
 std::string bank_text(double bytes) {

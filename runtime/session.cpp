@@ -205,8 +205,8 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     eo.text = o.eval_text;
     const EvalCorpus corpus = build_eval_corpus(ck, tok, eo);
     auto make_cim = [&] { return backend(cim_weights()); };
-    r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap);
-    r.evaluation->text_tokens = corpus.text_tokens;
+    r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap,
+                                    corpus.sampled_sequences);
     r.eval_prompts = eo.prompts;
   }
 

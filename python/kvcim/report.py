@@ -6,7 +6,9 @@ per-step figures as numpy arrays, report.to_json() gives the JSON text back.
 report.conditions says under which conditions the energy figures hold (node, tables, SRAM banks,
 terms, areas, context). report.evaluation is the teacher-forced evaluation (None when none ran; then
 report.accuracy["perplexity"]["cim"] is None too): its statistics as dicts {value, ci_low, ci_high}
-and report.per_token its per-token arrays (nll_reference, nll_cim, kl, top1_agree) as numpy.
+and report.per_token its per-token arrays (nll_reference, nll_cim, kl, top1_agree) as numpy. Its
+top-level statistics are those of the sequences sampled from the reference (KL is the measure
+there); report.text_evaluation holds those of the human-written text apart (ΔNLL, perplexity).
 """
 import copy
 import json
@@ -96,6 +98,8 @@ class Report:
     conditions = property(lambda self: self._data["energy"]["conditions"])
     accuracy = property(lambda self: self._data["accuracy"])
     evaluation = property(lambda self: self._data["accuracy"].get("evaluation"))
+    # the human-written text's statistics, apart from the sampled sequences' (None without a text)
+    text_evaluation = property(lambda self: (self.evaluation or {}).get("text"))
     mapping = property(lambda self: self._data.get("mapping"))
     spec = property(lambda self: self._data.get("spec"))
     text = property(lambda self: self._data.get("text"))

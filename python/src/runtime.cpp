@@ -160,7 +160,7 @@ void bind_runtime(py::module_& m) {
       "The defaults of `kvcim run` and `kvcim cosim`, which kvcim.run() and kvcim.cosim() share "
       "(runtime/defaults.hpp).");
   m.def("default_eval_text_path", &default_eval_text_path,
-        "The shipped evaluation text (testdata/eval/tinystories_eval.txt).");
+        "The shipped human-written evaluation text (testdata/eval/austen_paragraphs.txt).");
 }
 
 }  // namespace kvcim::python

@@ -14,7 +14,8 @@ import kvcim
 from conftest import SOURCE_DIR
 
 ANALOG = SOURCE_DIR / "configs" / "hw" / "sram_analog.yaml"
-EVAL = SOURCE_DIR / "testdata" / "eval" / "tinystories_eval.txt"
+EVAL = SOURCE_DIR / "testdata" / "eval" / "austen_paragraphs.txt"  # the default text
+SHORT_TEXT = SOURCE_DIR / "testdata" / "eval" / "tinystories_eval.txt"
 # The evaluation runs by default, as with `kvcim run`; tests that do not need it skip it.
 NO_EVAL = {"eval_text_path": ""}
 
@@ -32,10 +33,10 @@ def test_report_equals_the_kvcim_run_command(tmp_path):
     assert exe.exists(), f"the kvcim command is built beside the module ({exe})"
     out = tmp_path / "cli.json"
     subprocess.run([str(exe), "run", "--hw", str(ANALOG), "--steps", "12", "--policy", "page=16",
-                    "--eval-text", str(EVAL), "--eval-tokens", "300", "--json", str(out),
+                    "--eval-text", str(SHORT_TEXT), "--eval-tokens", "300", "--json", str(out),
                     "--quiet"], check=True, capture_output=True, timeout=300)
     cli = json.loads(out.read_text())
-    report = kvcim.run(spec=str(ANALOG), steps=12, policy="page=16", eval_text_path=str(EVAL),
+    report = kvcim.run(spec=str(ANALOG), steps=12, policy="page=16", eval_text_path=str(SHORT_TEXT),
                        eval_tokens=300)
     assert report.to_dict() == cli
 
@@ -137,11 +138,18 @@ def test_no_evaluation_when_skipped_and_perplexity_is_none(skip):
 
 
 def test_evaluation_statistics_with_intervals_and_per_token_arrays():
-    report = kvcim.run(steps=6, eval_tokens=300)  # alone: the shipped text is added
+    report = kvcim.run(steps=6, eval_tokens=1200)  # alone: the shipped text is added (several sampled sequences)
     ev = report.evaluation
-    text_tokens = len(kvcim.Tokenizer.load().encode(EVAL.read_text())) - 1
-    assert ev["text_tokens"] == text_tokens
-    assert ev["tokens"] == 300 + text_tokens == report.accuracy["perplexity"]["eval_tokens"]
+    # every paragraph a sequence from BOS (its windows predict all of its tokens)
+    tok = kvcim.Tokenizer.load()
+    paragraphs = [" ".join(p.split("\n")) for p in EVAL.read_text().strip().split("\n\n")]
+    text_tokens = sum(len(tok.encode(p)) - 1 for p in paragraphs)
+    assert ev["text_tokens"] == text_tokens == report.text_evaluation["tokens"]
+    assert ev["tokens"] == 1200 + text_tokens and ev["sampled_tokens"] == 1200
+    assert report.accuracy["perplexity"]["eval_tokens"] == text_tokens
+    assert report.accuracy["perplexity"]["on"] == "text"
+    assert report.accuracy["perplexity"]["cim"] == report.text_evaluation["perplexity_cim"]["value"]
+    assert report.text_evaluation["sequences"] >= len(paragraphs)
     assert report["inputs"]["eval_text"] == kvcim._core.default_eval_text_path()
     arrays = report.per_token
     assert set(arrays) == {"nll_reference", "nll_cim", "kl", "top1_agree"}
@@ -151,11 +159,14 @@ def test_evaluation_statistics_with_intervals_and_per_token_arrays():
                  "perplexity_cim"):
         s = ev[name]
         assert s["ci_low"] <= s["value"] <= s["ci_high"] and s["ci_low"] < s["ci_high"], name
-    assert ev["kl_mean"]["value"] == pytest.approx(arrays["kl"].mean())
-    assert ev["top1_agreement"]["value"] == pytest.approx(arrays["top1_agree"].mean())
+    # the top level: the sampled tokens (first); the text's apart (after them)
+    sampled, text = slice(0, 1200), slice(1200, None)
+    assert ev["kl_mean"]["value"] == pytest.approx(arrays["kl"][sampled].mean())
+    assert ev["top1_agreement"]["value"] == pytest.approx(arrays["top1_agree"][sampled].mean())
     delta = arrays["nll_cim"] - arrays["nll_reference"]
-    assert ev["delta_nll"]["value"] == pytest.approx(delta.mean())
-    assert report.accuracy["perplexity"]["cim"] == pytest.approx(np.exp(arrays["nll_cim"].mean()))
+    assert ev["delta_nll"]["value"] == pytest.approx(delta[sampled].mean())
+    assert ev["text"]["delta_nll"]["value"] == pytest.approx(delta[text].mean())
+    assert report.accuracy["perplexity"]["cim"] == pytest.approx(np.exp(arrays["nll_cim"][text].mean()))
     assert len(ev["sequence_starts"]) == ev["sequences"] >= 2
 
 

@@ -1,6 +1,6 @@
 // The evaluation corpus of the accuracy measurement: sequences sampled from the float reference
 // model at temperature 1 (plain multinomial sampling, no nucleus) from fixed prompts, each with
-// its own seed, plus a shipped evaluation text as one more sequence. A pure function of
+// its own seed, plus a human-written text (by default the shipped one), paragraph by paragraph. A pure function of
 // (checkpoint, tokenizer, options): every run, on every spec and thread count, sees the same
 // tokens, so two specs' statistics are paired token by token.
 #pragma once
@@ -26,7 +26,10 @@ struct EvalCorpusOptions {
   uint64_t seed = kDefaultEvalSeed;  // sequence i samples with a seed derived from (seed, i)
   std::vector<std::string> prompts = default_eval_prompts();
   int sequence_length = 0;  // positions per sampled sequence, BOS included (0: the model's seq_len)
-  std::string text;         // appended as the last sequence (empty: none)
+  // Human-written text, after the sampled sequences (empty: none): each paragraph (lines up to a
+  // blank line, joined by spaces) is a sequence from BOS, cut into windows of the model's context
+  // when longer.
+  std::string text;
 };
 
 struct EvalSequence {
@@ -35,16 +38,22 @@ struct EvalSequence {
 };
 
 struct EvalCorpus {
-  std::vector<EvalSequence> sequences;
+  std::vector<EvalSequence> sequences;  // the sampled ones, then the text's
   int predicted_tokens() const;  // sum over sequences of ids.size() - 1
-  int text_tokens = 0;           // of those, the evaluation text's
+  int sampled_sequences = 0;     // the first sequences; the rest are the text's
+  int text_tokens = 0;           // predicted tokens of the text's sequences
 };
+
+// The paragraphs of a text: its lines up to each blank (or whitespace-only) line, joined by
+// spaces.
+std::vector<std::string> text_paragraphs(const std::string& text);
 
 // Sequence i: BOS, prompts[i % P], then tokens sampled from the reference until it samples BOS
 // (the story ends; that BOS is kept as the last target) or the sequence is `sequence_length`
 // long; the last sampled sequence is cut so that the sampled sequences predict exactly `tokens`.
-// Throws kvcim::Error naming the option (tokens < 1, no prompts, a prompt or text that does not
-// fit the model's context, sequence_length out of range).
+// Then the text's sequences. Throws kvcim::Error naming the option (tokens < 1, no prompts, a
+// prompt that does not fit the model's context, a text without tokens, sequence_length out of
+// range), before any sampling.
 EvalCorpus build_eval_corpus(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer& tokenizer,
                              const EvalCorpusOptions& options);
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "kvcim/runtime/bootstrap.hpp"
@@ -22,15 +23,23 @@ struct TokenScores {
   std::vector<int> sequence_starts;            // first token of each sequence
 };
 
-struct Evaluation {
-  int tokens = 0, sequences = 0, text_tokens = 0;
-  TokenScores scores;
-  BootstrapOptions bootstrap;
-  // means with their intervals
+// The statistics of a set of sequences: means with their intervals.
+struct EvalStatistics {
+  int tokens = 0, sequences = 0;
   Interval kl_mean, top1_agreement, nll_reference, nll_cim;
   Interval delta_nll;  // mean of nll_cim - nll_reference, paired token by token
   // exp of the NLL means and of their interval ends (percentile intervals follow a monotone map)
   Interval perplexity_reference, perplexity_cim;
+};
+
+// The evaluation: the statistics (the base) of the sequences sampled from the reference, where
+// KL is the measure (there ΔNLL equals KL in expectation), and apart from them those of the
+// human-written text, where ΔNLL and perplexity mean what they say.
+struct Evaluation : EvalStatistics {
+  int all_tokens = 0, all_sequences = 0, text_tokens = 0;
+  TokenScores scores;  // every token: the sampled sequences', then the text's
+  BootstrapOptions bootstrap;
+  std::optional<EvalStatistics> text;  // none without a text
 };
 
 // Scores every sequence of `corpus` on CIM backends made by `make_cim` (two, each taking a fixed
@@ -42,7 +51,8 @@ TokenScores score_corpus(const cmodel::Config& config, const cmodel::Weights& we
                          const EvalCorpus& corpus, int threads,
                          const std::function<void(int, int)>& progress = {});
 
-// The statistics of scored tokens.
-Evaluation summarize_scores(TokenScores scores, const BootstrapOptions& bootstrap);
+// The statistics of scored tokens: the first `sampled_sequences` sequences (-1: all) and, apart,
+// the others (the text's).
+Evaluation summarize_scores(TokenScores scores, const BootstrapOptions& bootstrap, int sampled_sequences = -1);
 
 }  // namespace kvcim::runtime

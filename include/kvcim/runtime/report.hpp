@@ -2,14 +2,17 @@
 //   schema_version; tokens, reference_tokens (ids each run fed, prompt included);
 //   accuracy.top1_agreement, accuracy.kl_mean; energy.cim and energy.conventional, each with
 //   total_pj, per_token_pj and a breakdown object (pJ per component) whose values sum to total_pj.
-// accuracy.perplexity: {eval_tokens, reference, cim}, reference and cim null (eval_tokens 0) when
-//   no evaluation ran, never 0.
+// accuracy.perplexity: {eval_tokens, on, reference, cim}: on the human-written text (on "text")
+//   when there is one, else on the sampled sequences ("sampled"); reference and cim null
+//   (eval_tokens 0, on null) when no evaluation ran, never 0.
 // accuracy.evaluation: null when no evaluation ran; else the teacher-forced evaluation
-//   (docs/accuracy.md): tokens, sequences, sampled_tokens, text_tokens, prompts, seed, sampling,
-//   bootstrap {method, resample, resamples, confidence, seed}; kl_mean, top1_agreement,
-//   delta_nll (nll_cim - nll_reference, paired), nll_reference, nll_cim, perplexity_reference,
-//   perplexity_cim, each {value, ci_low, ci_high} (a 95% interval); sequence_starts (index of each
-//   sequence's first token); per_token {nll_reference, nll_cim, kl, top1_agree} arrays (nats).
+//   (docs/accuracy.md): tokens, sequences (all), sampled_tokens, sampled_sequences, text_tokens,
+//   prompts, seed, sampling, bootstrap {method, resample, resamples, confidence, seed}; kl_mean,
+//   top1_agreement, delta_nll (nll_cim - nll_reference, paired), nll_reference, nll_cim,
+//   perplexity_reference, perplexity_cim, each {value, ci_low, ci_high} (a 95% interval), of the
+//   sampled sequences; text: the same statistics with tokens and sequences, of the human-written
+//   text (null without one); sequence_starts (index of each sequence's first token, sampled ones
+//   first); per_token {nll_reference, nll_cim, kl, top1_agree} arrays (nats).
 // accuracy.top1_agreement/kl_mean/kl_max/... stay the generation's per-step figures.
 // options: prompt, steps, backends, temperature, top_p, policy, evaluation (bool), eval_tokens
 //   (null without an evaluation). steps: per-step arrays, the accuracy's and the KV cache's

@@ -57,7 +57,7 @@ RunReport run_job(const cmodel::Checkpoint& checkpoint, const cmodel::Tokenizer&
 
 // The evaluation text (added to the evaluation's sampled sequences) of a file, as bytes.
 std::string read_eval_text(const std::string& path);
-// The shipped evaluation text, testdata/eval/tinystories_eval.txt.
+// The shipped human-written evaluation text, testdata/eval/austen_paragraphs.txt (its README).
 std::string default_eval_text_path();
 
 }  // namespace kvcim::runtime

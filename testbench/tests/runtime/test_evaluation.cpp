@@ -7,6 +7,8 @@
 // (calibrated macros with their converters and noise) lose measurably more than sram_digital.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <numeric>
 
 #include "error_of.hpp"
@@ -65,6 +67,39 @@ TEST(EvalCorpus, ExactTokenCountPromptsInTurnTextLastAndSeeded) {
   const EvalCorpus other = build_eval_corpus(j.ck, j.tok, o);
   EXPECT_NE(other.sequences[0].ids, a.sequences[0].ids);
   EXPECT_EQ(other.predicted_tokens(), a.predicted_tokens());
+}
+
+// The text: each paragraph a sequence from BOS, one longer than the context cut into windows of
+// the context (every token predicted once); a text without tokens is refused before any sampling.
+TEST(EvalCorpus, TextParagraphsInWindowsOfTheContextCheckedFirst) {
+  Job j("sram_digital.yaml");
+  const int L = j.ck.config.seq_len;
+  std::string long_para;  // some 2L + 10 tokens (a sentence of at least one token per ~20 characters)
+  const size_t sentence = j.tok.encode("Lily saw a big dog.", false, false).size();
+  for (size_t i = 0; i < (2 * static_cast<size_t>(L) + 10) / sentence + 1; ++i) long_para += "Lily saw a big dog. ";
+  EXPECT_EQ(text_paragraphs("a b\nc\r\n \t\n\n\nd\n"), (std::vector<std::string>{"a b c", "d"}));
+  EvalCorpusOptions o;
+  o.tokens = 20;
+  o.text = "Tom ran.\n\n" + long_para + "\n";
+  const EvalCorpus c = build_eval_corpus(j.ck, j.tok, o);
+  const std::vector<int> first = j.tok.encode("Tom ran.", true, false), second = j.tok.encode(long_para, true, false);
+  ASSERT_EQ(static_cast<int>(c.sequences.size()) - c.sampled_sequences, 4);  // 1 + three windows
+  EXPECT_EQ(c.sequences[c.sampled_sequences].ids, first);
+  std::vector<int> joined{second[0]};
+  for (size_t i = c.sampled_sequences + 1; i < c.sequences.size(); ++i) {
+    const std::vector<int>& ids = c.sequences[i].ids;
+    EXPECT_EQ(ids[0], kBos);
+    EXPECT_LE(static_cast<int>(ids.size()), L);
+    joined.insert(joined.end(), ids.begin() + 1, ids.end());
+  }
+  EXPECT_EQ(joined, second);
+  EXPECT_EQ(c.text_tokens, static_cast<int>(first.size() + second.size()) - 2);
+  // a text of blank lines is refused at once, not after sampling a million tokens
+  o.tokens = 1000000;
+  o.text = "\n \n\t\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_NE(error_of([&] { build_eval_corpus(j.ck, j.tok, o); }).find("eval_text tokens = 0"), std::string::npos);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
 }
 
 TEST(EvalCorpus, BadOptionsAreNamed) {
@@ -170,15 +205,29 @@ TEST(Evaluation, ReportCarriesStatisticsArraysAndNullPerplexityWithout) {
   const int text_tokens = static_cast<int>(j.tok.encode(j.options.eval_text, true, false).size()) - 1;
   EXPECT_EQ(e["tokens"], 400 + text_tokens);
   EXPECT_EQ(e["text_tokens"], text_tokens);
-  EXPECT_EQ(a["perplexity"]["eval_tokens"], e["tokens"]);
+  EXPECT_EQ(e["sampled_tokens"], 400);
+  // perplexity is the human-written text's; the top-level statistics the sampled sequences'
+  EXPECT_EQ(a["perplexity"]["eval_tokens"], text_tokens);
+  EXPECT_EQ(a["perplexity"]["on"], "text");
+  EXPECT_EQ(e["text"]["tokens"], text_tokens);
+  EXPECT_EQ(e["text"]["sequences"], 1);
   for (const char* k : {"nll_reference", "nll_cim", "kl", "top1_agree"})
     EXPECT_EQ(e["per_token"][k].size(), e["tokens"].get<size_t>()) << k;
   EXPECT_EQ(e["sequence_starts"].size(), e["sequences"].get<size_t>());
+  EXPECT_EQ(e["sequences"], e["sampled_sequences"].get<int>() + 1);
   const std::vector<double> kl = e["per_token"]["kl"], ref = e["per_token"]["nll_reference"],
                             cim = e["per_token"]["nll_cim"];
-  EXPECT_NEAR(e["kl_mean"]["value"].get<double>(), mean(kl), 1e-12);
-  EXPECT_NEAR(e["delta_nll"]["value"].get<double>(), mean(cim) - mean(ref), 1e-12);
-  EXPECT_NEAR(a["perplexity"]["cim"].get<double>(), std::exp(mean(cim)), 1e-9);
+  auto part = [](const std::vector<double>& v, size_t from, size_t to) {
+    return std::vector<double>(v.begin() + static_cast<long>(from), v.begin() + static_cast<long>(to));
+  };
+  const size_t all = kl.size(), sampled = 400;
+  EXPECT_NEAR(e["kl_mean"]["value"].get<double>(), mean(part(kl, 0, sampled)), 1e-12);
+  EXPECT_NEAR(e["delta_nll"]["value"].get<double>(), mean(part(cim, 0, sampled)) - mean(part(ref, 0, sampled)), 1e-12);
+  EXPECT_NEAR(e["text"]["kl_mean"]["value"].get<double>(), mean(part(kl, sampled, all)), 1e-12);
+  EXPECT_NEAR(e["text"]["delta_nll"]["value"].get<double>(),
+              mean(part(cim, sampled, all)) - mean(part(ref, sampled, all)), 1e-12);
+  EXPECT_NEAR(a["perplexity"]["cim"].get<double>(), std::exp(mean(part(cim, sampled, all))), 1e-9);
+  EXPECT_EQ(a["perplexity"]["cim"], e["text"]["perplexity_cim"]["value"]);
   for (const char* k : {"kl_mean", "top1_agreement", "delta_nll", "perplexity_reference", "perplexity_cim"}) {
     EXPECT_LE(e[k]["ci_low"].get<double>(), e[k]["value"].get<double>()) << k;
     EXPECT_GE(e[k]["ci_high"].get<double>(), e[k]["value"].get<double>()) << k;

@@ -165,7 +165,8 @@ TEST(Run, JsonAndSummaryAreWrittenFromOneTypedReport) {
   EXPECT_EQ(j["energy"]["conventional_over_cim"].get<double>(), *rep.conventional_over_cim);
   EXPECT_EQ(j["energy"]["cim"]["total_pj"].get<double>(), rep.cim.energy_pj());
   EXPECT_EQ(j["mapping"]["macros_used"].get<int64_t>(), rep.figures.macros_used);
-  EXPECT_EQ(j["accuracy"]["evaluation"]["tokens"].get<int>(), rep.result.evaluation->tokens);
+  EXPECT_EQ(j["accuracy"]["evaluation"]["tokens"].get<int>(), rep.result.evaluation->all_tokens);
+  EXPECT_EQ(j["accuracy"]["evaluation"]["sampled_tokens"].get<int>(), rep.result.evaluation->tokens);
   const std::string text = run_summary(rep);
   char ratio[64];
   std::snprintf(ratio, sizeof ratio, "conventional / CIM = %.2fx", *rep.conventional_over_cim);
@@ -174,7 +175,7 @@ TEST(Run, JsonAndSummaryAreWrittenFromOneTypedReport) {
   ASSERT_GE(rep.result.evaluation->tokens, 1000);
   const std::string n = std::to_string(rep.result.evaluation->tokens);
   const std::string grouped = n.substr(0, n.size() - 3) + "," + n.substr(n.size() - 3);
-  EXPECT_NE(text.find("evaluation: " + grouped + " tokens"), std::string::npos) << text;
+  EXPECT_NE(text.find("(95% intervals): " + grouped + " tokens sampled"), std::string::npos) << text;
   EXPECT_NE(text.find(rep.result.reference_text.substr(0, 20)), std::string::npos);
   const std::vector<std::string> lines = mapper::conditions_lines(rep.conditions);
   EXPECT_EQ(mapper::conditions_lines(mapper::energy_conditions_from_json(j["energy"]["conditions"])), lines);
