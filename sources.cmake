@@ -151,6 +151,7 @@ set(KVCIM_PY_TESTS
     python/tests/test_plot.py
     python/tests/test_run.py
     python/tests/test_stub.py
+    python/tests/test_spec_fields.py
     python/tests/test_sweep.py
     python/tests/test_vocabulary.py
 )
@@ -246,6 +247,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_map_job.cpp
     testbench/tests/mapper/test_scale.cpp
     testbench/tests/mapper/test_shape_policy.cpp
+    testbench/tests/mapper/test_spec_fields.cpp
     testbench/tests/mapper/test_weights.cpp
 )
 set(KVCIM_TEST_model_SOURCES

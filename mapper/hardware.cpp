@@ -117,6 +117,12 @@ void read_macro(const Section& m, HardwareSpec& hw) {
   cim::MacroSpec& s = hw.macro;
   read_fields(m, s);
   if (!m.has("rows_per_cycle")) s.rows_per_cycle = s.rows;
+  // the ranges that depend on the geometry
+  auto at_most = [&](const char* key, int v, int hi) {
+    if (v > hi) m.error(key, "expected an integer in [1, " + std::to_string(hi) + "]");
+  };
+  at_most("rows_per_cycle", s.rows_per_cycle, s.rows);
+  at_most("adc_share", s.adc_share, s.cols);
 }
 
 }  // namespace

@@ -8,10 +8,7 @@
 namespace kvcim::cmodel::energy {
 
 void BaselineConfig::validate(const std::string& where) const {
-  if (sram_bytes < 0) fail(where, "baseline.sram", std::to_string(sram_bytes), "expected >= 0");
-  if (sram_bank_bytes < 1 || sram_bank_bytes > (int64_t{1} << 40))
-    fail(where, "baseline.sram_bank", std::to_string(sram_bank_bytes), "expected 1 B to 1 TiB");
-  if (mac_units < 1) fail(where, "baseline.mac_units", std::to_string(mac_units), "expected >= 1");
+  check_fields(*this, where, "baseline.");  // the ranges of its field table
 }
 
 Ledger baseline_ledger(const Config& c, int64_t position, const BaselineConfig& cfg, int64_t sequences) {

@@ -7,6 +7,7 @@
 
 
 #include "bindings.hpp"
+#include "spec_fields.hpp"
 #include "kvcim/runtime/defaults.hpp"
 #include "kvcim/cmodel/cim/attention_tile.hpp"
 #include "kvcim/cmodel/cim/attention_tile_analog.hpp"
@@ -111,31 +112,9 @@ void bind_cim(py::module_& m) {
       .value("hardsigmoid", TileSoftmax::hardsigmoid)
       .value("relu", TileSoftmax::relu);
 
-  py::class_<MacroSpec>(m, "MacroSpec", "Geometry and circuit options of one CIM macro.")
-      .def(py::init<>())
-      .def_readwrite("kind", &MacroSpec::kind)
-      .def_readwrite("rows", &MacroSpec::rows)
-      .def_readwrite("cols", &MacroSpec::cols)
-      .def_readwrite("cell_bits", &MacroSpec::cell_bits)
-      .def_readwrite("weight_bits", &MacroSpec::weight_bits)
-      .def_readwrite("input_bits", &MacroSpec::input_bits)
-      .def_readwrite("input_signed", &MacroSpec::input_signed)
-      .def_readwrite("input_bits_per_cycle", &MacroSpec::input_bits_per_cycle)
-      .def_readwrite("rows_per_cycle", &MacroSpec::rows_per_cycle)
-      .def_readwrite("adc_bits", &MacroSpec::adc_bits)
-      .def_readwrite("adc_share", &MacroSpec::adc_share)
-      .def_readwrite("adc_range", &MacroSpec::adc_range)
-      .def_readwrite("adc_clip", &MacroSpec::adc_clip)
-      .def_readwrite("encoding", &MacroSpec::encoding)
-      .def_readwrite("cell_noise_sigma", &MacroSpec::cell_noise_sigma)
-      .def_readwrite("read_noise_sigma", &MacroSpec::read_noise_sigma)
-      .def_readwrite("seed", &MacroSpec::seed)
-      .def_readwrite("drift_nu", &MacroSpec::drift_nu)
-      .def_readwrite("drift_nu_sigma", &MacroSpec::drift_nu_sigma)
-      .def_readwrite("drift_t0_s", &MacroSpec::drift_t0_s)
-      .def_readwrite("drift_time_s", &MacroSpec::drift_time_s)
-      .def_readwrite("drift_compensation", &MacroSpec::drift_compensation)
-      .def_readwrite("stuck_rate", &MacroSpec::stuck_rate)
+  py::class_<MacroSpec> macro_spec(m, "MacroSpec", "Geometry and circuit options of one CIM macro.");
+  bind_fields_readwrite(macro_spec);
+  macro_spec.def(py::init<>())
       .def("validate", &MacroSpec::validate, py::arg("where") = "MacroSpec")
       .def("slices_per_weight", &MacroSpec::slices_per_weight)
       .def("weights_per_row", &MacroSpec::weights_per_row)
@@ -196,32 +175,9 @@ void bind_cim(py::module_& m) {
       .def_property_readonly("events", [](const Macro& mc) { return fields_dict(mc.events()); })
       .def("reset_events", &Macro::reset_events);
 
-  py::class_<TileParams>(m, "TileParams", "Parameters of the CIM attention tile.")
-      .def(py::init<>())
-      .def_readwrite("head_dim", &TileParams::head_dim)
-      .def_readwrite("tokens", &TileParams::tokens)
-      .def_readwrite("kv_bits", &TileParams::kv_bits)
-      .def_readwrite("exp_frac", &TileParams::exp_frac)
-      .def_readwrite("prob_bits", &TileParams::prob_bits)
-      .def_readwrite("k_bits", &TileParams::k_bits)
-      .def_readwrite("v_bits", &TileParams::v_bits)
-      .def_readwrite("kind", &TileParams::kind)
-      .def_readwrite("softmax", &TileParams::softmax)
-      .def_readwrite("cell_bits", &TileParams::cell_bits)
-      .def_readwrite("adc_bits", &TileParams::adc_bits)
-      .def_readwrite("adc_range", &TileParams::adc_range)
-      .def_readwrite("adc_clip", &TileParams::adc_clip)
-      .def_readwrite("out_adc_clip", &TileParams::out_adc_clip)
-      .def_readwrite("cell_noise_sigma", &TileParams::cell_noise_sigma)
-      .def_readwrite("read_noise_sigma", &TileParams::read_noise_sigma)
-      .def_readwrite("stuck_rate", &TileParams::stuck_rate)
-      .def_readwrite("seed", &TileParams::seed)
-      .def_readwrite("retention_ns", &TileParams::retention_ns)
-      .def_readwrite("refresh_ns", &TileParams::refresh_ns)
-      .def_readwrite("drift_nu", &TileParams::drift_nu)
-      .def_readwrite("drift_nu_sigma", &TileParams::drift_nu_sigma)
-      .def_readwrite("drift_t0_s", &TileParams::drift_t0_s)
-      .def_readwrite("drift_compensation", &TileParams::drift_compensation)
+  py::class_<TileParams> tile_params(m, "TileParams", "Parameters of the CIM attention tile.");
+  bind_fields_readwrite(tile_params);
+  tile_params.def(py::init<>())
       .def("validate", &TileParams::validate, py::arg("where") = "TileParams")
       .def("__eq__", [](const TileParams& a, const TileParams& b) { return a == b; });
 

@@ -10,6 +10,8 @@
 #include <memory>
 
 #include "bindings.hpp"
+#include "spec_fields.hpp"
+#include "kvcim/spec_fields_json.hpp"
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
@@ -70,61 +72,31 @@ py::class_<S> bind_section(py::module_& m, const char* name, const char* doc) {
   return c;
 }
 
-// An enum field by its name in the section's dict.
-template <typename S>
-void named_field(py::class_<S>& c, const char* field) {
-  c.def_property_readonly(field, [field](const S& s) { return to_python(mapper::to_json(s)[field]); });
-}
-
 void bind_spec_sections(py::module_& m) {
   auto org = bind_section<Organization>(m, "Organization", "Where the macros sit (HardwareSpec.organization).");
-  org.def_readonly("macros", &Organization::macros)
-      .def_readonly("macros_auto", &Organization::macros_auto)
-      .def_readonly("area_mm2", &Organization::area_mm2)
-      .def_readonly("macros_per_tile", &Organization::macros_per_tile)
-      .def_readonly("tiles_per_bank", &Organization::tiles_per_bank)
-      .def_property_readonly("tiles", &Organization::tiles)
-      .def_property_readonly("banks", &Organization::banks)
-      .def_property_readonly("weights", [](const Organization& o) { return o.weights == Home::cim ? "cim" : "offchip"; })
-      .def_property_readonly("kv", [](const Organization& o) { return o.kv == Home::cim ? "cim" : "offchip"; });
+  bind_fields_readonly(org);
+  org.def_property_readonly("tiles", &Organization::tiles).def_property_readonly("banks", &Organization::banks);
   auto kv = bind_section<KvSpec>(m, "KvSpec", "The attention tiles (HardwareSpec.kv).");
-  kv.def_readonly("tokens_per_tile", &KvSpec::tokens_per_tile)
-      .def_readonly("prob_bits", &KvSpec::prob_bits)
-      .def_readonly("exp_frac", &KvSpec::exp_frac)
-      .def_readonly("k_bits", &KvSpec::k_bits)
-      .def_readonly("v_bits", &KvSpec::v_bits)
-      .def_readonly("cell_bits", &KvSpec::cell_bits)
-      .def_readonly("adc_bits", &KvSpec::adc_bits)
-      .def_readonly("adc_clip", &KvSpec::adc_clip)
-      .def_readonly("out_adc_clip", &KvSpec::out_adc_clip)
-      .def_readonly("cell_noise_sigma", &KvSpec::cell_noise_sigma)
-      .def_readonly("read_noise_sigma", &KvSpec::read_noise_sigma)
-      .def_readonly("stuck_rate", &KvSpec::stuck_rate)
-      .def_readonly("seed", &KvSpec::seed)
-      .def_readonly("retention_ns", &KvSpec::retention_ns)
-      .def_readonly("refresh_ns", &KvSpec::refresh_ns)
-      .def_readonly("drift_nu", &KvSpec::drift_nu)
-      .def_readonly("drift_nu_sigma", &KvSpec::drift_nu_sigma)
-      .def_readonly("drift_t0_s", &KvSpec::drift_t0_s)
-      .def_readonly("drift_compensation", &KvSpec::drift_compensation)
-      .def_readonly("token_interval_ns", &KvSpec::token_interval_ns);
-  for (const char* f : {"kind", "k_scale", "softmax"}) named_field(kv, f);
-  kv.def_property_readonly("adc_range", [](const KvSpec& k) {
-    return k.adc_range == cim::AdcRange::full_scale ? "full_scale" : "calibrated";
-  });
-  bind_section<Precision>(m, "Precision", "Bit widths (HardwareSpec.precision).")
-      .def_readonly("weight_bits", &Precision::weight_bits)
-      .def_readonly("activation_bits", &Precision::activation_bits)
-      .def_readonly("kv_bits", &Precision::kv_bits);
+  bind_fields_readonly(kv);
+  auto precision = bind_section<Precision>(m, "Precision", "Bit widths (HardwareSpec.precision).");
+  bind_fields_readonly(precision);
   auto base = bind_section<energy::BaselineConfig>(m, "BaselineConfig",
                                                    "The conventional engine compared against (HardwareSpec.baseline).");
-  base.def_readonly("sram_bytes", &energy::BaselineConfig::sram_bytes)
-      .def_readonly("sram_bank_bytes", &energy::BaselineConfig::sram_bank_bytes)
-      .def_readonly("mac_units", &energy::BaselineConfig::mac_units);
-  for (const char* f : {"mac", "offchip"}) named_field(base, f);
-  bind_section<energy::NodePoint>(m, "NodePoint", "A technology node and its supply (HardwareSpec.comparison).")
-      .def_readonly("node_nm", &energy::NodePoint::node_nm)
-      .def_readonly("voltage_v", &energy::NodePoint::voltage_v);
+  bind_fields_readonly(base);
+  auto node = bind_section<energy::NodePoint>(m, "NodePoint", "A technology node and its supply (HardwareSpec.comparison).");
+  bind_fields_readonly(node);
+}
+
+// Every section's field table as data (key, type, unit, min, max, default, kinds, doc, ...):
+// docs/hardware_fields.md is made from it (kvcim._fieldsdoc), the tests walk it.
+nlohmann::json spec_field_tables() {
+  return {{"macro", describe_fields<cim::MacroSpec>()},
+          {"organization", describe_fields<Organization>()},
+          {"kv", describe_fields<KvSpec>()},
+          {"precision", describe_fields<Precision>()},
+          {"baseline", describe_fields<energy::BaselineConfig>()},
+          {"comparison", describe_fields<energy::NodePoint>()},
+          {"tile", describe_fields<cim::TileParams>()}};
 }
 
 HardwareSpec hardware_from_dict(const py::dict& d, const std::string& base_dir) {
@@ -236,6 +208,9 @@ void bind_mapper(py::module_& m) {
         "configs/hw/sram_digital.yaml of the source tree.");
 
   bind_spec_sections(m);
+  m.def("spec_field_tables", [] { return to_python(spec_field_tables()); },
+        "Every spec section's field table (key, type, unit, min, max, default, kinds, doc); "
+        "`tile` is TileParams, which the kv section fills in.");
   py::class_<HardwareSpec>(m, "HardwareSpec",
                            "A validated hardware spec (kvcim::mapper::HardwareSpec).")
       .def_static(

@@ -16,9 +16,10 @@
 //   comparison:   node_nm, voltage_v (optional; default: the macro table's node and supply):
 //                 the one node both sides are priced at (cmodel/energy/scaling.hpp)
 //
-// Every field is checked (type, unit, range); an unknown key is an error suggesting the closest
-// known key. The same parser reads an in-memory YAML/JSON tree (a Python dict as JSON text).
-// docs/mapper.md lists every field.
+// Every field is checked (type, unit, range) from its section's field table (spec_fields below,
+// kvcim/spec_fields.hpp); an unknown key is an error suggesting the closest known key. The same
+// parser reads an in-memory YAML/JSON tree (a Python dict). docs/hardware_fields.md lists every
+// field (made from the tables).
 #pragma once
 #include <cstdint>
 #include <span>

@@ -1,0 +1,79 @@
+"""docs/hardware_fields.md, made from the spec's field tables (kvcim._core.spec_field_tables(), the
+C++ tables of kvcim/spec_fields.hpp). Run after changing a table, from the source folder:
+
+    PYTHONPATH=build/python /usr/bin/python3 -m kvcim._fieldsdoc > docs/hardware_fields.md
+
+python/tests/test_spec_fields.py fails while the checked-in page differs from what this writes.
+"""
+import sys
+
+SECTIONS = [
+    ("macro", "The weight macros (`cmodel::cim::MacroSpec`)."),
+    ("organization", "Where the macros sit (`mapper::Organization`)."),
+    ("kv", "The attention tiles holding the KV cache (`mapper::KvSpec`); `technology` (a table "
+           "path, default: the chip's) is read beside it."),
+    ("precision", "Bit widths (`mapper::Precision`)."),
+    ("baseline", "The conventional engine compared against (`cmodel::energy::BaselineConfig`); "
+                 "`technology` (a table path) is read beside it."),
+    ("comparison", "The one node both sides are priced at (`cmodel::energy::NodePoint`); the "
+                   "section is optional (default: the macro table's node and supply)."),
+    ("tile", "The attention tile's parameters (`cmodel::cim::TileParams`, Python's `TileParams`); "
+             "`HardwareSpec::tile` fills them in from the kv and precision sections."),
+]
+
+
+def fmt(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def legal(row):
+    if row["type"] == "choice":
+        return " \\| ".join(f"`{c}`" for c in row["choices"])
+    if row["type"] == "boolean":
+        return "true, false"
+    if row["type"] == "text":
+        return "text"
+    return f"[{fmt(row['min'])}, {fmt(row['max'])}]"
+
+
+def default(row):
+    if row["required"]:
+        return "required"
+    if row["defaults_to"]:
+        return row["defaults_to"]
+    return f"`{fmt(row['default'])}`"
+
+
+def markdown(tables):
+    out = ["# Hardware spec fields", "",
+           "Every field of a hardware spec (`configs/hw/*.yaml`, or the same tree as a dict), made "
+           "from the field tables beside the structs (`include/kvcim/spec_fields.hpp`) by "
+           "`kvcim._fieldsdoc`; a test fails while this page differs from the tables. The parser "
+           "reads, checks and writes exactly these keys: a value outside its legal range, of another "
+           "type, or a field that does not apply to the section's `kind` is an error naming the file, "
+           "the key, the value and the range. `kinds` names the kinds a field applies to. Fields "
+           "marked *not in the file* are set from other sections (Python attributes only). "
+           "`docs/mapper.md` explains the spec as a whole.", ""]
+    for name, about in SECTIONS:
+        out += [f"## `{name}`", "", about, "",
+                "| key | type | unit | legal | default | kinds | meaning |",
+                "| --- | --- | --- | --- | --- | --- | --- |"]
+        for row in tables[name]:
+            doc = row["doc"].replace("|", "\\|")
+            if not row["in_file"] and name != "tile":
+                doc += " *(not in the file)*"
+            if row["sparse"]:
+                doc += " (written when not the default)"
+            out.append(f"| `{row['key']}` | {row['type']} | {row['unit']} | {legal(row)} | "
+                       f"{default(row)} | {row['kinds']} | {doc} |")
+        out.append("")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    from kvcim import _core
+    sys.stdout.write(markdown(_core.spec_field_tables()))
