@@ -138,6 +138,7 @@ set(KVCIM_PY_SOURCES
 )
 # pytest files, one CTest test each
 set(KVCIM_PY_TESTS
+    python/tests/test_baseline.py
     python/tests/test_cim.py
     python/tests/test_dask.py
     python/tests/test_defaults.py

@@ -123,3 +123,47 @@ std::string machine_step_line(const Machine& m, const MachineRegime& r, const Ma
 }
 
 }  // namespace kvcim::mapper
+
+namespace kvcim::mapper {
+
+MachineRun machine_run(const Machine& m, const cmodel::Config& c, const std::vector<int>& active, int bits) {
+  MachineRun out;
+  double tokens = 0, pj = 0, static_pj = 0, memory_pj = 0, compute_pj = 0, tdp_pj = 0;
+  for (size_t pos = 0; pos < active.size(); ++pos) {
+    if (active[pos] < 1) continue;
+    const MachineStep s = machine_step(m, c, {active[pos], static_cast<int64_t>(pos) + 1, bits, bits});
+    tokens += active[pos];
+    pj += s.energy_pj();
+    static_pj += s.static_pj;
+    memory_pj += s.memory_pj;
+    compute_pj += s.compute_pj;
+    tdp_pj += s.tdp_pj;
+    out.ns += s.step_ns;
+  }
+  if (tokens == 0) return out;
+  out.tokens = tokens;
+  out.energy_pj_per_token = pj / tokens;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "%s: %.4g pJ/token (static %.3g, memory %.3g, compute %.3g), %.4g tokens/s; at the %.0f W TDP "
+                "%.4g pJ/token (every position of the run, %s weights and KV; no software overhead)",
+                m.name.c_str(), out.energy_pj_per_token, static_pj / tokens, memory_pj / tokens,
+                compute_pj / tokens, tokens / (out.ns * 1e-9), m.tdp_w, tdp_pj / tokens,
+                bits == 8 ? "int8" : "fp16");
+  out.line = buf;
+  nlohmann::json prov = nlohmann::json::object();
+  for (const auto& [field, text] : m.provenance) prov[field] = text;
+  out.json = {{"name", m.name},
+              {"description", m.description},
+              {"provenance", prov},
+              {"bits", bits},
+              {"energy_pj_per_token", out.energy_pj_per_token},
+              {"energy_pj_per_token_split", {{"static", static_pj / tokens}, {"memory", memory_pj / tokens},
+                                             {"compute", compute_pj / tokens}}},
+              {"energy_pj_per_token_at_tdp", tdp_pj / tokens},
+              {"tokens_per_s", tokens / (out.ns * 1e-9)},
+              {"averaged_over", "every position of the run, each a decode step of the sequences active there"}};
+  return out;
+}
+
+}  // namespace kvcim::mapper

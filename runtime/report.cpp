@@ -132,7 +132,7 @@ json perplexity_json(const GenerationResult& r) {
 RunReport make_run_report(GenerationResult result, const SessionOptions& options,
                           const mapper::Placement& placement, const RunInputs& inputs) {
   // (a Placement has no empty state: every member named, the costed ones filled in below)
-  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}};
+  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   const GenerationResult& r = rep.result;
   const mapper::HardwareSpec& hw = placement.hw;
   const energy::Costs cim_costs = hw.costs(), kv_costs = hw.kv_costs();
@@ -212,6 +212,7 @@ json to_json(const RunReport& rep) {
                             (o.sequences > 1 ? ", of every sequence of the batch (weights fetched once per step)"
                                              : "")}};
   energy["simulated_events"] = r.simulated.counts_json();
+  if (!rep.baseline_machine.is_null()) energy["baseline_machine"] = rep.baseline_machine;
   report["energy"] = energy;
   report["mapping"] = {{"macros_total", f.macros_total}, {"macros_used", f.macros_used},
                        {"weight_macros", f.weight_macros}, {"kv_macros_used", f.kv_macros_used},

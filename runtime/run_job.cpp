@@ -5,6 +5,7 @@
 
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/machine.hpp"
 #include "kvcim/mapper/sizing.hpp"
 #include "kvcim/runtime/hardware.hpp"
 
@@ -72,12 +73,26 @@ RunResult run_job(const cmodel::Checkpoint& ck, const cmodel::Tokenizer& tok, Ru
                   const SessionOptions& options, const RunInputs& inputs, const rtl::RtlTiles& rtl_tiles,
                   const std::string& attention_option) {
   mapper::HardwareSpec& hw = chip.hw;
+  // an unknown machine fails before the run
+  const std::optional<mapper::Machine> machine =
+      chip.baseline == "synthetic" ? std::nullopt : std::optional(mapper::machine_by_name(chip.baseline));
   if (chip.node_nm) hw.compare_at(*chip.node_nm, "run");
   mapper::request_sizing(hw, chip.fit, chip.area_mm2, "run");
   const mapper::PolicyText policy =
       chip.policy ? mapper::PolicyText{*chip.policy, true} : mapper::parse_policy_text(chip.policy_text);
   std::string note = mapper::fit_if_too_small(hw, ck.config, policy.policy, policy.overflow_named);
-  return {run_job(ck, tok, hw, policy.policy, options, inputs, rtl_tiles, attention_option), std::move(note)};
+  if (machine)  // a batch and context its HBM cannot hold fails before the run
+    mapper::machine_step(*machine, ck.config,
+                         {std::max<int64_t>(1, batch_size(options, policy.policy)), std::max(1, options.steps),
+                          hw.baseline.storage_bits(), hw.baseline.storage_bits()});
+  RunReport report = run_job(ck, tok, hw, policy.policy, options, inputs, rtl_tiles, attention_option);
+  if (machine) {
+    const mapper::MachineRun m =
+        mapper::machine_run(*machine, ck.config, report.result.active, hw.baseline.storage_bits());
+    report.baseline_machine = m.json;
+    report.baseline_machine_line = m.line;
+  }
+  return {std::move(report), std::move(note)};
 }
 
 std::string read_eval_text(const std::string& path) {

@@ -185,6 +185,7 @@ std::string run_summary(const RunReport& rep) {
           or_nan(rep.conventional_over_cim_iso_area), cond.area_cim_mm2,
           bank_text(static_cast<double>(cond.iso_area_sram_bytes)).c_str());
   appendf(out, "  weights written into the macros once: %s\n", si(rep.weight_load.energy_pj()).c_str());
+  if (!rep.baseline_machine_line.empty()) out += "  machine " + rep.baseline_machine_line + "\n";
   out += "conditions of the energy figures\n";
   for (const std::string& line : mapper::conditions_lines(cond)) out += "  " + line + "\n";
   appendf(out,

@@ -52,7 +52,8 @@ _use_package_data()
 # an ImportError here, not a silently smaller module).
 from ._core import (HardwareSpec, Placement, Policy, ModelShape, map, parse_shape,  # noqa: E402,F401
                     shape_preset, preset_names, shape_from_checkpoint, default_hardware_spec_path,
-                    Organization, KvSpec, Precision, BaselineConfig, NodePoint)
+                    Organization, KvSpec, Precision, BaselineConfig, NodePoint, machine_names,
+                    baseline_step)
 from .report import Report, run  # noqa: E402,F401
 
 

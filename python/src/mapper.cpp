@@ -22,6 +22,7 @@
 #include "kvcim/mapper/policy.hpp"
 #include "kvcim/mapper/report.hpp"
 #include "kvcim/mapper/shape.hpp"
+#include "kvcim/mapper/machine.hpp"
 #include "kvcim/mapper/map_job.hpp"
 #include "kvcim/mapper/sizing.hpp"
 #include "kvcim/cmodel/checkpoint.hpp"
@@ -353,6 +354,31 @@ void bind_mapper(py::module_& m) {
                "', policy='" + to_string(p.policy) + "', context=" + std::to_string(p.context) + ")";
       });
 
+  m.def("machine_names", &machine_names, "The named conventional machines of configs/machines (--baseline).");
+  m.def(
+      "baseline_step",
+      [](const std::string& machine, const py::object& placement_or_shape, std::optional<int64_t> sequences,
+         std::optional<int64_t> context, std::optional<int> bits) {
+        const Machine mc = machine_by_name(machine);
+        MachineRegime r;
+        cmodel::Config c;
+        if (py::isinstance<Placement>(placement_or_shape)) {
+          const Placement& p = placement_or_shape.cast<const Placement&>();
+          r = machine_regime(p);
+          c = p.shape.config;
+        } else {
+          c = as_shape(placement_or_shape).config;
+        }
+        if (sequences) r.sequences = *sequences;
+        if (context) r.context = *context;
+        if (bits) r.weight_bits = r.kv_bits = *bits;
+        return to_python(machine_step_json(mc, r, machine_step(mc, c, r)));
+      },
+      py::arg("machine"), py::arg("placement_or_shape"), py::kw_only(), py::arg("sequences") = py::none(),
+      py::arg("context") = py::none(), py::arg("bits") = py::none(),
+      "One decode step of a named machine (what `kvcim map --baseline NAME` records as "
+      "baseline_machine): for a Placement at its regime (sequences, context, the synthetic "
+      "engine's bits), or for a model shape at sequences/context/bits (default 1, 1, 16).");
   m.def(
       "map",
       [](const py::object& model_or_shape, const py::object& spec, const py::object& policy,

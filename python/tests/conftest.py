@@ -16,6 +16,15 @@ TESTS_DIR = pathlib.Path(__file__).resolve().parent
 PYTHON = os.environ.get("KVCIM_PYTHON", sys.executable)
 
 
+def kvcim_exe():
+    """The kvcim command beside the build's package (or $KVCIM_EXE)."""
+    exe = os.environ.get("KVCIM_EXE")
+    if exe:
+        return pathlib.Path(exe)
+    import kvcim
+    return pathlib.Path(kvcim.__file__).resolve().parents[2] / "kvcim"
+
+
 def child_env():
     """Environment for child processes (sweep CLI, Dask workers): kvcim and the test helpers
     importable, plots headless."""

@@ -13,13 +13,7 @@ import pytest
 
 import kvcim
 from kvcim import _core
-
-
-def kvcim_exe():
-    exe = os.environ.get("KVCIM_EXE")
-    if exe:
-        return pathlib.Path(exe)
-    return pathlib.Path(kvcim.__file__).resolve().parents[2] / "kvcim"
+from conftest import kvcim_exe
 
 
 def cli(*args, check=True):

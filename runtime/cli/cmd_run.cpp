@@ -45,6 +45,7 @@ void add_run(CLI::App& app) {
     std::optional<double> node;  // none: the CIM macro table's node
     bool fit = false;
     std::optional<double> area_mm2;  // none: no budget
+    std::string baseline = "synthetic";
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
@@ -82,6 +83,10 @@ void add_run(CLI::App& app) {
                 "size the CIM chip for the model, its context and sequences (organization.macros: auto)");
   cmd->add_option("--area-mm2", o->area_mm2,
                   "area budget of the CIM chip (mm2 at the comparison node); implies --fit");
+  cmd->add_option("--baseline", o->baseline,
+                  "conventional machine beside the spec's synthetic engine: a name of configs/machines "
+                  "(kvcim baseline lists them), or synthetic alone")
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "1 or 2: the float shadows beside the CIM pass")
       ->check(CLI::Range(1, 2))->capture_default_str();
   cmd->callback([o] {
@@ -101,7 +106,8 @@ void add_run(CLI::App& app) {
     if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
     // the chip as asked: composed by run_job, as for kvcim.run()
     RunChip chip{.hw = mapper::load_hardware_spec(o->hw), .policy_text = o->policy, .policy = std::nullopt,
-                 .node_nm = o->node, .fit = o->fit, .area_mm2 = o->area_mm2};
+                 .node_nm = o->node, .fit = o->fit, .area_mm2 = o->area_mm2,
+                 .baseline = o->baseline};
     const Checkpoint ck = load_checkpoint(o->model);
     const std::string tok_path = o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer;
     const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);

@@ -65,6 +65,15 @@ struct MachineRegime {
   int kv_bits = 16;
 };
 
+// A whole run on the machine: at every position `pos`, a step of active[pos] sequences over
+// pos + 1 tokens; energy per token over all of them, with the line and JSON reports show.
+struct MachineRun {
+  double tokens = 0, ns = 0, energy_pj_per_token = 0;
+  std::string line;
+  nlohmann::json json;
+};
+MachineRun machine_run(const Machine& m, const cmodel::Config& c, const std::vector<int>& active, int bits);
+
 struct Placement;
 // The regime of a placement: its sequences and context, weights and KV at the width of the spec's
 // synthetic engine (baseline.mac: int8 or fp16), so that both conventional sides do the same work.

@@ -62,6 +62,9 @@ struct RunReport {
   std::optional<double> conventional_over_cim, conventional_over_cim_iso_area;
   mapper::EnergyConditions conditions;
   mapper::Figures figures;
+  // a named machine beside the synthetic engine (run_job, --baseline); null and "" without one
+  nlohmann::json baseline_machine;
+  std::string baseline_machine_line;
   int positions() const { return static_cast<int>(result.active.size()); }
 };
 

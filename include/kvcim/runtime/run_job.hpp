@@ -33,6 +33,9 @@ struct RunChip {
   std::optional<double> node_nm;   // the node both sides are compared at; none: the spec's
   bool fit = false;                // organization.macros: auto
   std::optional<double> area_mm2;  // a budget for the CIM chip (mm2 at that node); implies fit
+  // A named conventional machine reported beside the spec's synthetic engine (configs/machines;
+  // `kvcim run --baseline`, kvcim.run(baseline=)); "synthetic": the engine alone.
+  std::string baseline = "synthetic";
 };
 
 struct RunResult {
