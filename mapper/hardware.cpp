@@ -20,6 +20,7 @@ namespace energy = cmodel::energy;
 // The names of each choice, in enum order: read by the parser, written by hardware_spec_to_json.
 const std::vector<std::string> kMacroKinds = {"digital", "analog"};
 const std::vector<std::string> kAdcRanges = {"full_scale", "calibrated"};
+const std::vector<std::string> kNoiseModels = {"exact", "fixed"};
 const std::vector<std::string> kEncodings = {"twos_complement", "offset", "differential"};
 const std::vector<std::string> kOffchipKinds = {"dram", "hbm"};
 const std::vector<std::string> kMacTypes = {"int8", "fp16"};
@@ -155,7 +156,7 @@ void read_macro(const Section& m, HardwareSpec& hw) {
   m.check_keys({"kind", "rows", "cols", "cell_bits", "input_bits_per_cycle", "rows_per_cycle",
                 "adc_bits", "adc_share", "adc_range", "adc_clip", "encoding", "cell_noise_sigma",
                 "read_noise_sigma", "seed", "drift_nu", "drift_nu_sigma", "drift_t0_s", "drift_time_s",
-                "drift_compensation", "stuck_rate"});
+                "drift_compensation", "stuck_rate", "noise_model"});
   cim::MacroSpec& s = hw.macro;
   s.kind = static_cast<cim::MacroKind>(m.get_choice("kind", kMacroKinds));
   s.rows = static_cast<int>(m.get_int("rows", 1, 65536));
@@ -179,10 +180,11 @@ void read_macro(const Section& m, HardwareSpec& hw) {
   s.drift_time_s = m.get_number("drift_time_s", 0.0, 1e12, 0.0);
   s.drift_compensation = m.get_bool("drift_compensation", true);
   s.stuck_rate = m.get_number("stuck_rate", 0.0, 1.0, 0.0);
+  s.noise_model = static_cast<cim::NoiseModel>(m.get_choice("noise_model", kNoiseModels, 1));
   // A digital macro reads its columns exactly: converter settings there are a mistake.
   if (s.kind == cim::MacroKind::digital)
     for (const char* k : {"adc_bits", "adc_share", "adc_range", "adc_clip", "drift_nu", "drift_nu_sigma",
-                          "drift_t0_s", "drift_time_s", "drift_compensation", "stuck_rate"})
+                          "drift_t0_s", "drift_time_s", "drift_compensation", "stuck_rate", "noise_model"})
       if (m.has(k)) m.error(k, "only meaningful for kind: analog (a digital macro has no ADC and no drift)");
 }
 
@@ -345,6 +347,7 @@ nlohmann::json to_json(const cim::MacroSpec& m) {
     macro["drift_time_s"] = m.drift_time_s;
     macro["drift_compensation"] = m.drift_compensation;
     macro["stuck_rate"] = m.stuck_rate;
+    macro["noise_model"] = kNoiseModels.at(static_cast<int>(m.noise_model));
     macro["adc_bits"] = m.adc_bits;
     macro["adc_share"] = m.adc_share;
     macro["adc_range"] = kAdcRanges.at(static_cast<int>(m.adc_range));

@@ -103,6 +103,9 @@ void bind_cim(py::module_& m) {
   py::enum_<AdcRange>(m, "AdcRange")
       .value("full_scale", AdcRange::full_scale)
       .value("calibrated", AdcRange::calibrated);
+  py::enum_<NoiseModel>(m, "NoiseModel")
+      .value("exact", NoiseModel::exact)
+      .value("fixed", NoiseModel::fixed);
   py::enum_<TileKind>(m, "TileKind")
       .value("digital", TileKind::digital)
       .value("analog", TileKind::analog);
@@ -136,6 +139,7 @@ void bind_cim(py::module_& m) {
       .def_readwrite("drift_time_s", &MacroSpec::drift_time_s)
       .def_readwrite("drift_compensation", &MacroSpec::drift_compensation)
       .def_readwrite("stuck_rate", &MacroSpec::stuck_rate)
+      .def_readwrite("noise_model", &MacroSpec::noise_model)
       .def("validate", &MacroSpec::validate, py::arg("where") = "MacroSpec")
       .def("slices_per_weight", &MacroSpec::slices_per_weight)
       .def("weights_per_row", &MacroSpec::weights_per_row)
