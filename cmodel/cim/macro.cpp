@@ -134,9 +134,12 @@ void Macro::read_noise_fixed(int32_t* out, int n) {
   // grid; saturated at +-2^24 grid units (sigma 2^q |draw| < 2^24 for any sigma below 2,800 levels).
   if (draws_.size() < static_cast<size_t>(n)) draws_.resize(n);
   detail::normal_draws(noise_key_, noise_draws_, n, draws_.data());
+  // Rounded half away from zero by a truncating conversion (no libm call: the loop vectorises).
   const double a = std::ldexp(spec_.read_noise_sigma, fixed_q_);
-  for (int i = 0; i < n; ++i)
-    out[i] = static_cast<int32_t>(std::clamp(std::nearbyint(a * static_cast<double>(draws_[i])), -16777216.0, 16777216.0));
+  for (int i = 0; i < n; ++i) {
+    const double v = std::clamp(a * static_cast<double>(draws_[i]), -16777216.0, 16777216.0);
+    out[i] = static_cast<int32_t>(v + (v < 0.0 ? -0.5 : 0.5));
+  }
   noise_draws_ += static_cast<uint64_t>(n);
 }
 

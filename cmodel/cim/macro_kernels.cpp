@@ -180,24 +180,23 @@ void cell_noise_isums_portable(const int16_t* qdev, size_t stride, int n_rows, c
   }
 }
 
-// The row pairs of one row group with any input level != 0, per input cycle k: the pair's
-// index at[k * pairs + i] and its two levels packed as int16s (u_even | u_odd << 16), count[k]
-// of them; the vector cell_noise_isums kernels broadcast each as the multiplier of vpmaddwd.
+// The multipliers of one row group's row pairs, for the vector cell_noise_isums kernels:
+// mul[(q * chunks + c) * 8 + j] = u_even | u_odd << 16 (two int16s, vpmaddwd's other operand) of
+// pair q and input cycle k = 8 c + j (0 past T), and any[q * chunks + c] whether one is nonzero.
 struct PairTerms {
-  int pairs;
+  int pairs, chunks;
   std::vector<int32_t> mul;
-  std::vector<int> at;
-  std::vector<int> count;
+  std::vector<uint8_t> any;
   PairTerms(int n_rows, const uint32_t* u, int T)
-      : pairs((n_rows + 1) / 2), mul(static_cast<size_t>(T) * pairs), at(static_cast<size_t>(T) * pairs), count(T, 0) {
-    for (int k = 0; k < T; ++k)
-      for (int q = 0; q < pairs; ++q) {
+      : pairs((n_rows + 1) / 2), chunks((T + 7) / 8), mul(static_cast<size_t>(pairs) * chunks * 8, 0),
+        any(static_cast<size_t>(pairs) * chunks, 0) {
+    for (int q = 0; q < pairs; ++q)
+      for (int k = 0; k < T; ++k) {
         const uint32_t ue = u[static_cast<size_t>(2 * q) * T + k];
         const uint32_t uo = 2 * q + 1 < n_rows ? u[static_cast<size_t>(2 * q + 1) * T + k] : 0u;
-        if ((ue | uo) == 0) continue;
-        const size_t i = static_cast<size_t>(k) * pairs + count[k]++;
-        mul[i] = static_cast<int32_t>(ue | (uo << 16));
-        at[i] = q;
+        const size_t at = static_cast<size_t>(q) * chunks + k / 8;
+        mul[at * 8 + k % 8] = static_cast<int32_t>(ue | (uo << 16));
+        any[at] |= (ue | uo) != 0;
       }
   }
 };
@@ -634,28 +633,35 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
   if (col < n) cell_noise_sums_portable(dev, stride, n_rows, u, T, col, n, pn);
 }
 
-// cell_noise_isums over blocks of columns: for each k, the vectors of int32 sums of a block stay
-// in registers while the row pairs with any u != 0 go by; vpmaddwd (or VNNI's vpdpwssd, the same
-// sum fused) multiplies a pair's two int16 deviations of a column by (u_even, u_odd) and adds them.
+// cell_noise_isums over blocks of NV vectors of columns and eight input cycles at a time: the
+// 8 x NV vectors of int32 sums stay in registers while the row pairs go by, each pair's
+// deviations loaded once (the pairs lie a row of the array apart: loaded once per block they
+// stream; loaded again per input cycle they evicted each other from L1, 4x slower) and multiplied
+// by the eight cycles' (u_even, u_odd) by vpmaddwd (or VNNI's vpdpwssd, the same sum fused).
 // Integer sums: every kernel and order gives the same S.
-#define KVCIM_MACRO_ISUMS_KERNEL(SUFFIX, TARGET, VEC, LANES, ZERO, SET1, LOAD, STORE, MADD_ADD)          \
+#define KVCIM_MACRO_ISUMS_KERNEL(SUFFIX, TARGET, VEC, LANES, NV, ZERO, SET1, LOAD, STORE, MADD_ADD)  \
   __attribute__((target(TARGET))) void cell_noise_isums_##SUFFIX(                                  \
       const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T, int n, int32_t* S) { \
     const PairTerms pt(n_rows, u, T);                                                              \
-    constexpr int kW = 4 * (LANES); /* columns per block */                                        \
+    constexpr int kW = (NV) * (LANES); /* columns per block */                                     \
     int col = 0;                                                                                   \
     for (; col + kW <= n; col += kW)                                                               \
-      for (int k = 0; k < T; ++k) {                                                                \
-        VEC s[4] = {ZERO, ZERO, ZERO, ZERO};                                                       \
-        const int32_t* mk = pt.mul.data() + static_cast<size_t>(k) * pt.pairs;                     \
-        const int* ak = pt.at.data() + static_cast<size_t>(k) * pt.pairs;                          \
-        for (int i = 0; i < pt.count[k]; ++i) {                                                    \
-          const int16_t* d = qdev + (static_cast<size_t>(ak[i]) * stride + col) * 2;               \
-          const VEC m = SET1(mk[i]);                                                               \
-          for (int j = 0; j < 4; ++j) s[j] = MADD_ADD(s[j], LOAD(d + 2 * (LANES) * j), m);          \
+      for (int c = 0; c < pt.chunks; ++c) {                                                        \
+        VEC s[8][NV];                                                                              \
+        for (int j = 0; j < 8; ++j)                                                                \
+          for (int v = 0; v < (NV); ++v) s[j][v] = ZERO;                                           \
+        for (int q = 0; q < pt.pairs; ++q) {                                                       \
+          const size_t at = static_cast<size_t>(q) * pt.chunks + c;                                \
+          if (!pt.any[at]) continue;                                                               \
+          const int16_t* d = qdev + (static_cast<size_t>(q) * stride + col) * 2;                   \
+          const int32_t* m = pt.mul.data() + at * 8;                                               \
+          VEC dv[NV];                                                                              \
+          for (int v = 0; v < (NV); ++v) dv[v] = LOAD(d + 2 * (LANES) * v);                        \
+          for (int j = 0; j < 8; ++j)                                                              \
+            for (int v = 0; v < (NV); ++v) s[j][v] = MADD_ADD(s[j][v], dv[v], SET1(m[j]));         \
         }                                                                                          \
-        int32_t* out = S + static_cast<size_t>(k) * n + col;                                       \
-        for (int j = 0; j < 4; ++j) STORE(out + (LANES) * j, s[j]);                                \
+        for (int j = 0; j < 8 && 8 * c + j < T; ++j)                                               \
+          for (int v = 0; v < (NV); ++v) STORE(S + static_cast<size_t>(8 * c + j) * n + col + (LANES) * v, s[j][v]); \
       }                                                                                            \
     if (col < n) cell_noise_isums_portable(qdev, stride, n_rows, u, T, col, n, S);                 \
   }
@@ -675,11 +681,11 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i madd_add512(__m512i s
 __attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i dpwssd512(__m512i s, __m512i d, __m512i m) {
   return _mm512_dpwssd_epi32(s, d, m);
 }
-KVCIM_MACRO_ISUMS_KERNEL(avx2, "avx2", __m256i, 8, _mm256_setzero_si256(), _mm256_set1_epi32, load256,
+KVCIM_MACRO_ISUMS_KERNEL(avx2, "avx2", __m256i, 8, 1, _mm256_setzero_si256(), _mm256_set1_epi32, load256,
                          store256, madd_add256)
-KVCIM_MACRO_ISUMS_KERNEL(avx512, "avx512f,avx512bw", __m512i, 16, _mm512_setzero_si512(), _mm512_set1_epi32,
+KVCIM_MACRO_ISUMS_KERNEL(avx512, "avx512f,avx512bw", __m512i, 16, 2, _mm512_setzero_si512(), _mm512_set1_epi32,
                          _mm512_loadu_si512, _mm512_storeu_si512, madd_add512)
-KVCIM_MACRO_ISUMS_KERNEL(avx512vnni, "avx512f,avx512bw,avx512vnni", __m512i, 16, _mm512_setzero_si512(),
+KVCIM_MACRO_ISUMS_KERNEL(avx512vnni, "avx512f,avx512bw,avx512vnni", __m512i, 16, 2, _mm512_setzero_si512(),
                          _mm512_set1_epi32, _mm512_loadu_si512, _mm512_storeu_si512, dpwssd512)
 #undef KVCIM_MACRO_ISUMS_KERNEL
 
