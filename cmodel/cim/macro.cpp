@@ -130,15 +130,15 @@ int32_t Macro::grid_deviation(int row, int col) const {
 }
 
 void Macro::read_noise_fixed(int32_t* out, int n) {
-  // The float draws scaled exactly by 2^q (a power of two) and by sigma in double, rounded to the
-  // grid; saturated at +-2^24 grid units (sigma 2^q |draw| < 2^24 for any sigma below 2,800 levels).
+  // The float draws times sigma 2^q, rounded to the grid; saturated at +-2^24 grid units.
   if (draws_.size() < static_cast<size_t>(n)) draws_.resize(n);
   detail::normal_draws(noise_key_, noise_draws_, n, draws_.data());
-  // Rounded half away from zero by a truncating conversion (no libm call: the loop vectorises).
-  const double a = std::ldexp(spec_.read_noise_sigma, fixed_q_);
+  // In float (the draws' precision; |sigma 2^q draw| < 2^24 for sigma below 2,800 levels),
+  // rounded half away from zero by a truncating conversion: no libm call, the loop vectorises.
+  const float a = static_cast<float>(std::ldexp(spec_.read_noise_sigma, fixed_q_));
   for (int i = 0; i < n; ++i) {
-    const double v = std::clamp(a * static_cast<double>(draws_[i]), -16777216.0, 16777216.0);
-    out[i] = static_cast<int32_t>(v + (v < 0.0 ? -0.5 : 0.5));
+    const float v = std::clamp(a * draws_[i], -16777216.f, 16777216.f);
+    out[i] = static_cast<int32_t>(v + (v < 0.f ? -0.5f : 0.5f));
   }
   noise_draws_ += static_cast<uint64_t>(n);
 }
