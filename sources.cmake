@@ -215,6 +215,7 @@ set(KVCIM_TEST_cim_macro_SOURCES
     testbench/tests/cim_macro/test_macro_exact.cpp
     testbench/tests/cim_macro/test_macro_generator.cpp
     testbench/tests/cim_macro/test_macro_noise.cpp
+    testbench/tests/cim_macro/test_macro_noise_models.cpp
     testbench/tests/cim_macro/test_macro_paths.cpp
     testbench/tests/cim_macro/test_macro_validate.cpp
 )

@@ -175,12 +175,13 @@ const char* level_name(KernelLevel level) {
 }
 
 void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell_bits = 1,
-               double noise = 0.0, double read_noise = -1.0) {
+               double noise = 0.0, double read_noise = -1.0, NoiseModel model = NoiseModel::fixed) {
   const Problem& p = problem();
   MacroSpec s = spec_for(kind, p.n);
   s.cell_bits = cell_bits;
   s.cell_noise_sigma = noise;
   s.read_noise_sigma = read_noise < 0.0 ? noise : read_noise;
+  s.noise_model = model;
   Macro m(s);
   m.write_block(p.w_io.data(), p.n, p.n);
   std::vector<int64_t> y(p.n);
@@ -244,6 +245,17 @@ void BM_MacroAnalogNoisy(benchmark::State& s) { run_macro(s, MacroKind::analog, 
 // The two noises apart: programmed cell deviations only, read noise only.
 void BM_MacroAnalogCellNoise(benchmark::State& s) { run_macro(s, MacroKind::analog, false, 1, 0.3, 0.0); }
 void BM_MacroAnalogReadNoise(benchmark::State& s) { run_macro(s, MacroKind::analog, false, 1, 0.0, 0.3); }
+// The same three on the exact noise model (docs/cim_macro.md, "Noise models"); the ones above run
+// the default fixed model. Read noise alone at an ADC step of one level is the rounded noise in both.
+void BM_MacroAnalogNoisyExact(benchmark::State& s) {
+  run_macro(s, MacroKind::analog, false, 1, 0.3, -1.0, NoiseModel::exact);
+}
+void BM_MacroAnalogCellNoiseExact(benchmark::State& s) {
+  run_macro(s, MacroKind::analog, false, 1, 0.3, 0.0, NoiseModel::exact);
+}
+void BM_MacroAnalogReadNoiseExact(benchmark::State& s) {
+  run_macro(s, MacroKind::analog, false, 1, 0.0, 0.3, NoiseModel::exact);
+}
 void BM_MacroDigitalReference(benchmark::State& s) { run_macro(s, MacroKind::digital, true); }
 void BM_MacroAnalogReference(benchmark::State& s) { run_macro(s, MacroKind::analog, true); }
 
@@ -257,6 +269,9 @@ BENCHMARK(BM_MacroAnalog2BitCells);
 BENCHMARK(BM_MacroAnalogNoisy);
 BENCHMARK(BM_MacroAnalogCellNoise);
 BENCHMARK(BM_MacroAnalogReadNoise);
+BENCHMARK(BM_MacroAnalogNoisyExact);
+BENCHMARK(BM_MacroAnalogCellNoiseExact);
+BENCHMARK(BM_MacroAnalogReadNoiseExact);
 BENCHMARK(BM_MacroDigitalReference)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MacroAnalogReference)->Unit(benchmark::kMillisecond);
 

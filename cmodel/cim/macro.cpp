@@ -38,7 +38,13 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   // (cell_level); an analog macro keeps the levels, which noise and the bit-planes build on.
   if (spec_.kind == MacroKind::analog) cells_.assign(n, 0);
   if (spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || deviates())) cell_noise_.assign(n, 0.f);
-  if (!cell_noise_.empty() && !deviates()) {
+  fixed_q_ = spec_.noise_grid_bits();
+  if (!cell_noise_.empty() && fixed_q_ > 0) {
+    noise_q_ = fixed_q_;
+    const size_t groups = static_cast<size_t>(spec_.row_groups(spec_.rows));
+    const size_t pairs = static_cast<size_t>(spec_.rows_per_cycle + 1) / 2;
+    cell_noise_q_.assign(groups * pairs * spec_.cols * 2, 0);
+  } else if (!cell_noise_.empty() && !deviates()) {
     // |deviation| = sigma |draw| < 5.8 sigma: the largest grid 2^-q that holds 6 sigma in int16;
     // a group's sums stay in int32 when rows_per_cycle * (largest input level) * 32767 does.
     const int q = static_cast<int>(std::floor(std::log2(32767.0 / (6.0 * spec_.cell_noise_sigma))));
@@ -77,7 +83,8 @@ void Macro::mirror_deviation(int row, int col) {
   if (cell_noise_q_.empty()) return;
   const int rpc = spec_.rows_per_cycle, g = row / rpc, i = row % rpc;
   const size_t pair = static_cast<size_t>(g) * ((rpc + 1) / 2) + i / 2;
-  const double v = std::nearbyint(std::ldexp(static_cast<double>(cell_noise_[static_cast<size_t>(row) * spec_.cols + col]), noise_q_));
+  double v = std::nearbyint(std::ldexp(static_cast<double>(cell_noise_[static_cast<size_t>(row) * spec_.cols + col]), noise_q_));
+  if (fixed_q_ > 0) v = std::clamp(v, -32767.0, 32767.0);  // the fixed model saturates (+-32 levels at q 10)
   if (std::fabs(v) > 32767.0) {  // not expected (|draw| < 5.8); the double sums then do it all
     cell_noise_q_.clear();
     return;
@@ -113,6 +120,26 @@ void Macro::read_noise(double sigma, double* out, int n) {
   if (draws_.size() < static_cast<size_t>(n)) draws_.resize(n);
   detail::normal_draws(noise_key_, noise_draws_, n, draws_.data());
   for (int i = 0; i < n; ++i) out[i] = sigma * static_cast<double>(draws_[i]);
+  noise_draws_ += static_cast<uint64_t>(n);
+}
+
+int32_t Macro::grid_deviation(int row, int col) const {
+  const int rpc = spec_.rows_per_cycle, g = row / rpc, i = row % rpc;
+  const size_t pair = static_cast<size_t>(g) * ((rpc + 1) / 2) + i / 2;
+  return cell_noise_q_[(pair * spec_.cols + col) * 2 + i % 2];
+}
+
+void Macro::read_noise_fixed(int32_t* out, int n) {
+  // The float draws times sigma 2^q, rounded to the grid; saturated at +-2^24 grid units.
+  if (draws_.size() < static_cast<size_t>(n)) draws_.resize(n);
+  detail::normal_draws(noise_key_, noise_draws_, n, draws_.data());
+  // In float (the draws' precision; |sigma 2^q draw| < 2^24 for sigma below 2,800 levels),
+  // rounded half away from zero by a truncating conversion: no libm call, the loop vectorises.
+  const float a = static_cast<float>(std::ldexp(spec_.read_noise_sigma, fixed_q_));
+  for (int i = 0; i < n; ++i) {
+    const float v = std::clamp(a * draws_[i], -16777216.f, 16777216.f);
+    out[i] = static_cast<int32_t>(v + (v < 0.f ? -0.5f : 0.5f));
+  }
   noise_draws_ += static_cast<uint64_t>(n);
 }
 

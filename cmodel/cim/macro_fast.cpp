@@ -193,6 +193,33 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
         read_noise_rounded_codes(p.data(), top, pk_all.data() + static_cast<size_t>(k) * C, C);
       }
     weigh_codes(pk_all);
+  } else if (fixed_q_ > 0) {
+    // The fixed noise model: the grid deviations summed in integers (cell_noise_isums), the read
+    // noise drawn onto the same grid, each code rounded in integers (detail::adc_fixed).
+    std::vector<int32_t> S(cell_noise_q_.empty() ? 0 : static_cast<size_t>(T) * C);
+    std::vector<int32_t> R(read_sigma > 0.0 ? C : 0);
+    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
+    const size_t pairs = static_cast<size_t>(rpc + 1) / 2;
+    for (int g = 0; g < G; ++g) {
+      const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
+      if (!S.empty()) {
+        group_levels(r0, r1);
+        detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(g) * pairs * cols * 2, cols, r1 - r0,
+                                 levels.data(), T, C, S.data());
+      }
+      for (int k = 0; k < T; ++k) {
+        const int s0 = step_begin[k * G + g];
+        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
+        if (!R.empty()) {
+          noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
+          read_noise_fixed(R.data(), C);
+        }
+        detail::adc_fixed(p.data(), S.empty() ? nullptr : S.data() + static_cast<size_t>(k) * C,
+                          R.empty() ? nullptr : R.data(), C, fixed_q_, shift, static_cast<int32_t>(top_code),
+                          pk_all.data() + static_cast<size_t>(k) * C);
+      }
+    }
+    weigh_codes(pk_all);
   } else if (!cell_noise_q_.empty()) {
     // Cell noise summed in integers (cell_noise_q_: each deviation within 2^-(q+1) of its grid
     // value), row group by row group: S = sum of u * q exactly, so |pn - S 2^-q| <= (sum of u)

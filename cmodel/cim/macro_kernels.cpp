@@ -180,6 +180,35 @@ void cell_noise_isums_portable(const int16_t* qdev, size_t stride, int n_rows, c
   }
 }
 
+// The multipliers of one row group's row pairs, for the vector cell_noise_isums kernels:
+// mul[(q * chunks + c) * 8 + j] = u_even | u_odd << 16 (two int16s, vpmaddwd's other operand) of
+// pair q and input cycle k = 8 c + j (0 past T), and any[q * chunks + c] whether one is nonzero.
+struct PairTerms {
+  int pairs, chunks;
+  std::vector<int32_t> mul;
+  std::vector<uint8_t> any;
+  PairTerms(int n_rows, const uint32_t* u, int T)
+      : pairs((n_rows + 1) / 2), chunks((T + 7) / 8), mul(static_cast<size_t>(pairs) * chunks * 8, 0),
+        any(static_cast<size_t>(pairs) * chunks, 0) {
+    for (int q = 0; q < pairs; ++q)
+      for (int k = 0; k < T; ++k) {
+        const uint32_t ue = u[static_cast<size_t>(2 * q) * T + k];
+        const uint32_t uo = 2 * q + 1 < n_rows ? u[static_cast<size_t>(2 * q + 1) * T + k] : 0u;
+        const size_t at = static_cast<size_t>(q) * chunks + k / 8;
+        mul[at * 8 + k % 8] = static_cast<int32_t>(ue | (uo << 16));
+        any[at] |= (ue | uo) != 0;
+      }
+  }
+};
+
+void adc_fixed_portable(const uint32_t* p, const int32_t* S, const int32_t* R, int col0, int n, int q,
+                        int shift, int32_t top, uint32_t* pk) {
+  for (int col = col0; col < n; ++col) {
+    const int32_t d = (S != nullptr ? S[col] : 0) + (R != nullptr ? R[col] : 0);
+    pk[col] += static_cast<uint32_t>(adc_fixed_code(p[col], d, q, shift, top)) << shift;
+  }
+}
+
 // The margin of one conversion: `margin` plus room for the roundings of p + (pna + rn), of the
 // reference's p + (pn + rn) and of va -+ m (each below 2^-53 (|va| + p), as |pn + rn| <= |va| + p
 // up to rounding; 2^-48 covers the four with room to spare).
@@ -604,43 +633,103 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
   if (col < n) cell_noise_sums_portable(dev, stride, n_rows, u, T, col, n, pn);
 }
 
-// cell_noise_isums over blocks of 64 columns: for each k, four vectors of 16 int32 sums stay in
-// registers while the row pairs with any u != 0 go by; vpmaddwd multiplies a pair's two int16
-// deviations of 16 columns by (u_even, u_odd) and adds them (AVX-512BW, no VNNI needed).
-__attribute__((target("avx512f,avx512bw"))) void cell_noise_isums_avx512(const int16_t* qdev, size_t stride,
-                                                                        int n_rows, const uint32_t* u,
-                                                                        int T, int n, int32_t* S) {
-  const int pairs = (n_rows + 1) / 2;
-  std::vector<int32_t> mul(static_cast<size_t>(T) * pairs);
-  std::vector<int> at(static_cast<size_t>(T) * pairs);
-  std::vector<int> count(T, 0);
-  for (int k = 0; k < T; ++k)
-    for (int q = 0; q < pairs; ++q) {
-      const uint32_t ue = u[static_cast<size_t>(2 * q) * T + k];
-      const uint32_t uo = 2 * q + 1 < n_rows ? u[static_cast<size_t>(2 * q + 1) * T + k] : 0u;
-      if ((ue | uo) == 0) continue;
-      const size_t i = static_cast<size_t>(k) * pairs + count[k]++;
-      mul[i] = static_cast<int32_t>(ue | (uo << 16));
-      at[i] = q;
-    }
-  constexpr int kW = 64;  // columns per block
+// cell_noise_isums over blocks of NV vectors of columns and eight input cycles at a time: the
+// 8 x NV vectors of int32 sums stay in registers while the row pairs go by, each pair's
+// deviations loaded once (the pairs lie a row of the array apart: loaded once per block they
+// stream; loaded again per input cycle they evicted each other from L1, 4x slower) and multiplied
+// by the eight cycles' (u_even, u_odd) by vpmaddwd (or VNNI's vpdpwssd, the same sum fused).
+// Integer sums: every kernel and order gives the same S.
+#define KVCIM_MACRO_ISUMS_KERNEL(SUFFIX, TARGET, VEC, LANES, NV, ZERO, SET1, LOAD, STORE, MADD_ADD)  \
+  __attribute__((target(TARGET))) void cell_noise_isums_##SUFFIX(                                  \
+      const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T, int n, int32_t* S) { \
+    const PairTerms pt(n_rows, u, T);                                                              \
+    constexpr int kW = (NV) * (LANES); /* columns per block */                                     \
+    int col = 0;                                                                                   \
+    for (; col + kW <= n; col += kW)                                                               \
+      for (int c = 0; c < pt.chunks; ++c) {                                                        \
+        VEC s[8][NV];                                                                              \
+        for (int j = 0; j < 8; ++j)                                                                \
+          for (int v = 0; v < (NV); ++v) s[j][v] = ZERO;                                           \
+        for (int q = 0; q < pt.pairs; ++q) {                                                       \
+          const size_t at = static_cast<size_t>(q) * pt.chunks + c;                                \
+          if (!pt.any[at]) continue;                                                               \
+          const int16_t* d = qdev + (static_cast<size_t>(q) * stride + col) * 2;                   \
+          const int32_t* m = pt.mul.data() + at * 8;                                               \
+          VEC dv[NV];                                                                              \
+          for (int v = 0; v < (NV); ++v) dv[v] = LOAD(d + 2 * (LANES) * v);                        \
+          for (int j = 0; j < 8; ++j)                                                              \
+            for (int v = 0; v < (NV); ++v) s[j][v] = MADD_ADD(s[j][v], dv[v], SET1(m[j]));         \
+        }                                                                                          \
+        for (int j = 0; j < 8 && 8 * c + j < T; ++j)                                               \
+          for (int v = 0; v < (NV); ++v) STORE(S + static_cast<size_t>(8 * c + j) * n + col + (LANES) * v, s[j][v]); \
+      }                                                                                            \
+    if (col < n) cell_noise_isums_portable(qdev, stride, n_rows, u, T, col, n, S);                 \
+  }
+
+__attribute__((target("avx2"))) inline __m256i load256(const int16_t* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+__attribute__((target("avx2"))) inline void store256(int32_t* p, __m256i v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+}
+__attribute__((target("avx2"))) inline __m256i madd_add256(__m256i s, __m256i d, __m256i m) {
+  return _mm256_add_epi32(s, _mm256_madd_epi16(d, m));
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i madd_add512(__m512i s, __m512i d, __m512i m) {
+  return _mm512_add_epi32(s, _mm512_madd_epi16(d, m));
+}
+__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i dpwssd512(__m512i s, __m512i d, __m512i m) {
+  return _mm512_dpwssd_epi32(s, d, m);
+}
+KVCIM_MACRO_ISUMS_KERNEL(avx2, "avx2", __m256i, 8, 1, _mm256_setzero_si256(), _mm256_set1_epi32, load256,
+                         store256, madd_add256)
+KVCIM_MACRO_ISUMS_KERNEL(avx512, "avx512f,avx512bw", __m512i, 16, 2, _mm512_setzero_si512(), _mm512_set1_epi32,
+                         _mm512_loadu_si512, _mm512_storeu_si512, madd_add512)
+KVCIM_MACRO_ISUMS_KERNEL(avx512vnni, "avx512f,avx512bw,avx512vnni", __m512i, 16, 2, _mm512_setzero_si512(),
+                         _mm512_set1_epi32, _mm512_loadu_si512, _mm512_storeu_si512, dpwssd512)
+#undef KVCIM_MACRO_ISUMS_KERNEL
+
+// adc_fixed (macro_kernels.hpp) in 8 or 16 int32 lanes: shifts by q + s arithmetic (floor).
+__attribute__((target("avx2"))) void adc_fixed_avx2(const uint32_t* p, const int32_t* S, const int32_t* R,
+                                                     int n, int q, int shift, int32_t top, uint32_t* pk) {
+  const __m256i mask = _mm256_set1_epi32(static_cast<int32_t>((1u << shift) - 1u));
+  const __m256i half = _mm256_set1_epi32(1 << (q + shift - 1)), vt = _mm256_set1_epi32(top);
+  const __m128i sq = _mm_cvtsi32_si128(q), ss = _mm_cvtsi32_si128(shift), sqs = _mm_cvtsi32_si128(q + shift);
+  const __m256i zero = _mm256_setzero_si256();
   int col = 0;
-  for (; col + kW <= n; col += kW)
-    for (int k = 0; k < T; ++k) {
-      __m512i s[kW / 16];
-      for (int j = 0; j < kW / 16; ++j) s[j] = _mm512_setzero_si512();
-      const int32_t* mk = mul.data() + static_cast<size_t>(k) * pairs;
-      const int* ak = at.data() + static_cast<size_t>(k) * pairs;
-      for (int i = 0; i < count[k]; ++i) {
-        const int16_t* d = qdev + (static_cast<size_t>(ak[i]) * stride + col) * 2;
-        const __m512i m = _mm512_set1_epi32(mk[i]);
-        for (int j = 0; j < kW / 16; ++j)
-          s[j] = _mm512_add_epi32(s[j], _mm512_madd_epi16(_mm512_loadu_si512(d + 32 * j), m));
-      }
-      int32_t* out = S + static_cast<size_t>(k) * n + col;
-      for (int j = 0; j < kW / 16; ++j) _mm512_storeu_si512(out + 16 * j, s[j]);
-    }
-  if (col < n) cell_noise_isums_portable(qdev, stride, n_rows, u, T, col, n, S);
+  for (; col + 8 <= n; col += 8) {
+    const __m256i pv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + col));
+    __m256i d = half;
+    if (S != nullptr) d = _mm256_add_epi32(d, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(S + col)));
+    if (R != nullptr) d = _mm256_add_epi32(d, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(R + col)));
+    const __m256i rem = _mm256_sll_epi32(_mm256_and_si256(pv, mask), sq);
+    __m256i c = _mm256_add_epi32(_mm256_srl_epi32(pv, ss), _mm256_sra_epi32(_mm256_add_epi32(rem, d), sqs));
+    c = _mm256_min_epi32(_mm256_max_epi32(c, zero), vt);
+    __m256i* dst = reinterpret_cast<__m256i*>(pk + col);
+    _mm256_storeu_si256(dst, _mm256_add_epi32(_mm256_loadu_si256(dst), _mm256_sll_epi32(c, ss)));
+  }
+  adc_fixed_portable(p, S, R, col, n, q, shift, top, pk);
+}
+
+__attribute__((target("avx512f,avx512bw"))) void adc_fixed_avx512(const uint32_t* p, const int32_t* S,
+                                                                  const int32_t* R, int n, int q, int shift,
+                                                                  int32_t top, uint32_t* pk) {
+  const __m512i mask = _mm512_set1_epi32(static_cast<int32_t>((1u << shift) - 1u));
+  const __m512i half = _mm512_set1_epi32(1 << (q + shift - 1)), vt = _mm512_set1_epi32(top);
+  const __m128i sq = _mm_cvtsi32_si128(q), ss = _mm_cvtsi32_si128(shift), sqs = _mm_cvtsi32_si128(q + shift);
+  const __m512i zero = _mm512_setzero_si512();
+  int col = 0;
+  for (; col + 16 <= n; col += 16) {
+    const __m512i pv = _mm512_loadu_si512(p + col);
+    __m512i d = half;
+    if (S != nullptr) d = _mm512_add_epi32(d, _mm512_loadu_si512(S + col));
+    if (R != nullptr) d = _mm512_add_epi32(d, _mm512_loadu_si512(R + col));
+    const __m512i rem = _mm512_sll_epi32(_mm512_and_si512(pv, mask), sq);
+    __m512i c = _mm512_add_epi32(_mm512_srl_epi32(pv, ss), _mm512_sra_epi32(_mm512_add_epi32(rem, d), sqs));
+    c = _mm512_min_epi32(_mm512_max_epi32(c, zero), vt);
+    _mm512_storeu_si512(pk + col, _mm512_add_epi32(_mm512_loadu_si512(pk + col), _mm512_sll_epi32(c, ss)));
+  }
+  adc_fixed_portable(p, S, R, col, n, q, shift, top, pk);
 }
 
 __attribute__((target("avx512f,avx512bw"))) int adc_noisy_bounded_avx512(
@@ -857,9 +946,23 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
                       int n, int32_t* S) {
 #ifdef KVCIM_MACRO_X86
-  if (level() >= kAvx512) return cell_noise_isums_avx512(qdev, stride, n_rows, u, T, n, S);
+  static const bool vnni = __builtin_cpu_supports("avx512vnni");
+  const int l = level();
+  if (l >= kAvx512 && vnni) return cell_noise_isums_avx512vnni(qdev, stride, n_rows, u, T, n, S);
+  if (l >= kAvx512) return cell_noise_isums_avx512(qdev, stride, n_rows, u, T, n, S);
+  if (l >= kAvx2) return cell_noise_isums_avx2(qdev, stride, n_rows, u, T, n, S);
 #endif
   cell_noise_isums_portable(qdev, stride, n_rows, u, T, 0, n, S);
+}
+
+void adc_fixed(const uint32_t* p, const int32_t* S, const int32_t* R, int n, int q, int shift,
+               int32_t top, uint32_t* pk) {
+#ifdef KVCIM_MACRO_X86
+  const int l = level();
+  if (l >= kAvx512) return adc_fixed_avx512(p, S, R, n, q, shift, top, pk);
+  if (l >= kAvx2) return adc_fixed_avx2(p, S, R, n, q, shift, top, pk);
+#endif
+  adc_fixed_portable(p, S, R, 0, n, q, shift, top, pk);
 }
 
 namespace {

@@ -61,6 +61,19 @@ int adc_noisy_bounded(const uint32_t* p, const int32_t* S, double qscale, const 
 // How many columns adc_noisy_bounded has left in doubt so far, in this process (tests).
 uint64_t bounded_adc_doubts();
 
+// The fixed noise model's ADC of one step, in integers on the grid of 2^-q levels: with
+// d = S[col] + R[col] (a null S or R reads as zeros) the value is p 2^q + d grid units and
+// code = clamp(floor((p 2^q + d) / 2^(q+s) + 1/2), 0, top), computed as
+// (p >> s) + ((((p mod 2^s) << q) + d + 2^(q+s-1)) >> (q+s)) so that nothing leaves int32 (the
+// caller guarantees q + s <= 28 and |d| < 2^30); pk[col] += code << s.
+void adc_fixed(const uint32_t* p, const int32_t* S, const int32_t* R, int n, int q, int shift,
+               int32_t top, uint32_t* pk);
+inline int32_t adc_fixed_code(uint32_t p, int32_t d, int q, int shift, int32_t top) {
+  const int32_t rem = static_cast<int32_t>(p & ((1u << shift) - 1u));
+  const int32_t c = static_cast<int32_t>(p >> shift) + ((rem * (1 << q) + d + (1 << (q + shift - 1))) >> (q + shift));
+  return c < 0 ? 0 : (c > top ? top : c);
+}
+
 // The noise generator (noise_key, normal_draw, normal_draws) is declared in macro.hpp.
 
 }  // namespace kvcim::cmodel::cim::detail

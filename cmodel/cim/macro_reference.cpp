@@ -30,8 +30,9 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
   // psum[col * T + k]: the column's partial sums of input cycle k, accumulated over row groups.
   std::vector<int64_t> psum(static_cast<size_t>(C) * T, 0);
   const bool rounded = rounded_.k_max > 0;  // read noise drawn rounded (Macro::rounded_)
-  std::vector<double> read_draws(analog && spec_.read_noise_sigma > 0.0 && !rounded ? C : 0);
-  std::vector<int32_t> read_offsets(rounded ? C : 0);
+  const bool fixed = !rounded && fixed_q_ > 0;  // the fixed noise model (Macro::fixed_q_)
+  std::vector<double> read_draws(analog && spec_.read_noise_sigma > 0.0 && !rounded && !fixed ? C : 0);
+  std::vector<int32_t> read_offsets(rounded || (fixed && spec_.read_noise_sigma > 0.0) ? C : 0);
   for (int k = 0; k < T; ++k) {
     ev.row_activations += n_rows;  // every used row is driven once in each input cycle
     for (int g = 0; g < G; ++g) {
@@ -39,6 +40,8 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
       // Read noise of this step's conversions (column order), one draw per conversion.
       if (rounded)
         read_noise_rounded(read_offsets.data(), C);
+      else if (!read_offsets.empty())
+        read_noise_fixed(read_offsets.data(), C);
       else if (analog && spec_.read_noise_sigma > 0.0)
         read_noise(spec_.read_noise_sigma, read_draws.data(), C);
       std::vector<int> adc_queue(n_adc, 0);  // conversions waiting at each shared ADC
@@ -56,18 +59,23 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
           read = p;
         } else {
           // Bitline: sum of input level x (cell level + programmed deviation), plus read noise.
-          int64_t p_int = 0;
+          int64_t p_int = 0, p_grid = 0;  // p_grid: the fixed model's deviations, grid units
           double p_noise = 0.0;
           for (int r = r0; r < r1; ++r) {
             const uint32_t u = detail::input_level(spec_, pieces[k], x[r]);
             const size_t idx = static_cast<size_t>(r) * spec_.cols + col;
             p_int += int64_t{u} * cells_[idx];
-            if (!cell_noise_.empty()) p_noise += static_cast<double>(u) * cell_noise_[idx];
+            if (fixed && !cell_noise_.empty()) p_grid += int64_t{u} * grid_deviation(r, col);
+            else if (!cell_noise_.empty()) p_noise += static_cast<double>(u) * cell_noise_[idx];
           }
-          if (spec_.read_noise_sigma > 0.0 && !rounded) p_noise += read_draws[col];
+          if (!read_draws.empty()) p_noise += read_draws[col];
           int64_t code;
           if (cell_noise_.empty() && spec_.read_noise_sigma == 0.0) {
             code = std::min(quant::shift_round(p_int, shift), top_code);  // p_int >= 0
+          } else if (fixed) {
+            // integers on the grid of 2^-q levels, rounded as detail::adc_fixed_code
+            const int64_t v = (p_int << fixed_q_) + p_grid + (read_offsets.empty() ? 0 : read_offsets[col]);
+            code = std::clamp(quant::shift_round(v, fixed_q_ + shift), int64_t{0}, top_code);
           } else if (rounded) {
             code = std::clamp(p_int + read_offsets[col], int64_t{0}, top_code);  // step 1: p + round(n)
           } else {

@@ -34,6 +34,8 @@ void MacroSpec::validate(const std::string& where) const {
       encoding != WeightEncoding::differential)
     fail(where, "encoding", std::to_string(static_cast<int>(encoding)),
          "twos_complement, offset or differential");
+  if (noise_model != NoiseModel::exact && noise_model != NoiseModel::fixed)
+    fail(where, "noise_model", std::to_string(static_cast<int>(noise_model)), "exact or fixed");
   if (adc_range != AdcRange::full_scale && adc_range != AdcRange::calibrated)
     fail(where, "adc_range", std::to_string(static_cast<int>(adc_range)),
          "full_scale or calibrated");
@@ -123,6 +125,18 @@ int MacroSpec::adc_shift() const {
   int s = 0;
   while (std::ldexp(top_code, s) < range) ++s;
   return s;
+}
+
+int MacroSpec::noise_grid_bits() const {
+  if (noise_model != NoiseModel::fixed || kind != MacroKind::analog) return 0;
+  if (cell_noise_sigma == 0.0 && read_noise_sigma == 0.0 && !drifts() && stuck_rate == 0.0) return 0;
+  // Sums in int32 (detail::adc_fixed): |cell sum| < rows_per_cycle * u_max * 2^15 <= 2^30 and the
+  // ADC's remainder and half step below 2^(q + s) <= 2^28.
+  int dmax = 0;
+  for (const auto& p : detail::input_pieces(*this)) dmax = std::max(dmax, p.width);
+  if (static_cast<int64_t>(rows_per_cycle) * ((int64_t{1} << dmax) - 1) >= 32768) return 0;
+  const int q = std::min(10, 28 - adc_shift());
+  return q >= 8 ? q : 0;
 }
 
 namespace detail {

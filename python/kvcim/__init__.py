@@ -21,6 +21,7 @@ from ._core import (  # noqa: F401  (re-exported API)
     Macro,
     MacroKind,
     MacroSpec,
+    NoiseModel,
     QueryScale,
     TileParams,
     TileResult,

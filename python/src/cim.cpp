@@ -104,6 +104,9 @@ void bind_cim(py::module_& m) {
   py::enum_<AdcRange>(m, "AdcRange")
       .value("full_scale", AdcRange::full_scale)
       .value("calibrated", AdcRange::calibrated);
+  py::enum_<NoiseModel>(m, "NoiseModel")
+      .value("exact", NoiseModel::exact)
+      .value("fixed", NoiseModel::fixed);
   py::enum_<TileKind>(m, "TileKind")
       .value("digital", TileKind::digital)
       .value("analog", TileKind::analog);

@@ -60,6 +60,26 @@ def test_analog_macro_error_shrinks_with_adc_bits():
     del rng
 
 
+def test_noise_models_fixed_by_default_and_close_to_exact_on_one_seed():
+    # the same seed draws the same noise; the fixed model rounds it to 2^-10 levels, so outputs
+    # differ only through the few conversions near an ADC rounding boundary
+    rng = np.random.default_rng(4)
+    outputs = {}
+    for model in (kvcim.NoiseModel.exact, kvcim.NoiseModel.fixed):
+        spec = macro_spec(core.MacroKind.analog, adc_bits=12)
+        assert spec.noise_model == kvcim.NoiseModel.fixed  # the default
+        spec.noise_model = model
+        spec.cell_noise_sigma, spec.read_noise_sigma = 0.3, 0.2
+        w, x = random_problem(spec, np.random.default_rng(5), 64, spec.weights_per_row())
+        macro = core.Macro(spec)
+        macro.write_block(w.tolist())
+        outputs[model] = np.array(macro.compute(x.tolist(), spec.weights_per_row()))
+    exact, fixed = outputs[kvcim.NoiseModel.exact], outputs[kvcim.NoiseModel.fixed]
+    assert not np.array_equal(exact, x @ w)  # noisy
+    assert np.abs(exact - fixed).mean() < 0.1 * np.abs(exact - x @ w).mean()
+    del rng
+
+
 def test_macro_rejects_out_of_range_input_with_kvcim_error():
     spec = macro_spec(core.MacroKind.digital)
     macro = core.Macro(spec)

@@ -56,14 +56,16 @@ void fast_equals_reference_twice(const MacroSpec& s, std::mt19937_64& g, int64_t
 }  // namespace
 
 TEST(MacroPaths, NoisyFastEqualsReferenceBitForBit) {
-  // Cell and read noise on random geometries: the fast path adds the same doubles in the same
-  // order and draws the read noise in the same order, so results and generator state agree.
+  // Cell and read noise on random geometries, both noise models (exact: the fast path adds the
+  // same doubles in the same order; fixed: the same integers), the read noise drawn in the same
+  // order, so results and generator state agree.
   std::mt19937_64 g(404);
-  for (int t = 0; t < 200; ++t) {
+  for (int t = 0; t < 300; ++t) {
     MacroSpec s = random_spec(g, MacroKind::analog);
     s.adc_bits = pick(g, 2, 12);
     s.cell_noise_sigma = pick(g, 0, 2) ? 0.3 : 0.0;
     s.read_noise_sigma = pick(g, 0, 2) ? 0.8 : 0.0;
+    s.noise_model = t % 2 ? NoiseModel::exact : NoiseModel::fixed;
     SCOPED_TRACE("case " + std::to_string(t));
     fast_equals_reference_twice(s, g);
     if (HasFatalFailure()) return;
@@ -84,6 +86,7 @@ TEST(MacroPaths, CellNoiseSummedInIntegersTakesDoubtfulCodesFromTheReferenceSums
     s.adc_bits = pick(g, 2, 12);
     s.cell_noise_sigma = std::array{0.02, 0.3, 4.0, 30.0}[static_cast<size_t>(pick(g, 0, 3))];
     s.read_noise_sigma = pick(g, 0, 1) ? 0.4 : 0.0;
+    s.noise_model = NoiseModel::exact;  // the fixed model's integer sums are the model, no doubt
     SCOPED_TRACE("case " + std::to_string(t));
     fast_equals_reference_twice(s, g, &conversions);
     if (HasFatalFailure()) return;
@@ -116,6 +119,7 @@ TEST(MacroPaths, EveryKernelLevelEqualsThePortableKernels) {
     const bool analog = s.kind == MacroKind::analog;
     s.cell_noise_sigma = analog && t % 3 == 0 ? 0.3 : 0.0;
     s.read_noise_sigma = analog && t % 4 == 0 ? 0.6 : 0.0;
+    s.noise_model = t % 5 < 2 ? NoiseModel::exact : NoiseModel::fixed;
     SCOPED_TRACE("case " + std::to_string(t));
     const Block b = random_block(g, s);
     // Two computes per macro: the second checks that the generators stayed in step.

@@ -31,6 +31,11 @@ enum class WeightEncoding { twos_complement, offset, differential };
 // full_scale: the ADC spans the largest possible column partial sum. calibrated: a clipped range
 //   (adc_clip x full scale, rounded to a power of two), values above it saturate.
 enum class AdcRange { full_scale, calibrated };
+// How an analog macro sums its noise (docs/cim_macro.md, "Noise models"). exact: the stored
+//   deviations and the read noise in floating point, the reference model. fixed: both on a grid of
+//   2^-noise_grid_bits() levels, every conversion integer arithmetic end to end (the same law up
+//   to that grid; tests hold the two models' code distributions and evaluation NLL equal).
+enum class NoiseModel { exact, fixed };
 
 struct MacroSpec {
   MacroKind kind = MacroKind::digital;
@@ -50,6 +55,7 @@ struct MacroSpec {
   double cell_noise_sigma = 0.0; // Gaussian, in cell levels, drawn once per cell when written
   double read_noise_sigma = 0.0; // Gaussian, in cell levels, added to each column read
   uint64_t seed = 1;             // the counter-based generator of both noises (draw i = f(seed, i))
+  NoiseModel noise_model = NoiseModel::fixed;  // analog only
   // Conductance drift of non-volatile cells (analog only): a cell programmed to G0 reads, a time
   // t after programming, G0 (t / t0)^-nu, nu drawn per cell ~ N(drift_nu, drift_nu_sigma) (a pure
   // function of (seed, cell): the cell's identity, not the write order). With drift_compensation
@@ -86,6 +92,10 @@ struct MacroSpec {
   // code = clamp(floor(p / 2^s + 1/2), 0, 2^adc_bits - 1); reconstructed partial sum code << s.
   int64_t adc_full_scale() const;
   int adc_shift() const;
+  // The fixed noise model's grid: deviations and read noise are integers times 2^-q levels,
+  // q = min(10, 30 - adc_shift()) (the ADC's rounding then fits 32 bits); 0 when the model is
+  // exact, the macro digital or noise-free, or q would fall below 8 (the exact model runs then).
+  int noise_grid_bits() const;
 };
 
 namespace detail {
@@ -207,6 +217,10 @@ class Macro {
   // no stuck cells: |deviation| < 5.8 sigma fits) and no sum can leave int32; empty otherwise.
   std::vector<int16_t> cell_noise_q_;
   int noise_q_ = 0;
+  // The fixed noise model's grid bits (MacroSpec::noise_grid_bits(), 0: exact model). Then
+  // cell_noise_q_ holds the deviations on that grid (saturated at +-2^15 - 1, kept whatever they
+  // are) and is the model itself, not a shortcut; read noise is drawn onto the same grid.
+  int fixed_q_ = 0;
   detail::NoiseKey noise_key_;      // the seed's key
   uint64_t noise_draws_ = 0;        // draws taken so far: the generator's whole state
   std::vector<float> draws_;        // scratch of read_noise()
@@ -240,6 +254,10 @@ class Macro {
   void read_noise_rounded(int32_t* out, int n);
   // The same n draws as codes: pk[i] += clamp(p[i] + k_i, 0, top) (detail::rounded_noise_codes).
   void read_noise_rounded_codes(const uint32_t* p, int32_t top, uint32_t* pk, int n);
+  // Fixed model: the next n read-noise draws on the grid, round(sigma 2^q draw); both paths call this.
+  void read_noise_fixed(int32_t* out, int n);
+  // Fixed model: cell (row, col)'s deviation in grid units (cell_noise_q_'s layout).
+  int32_t grid_deviation(int row, int col) const;
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
   void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
 };

@@ -14,6 +14,7 @@ namespace kvcim::cmodel::cim {
 inline constexpr std::string_view kMacroKindNames[] = {"digital", "analog"};
 inline constexpr std::string_view kAdcRangeNames[] = {"full_scale", "calibrated"};
 inline constexpr std::string_view kEncodingNames[] = {"twos_complement", "offset", "differential"};
+inline constexpr std::string_view kNoiseModelNames[] = {"exact", "fixed"};
 
 constexpr int spec_kind(const MacroSpec& m) { return static_cast<int>(m.kind); }
 constexpr auto spec_fields(const MacroSpec*) {
@@ -48,6 +49,8 @@ constexpr auto spec_fields(const MacroSpec*) {
       range_field("drift_time_s", &Self::drift_time_s, 0.0, 1e12, "s", "time since programming at which the weights are read").only(analog),
       flag_field("drift_compensation", &Self::drift_compensation, "reads rescaled by the mean drift").only(analog),
       range_field("stuck_rate", &Self::stuck_rate, 0.0, 1.0, "fraction", "cells stuck at their lowest or highest level").only(analog),
+      choice_field("noise_model", &Self::noise_model, Names(kNoiseModelNames),
+                   "fixed: deviations and read noise on a 2^-10-level grid, summed in integers; exact: in double (the reference)").only(analog),
   };
 }
 
