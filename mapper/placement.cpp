@@ -47,6 +47,7 @@ int64_t place_kv_macros(const cmodel::Config& c, HardwareSpec& hw, const Policy&
     hw = built(hw, weight_macros, kv);
     kv = kv_macros_for(hw, p, weight_macros, kv_needed);
   }
+  hw.idle_macros = std::max<int64_t>(0, hw.organization.macros - weight_macros - kv);
   return kv;
 }
 
@@ -107,7 +108,8 @@ Placement place(const ModelShape& shape, const HardwareSpec& spec, const Policy&
   WeightPlacement w = place_weights(shape.config, hw.macro, policy.replicas, budget);
   // KV sized to the work (context x sequences) unless the policy splits the chip itself; context
   // 0 asks what the spec could hold (default_context)
-  const KvLayout kv = kv_layout(shape.config, hw, policy, place_kv_macros(shape.config, hw, policy, w.macros_used, context));
+  const int64_t kv_macros = place_kv_macros(shape.config, hw, policy, w.macros_used, context);
+  const KvLayout kv = kv_layout(shape.config, hw, policy, kv_macros);
   Placement p{shape, hw, policy, std::move(w), kv, KvAllocator(kv, policy), context, context, false, std::nullopt};
   p.requested_context = requested_context;
   p.sizing = sizing;
