@@ -115,7 +115,8 @@ ConventionalStep conventional_step_of(const ModelShape& shape, const HardwareSpe
   s.shared = shared_part(token, true);
   s.ns = conventional_step_ns(token, s.shared, hw, sequences, &s.bound);
   s.events = step_events(token, s.shared, sequences);
-  charge_static_and_control(s.events, 0, baseline_kib(hw), hw.baseline.mac_units, s.ns);
+  charge_static_and_control(s.events, 0, baseline_kib(hw, baseline_data_bytes(shape.config, hw, context, sequences)),
+                            hw.baseline.mac_units, s.ns);
   return s;
 }
 

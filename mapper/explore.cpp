@@ -107,11 +107,17 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
                   ++st.invalid;  // no KV capacity at all under this policy
                   continue;
                 }
+                // the chip as placed: KV sized to the context evaluated, the rest not built
+                hw.organization.macros = n;
+                HardwareSpec chip = hw;
+                const KvLayout placed =
+                    kv_layout(shape.config, chip, p,
+                              place_kv_macros(shape.config, chip, p, w.macros_used, d.context_evaluated));
                 try {
-                  const HardwareSpec conv = r.iso_area ? iso_area_baseline(hw, kv.tiles) : hw;
-                  d.area_mm2_cim = cim_area(hw, kv.tiles).total_mm2();
+                  const HardwareSpec conv = r.iso_area ? iso_area_baseline(chip, placed.tiles) : chip;
+                  d.area_mm2_cim = cim_area(chip, placed.tiles).total_mm2();
                   d.area_mm2_conventional = baseline_area(conv).total_mm2();
-                  d.figures = figures(shape, hw, p, w, kv, d.context_evaluated, &baseline(d.context_evaluated, conv));
+                  d.figures = figures(shape, chip, p, w, placed, d.context_evaluated, &baseline(d.context_evaluated, conv));
                 } catch (const Error&) {
                   ++st.invalid;
                   continue;

@@ -1,5 +1,6 @@
 #include "kvcim/mapper/placement.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kvcim/cmodel/energy/ledger.hpp"
@@ -19,13 +20,36 @@ int64_t weight_macro_budget(const cmodel::Config& c, const HardwareSpec& hw, con
 }
 
 namespace {
-int64_t kv_macros_for(const HardwareSpec& hw, const Policy& p, int64_t weight_macros) {
+// kv_needed < 0: every macro the weights leave (the spare capacity default_context asks about).
+int64_t kv_macros_for(const HardwareSpec& hw, const Policy& p, int64_t weight_macros, int64_t kv_needed) {
   if (hw.organization.kv == Home::offchip) return 0;  // weights-only CIM
   const int64_t total = hw.organization.macros;
-  if (hw.organization.weights == Home::offchip || p.kv_fraction < 0) return total - weight_macros;
+  if (hw.organization.weights == Home::offchip || p.kv_fraction < 0)
+    return kv_needed < 0 ? total - weight_macros : std::min(total - weight_macros, kv_needed);
   return static_cast<int64_t>(std::floor(p.kv_fraction * static_cast<double>(total)));
 }
+
+// The chip as built: the weights' macros and the KV macros the work needs, in whole tiles; the
+// spec's other macros are not built (never filled with KV pages nobody uses).
+HardwareSpec built(HardwareSpec hw, int64_t weight_macros, int64_t kv_macros) {
+  const int per_tile = hw.organization.macros_per_tile;
+  const int64_t used = std::max<int64_t>(weight_macros + kv_macros, 1);
+  hw.organization.macros = std::min(hw.organization.macros, (used + per_tile - 1) / per_tile * per_tile);
+  return hw;
+}
 }  // namespace
+
+int64_t place_kv_macros(const cmodel::Config& c, HardwareSpec& hw, const Policy& p, int64_t weight_macros,
+                        int64_t context) {
+  const int64_t kv_needed = context > 0 ? kv_macros_needed(c, hw, p, context) : -1;
+  int64_t kv = kv_macros_for(hw, p, weight_macros, kv_needed);
+  if (kv_needed >= 0 && (hw.organization.weights == Home::offchip || p.kv_fraction < 0)) {
+    hw = built(hw, weight_macros, kv);
+    kv = kv_macros_for(hw, p, weight_macros, kv_needed);
+  }
+  hw.idle_macros = std::max<int64_t>(0, hw.organization.macros - weight_macros - kv);
+  return kv;
+}
 
 Op op_of(cmodel::MatrixKind kind) {
   switch (kind) {
@@ -79,10 +103,13 @@ Placement place(const ModelShape& shape, const HardwareSpec& spec, const Policy&
   std::optional<Sizing> sizing;
   if (spec.organization.macros_auto || spec.organization.area_mm2 > 0)
     sizing = size_chip(shape, spec, policy, context);
-  const HardwareSpec hw = sizing ? sized(spec, *sizing) : spec;
+  HardwareSpec hw = sizing ? sized(spec, *sizing) : spec;
   const int64_t budget = weight_macro_budget(shape.config, hw, policy);
   WeightPlacement w = place_weights(shape.config, hw.macro, policy.replicas, budget);
-  const KvLayout kv = kv_layout(shape.config, hw, policy, kv_macros_for(hw, policy, w.macros_used));
+  // KV sized to the work (context x sequences) unless the policy splits the chip itself; context
+  // 0 asks what the spec could hold (default_context)
+  const int64_t kv_macros = place_kv_macros(shape.config, hw, policy, w.macros_used, context);
+  const KvLayout kv = kv_layout(shape.config, hw, policy, kv_macros);
   Placement p{shape, hw, policy, std::move(w), kv, KvAllocator(kv, policy), context, context, false, std::nullopt};
   p.requested_context = requested_context;
   p.sizing = sizing;

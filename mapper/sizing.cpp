@@ -46,22 +46,25 @@ int64_t macros_within_area(const HardwareSpec& hw, double area_mm2, const std::s
   return static_cast<int64_t>(std::min(n, static_cast<double>(int64_t{1} << 32)));
 }
 
+int64_t kv_macros_needed(const cmodel::Config& c, const HardwareSpec& hw, const Policy& policy, int64_t context) {
+  if (hw.organization.kv != Home::cim || context <= 0) return 0;
+  const KvLayout k = kv_layout(c, hw, policy, 0);
+  int64_t pages = (context + k.tokens_per_page - 1) / k.tokens_per_page;
+  if (policy.window_tokens > 0) pages = std::min(pages, k.window_pages(policy));  // the window's pages
+  const __int128 tiles = (static_cast<__int128>(k.streams()) * pages + k.pages_per_tile - 1) / k.pages_per_tile;
+  const __int128 macros = (tiles * k.tile_cells + hw.macro_cells() - 1) / hw.macro_cells();
+  if (macros > (static_cast<__int128>(1) << 32))
+    fail("map", "macros", "more than 2^32", "the KV cache of this context does not fit any chip the mapper sizes");
+  return static_cast<int64_t>(macros);
+}
+
 Sizing size_chip(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                  int64_t context) {
   const cmodel::Config& c = shape.config;
   Sizing s;
   std::tie(s.macro_mm2, s.fixed_mm2) = macro_and_fixed_mm2(hw);
   if (hw.organization.weights == Home::cim) s.weight_macros = weight_macros_needed(c, hw.macro, policy.replicas);
-  if (hw.organization.kv == Home::cim && context > 0) {
-    const KvLayout k = kv_layout(c, hw, policy, 0);
-    int64_t pages = (context + k.tokens_per_page - 1) / k.tokens_per_page;
-    if (policy.window_tokens > 0) pages = std::min(pages, k.window_pages(policy));  // the window's pages
-    const __int128 tiles = (static_cast<__int128>(k.streams()) * pages + k.pages_per_tile - 1) / k.pages_per_tile;
-    const __int128 macros = (tiles * k.tile_cells + hw.macro_cells() - 1) / hw.macro_cells();
-    if (macros > (static_cast<__int128>(1) << 32))
-      fail("map", "macros", "more than 2^32", "the KV cache of this context does not fit any chip the mapper sizes");
-    s.kv_macros = static_cast<int64_t>(macros);
-  }
+  s.kv_macros = kv_macros_needed(c, hw, policy, context);
   // total macros so that the policy's split gives both their share
   int64_t total = s.weight_macros + s.kv_macros;
   const double f = policy.kv_fraction;

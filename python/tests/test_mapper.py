@@ -168,8 +168,10 @@ def test_one_comparison_node_from_python():
     t = pc["tile_logic"]
     assert t["tiles"] == placed.figures["kv"]["tiles"] > 0
     assert t["nand2_per_tile"] == pytest.approx(26005 + 75.1 * 64 * 12)
-    assert pc["area_mm2"]["cim"] == pytest.approx(c["area_mm2"]["cim"] + t["mm2"])
-    assert pc["baseline"]["iso_area_sram_bytes"] > c["baseline"]["iso_area_sram_bytes"]
+    # the chip built holds the weights and the KV of 64 tokens: less than the spec's 1024 macros
+    assert t["mm2"] < pc["area_mm2"]["cim"] < c["area_mm2"]["cim"] + t["mm2"]
+    assert placed.figures["macros_total"] < 1024
+    assert pc["baseline"]["iso_area_sram_bytes"] < c["baseline"]["iso_area_sram_bytes"]
     before = placed.figures["energy_per_token_pj"]["conventional"]
     hw.compare_at(45)
     assert hw.comparison == {"node_nm": 45.0, "voltage_v": 0.9}

@@ -18,7 +18,7 @@ namespace kvcim::cli {
 void add_map(CLI::App& app) {
   struct Opts {
     std::string model, shape, preset, hw = mapper::default_hardware_spec_path(), policy, json;
-    std::string baseline = "synthetic";
+    std::string baseline = "synthetic", idle = "gated";
     long long context = 0;
     double node = 0;  // 0: the CIM macro table's node
     bool fit = false;
@@ -66,6 +66,7 @@ void add_map(CLI::App& app) {
     const std::optional<mapper::Machine> machine =
         o->baseline == "synthetic" ? std::nullopt : std::optional(mapper::machine_by_name(o->baseline));
     if (o->node != 0) hw.compare_at(o->node, "--node");
+    hw.idle_leaks = o->idle == "leaking";
     // the rules of kvcim.map() too (mapper/map_job.hpp); --context 0 is the default context
     const mapper::MapResult job = mapper::map_job(
         {.shape = shape, .hw = hw, .policy_text = o->policy, .policy = std::nullopt,

@@ -45,7 +45,7 @@ void add_run(CLI::App& app) {
     std::optional<double> node;  // none: the CIM macro table's node
     bool fit = false;
     std::optional<double> area_mm2;  // none: no budget
-    std::string baseline = "synthetic";
+    std::string baseline = "synthetic", idle = "gated";
   };
   auto o = std::make_shared<Opts>();
   auto* cmd = app.add_subcommand("run", "A whole generation on CIM beside the float reference: accuracy and energy");
@@ -87,6 +87,10 @@ void add_run(CLI::App& app) {
                   "conventional machine beside the spec's synthetic engine: a name of configs/machines "
                   "(kvcim baseline lists them), or synthetic alone")
       ->capture_default_str();
+  cmd->add_option("--idle", o->idle,
+                  "idle silicon on both sides (storage holding no data): gated (leaks nothing) or leaking")
+      ->check(CLI::IsMember({"gated", "leaking"}))
+      ->capture_default_str();
   cmd->add_option("--threads", o->threads, "1 or 2: the float shadows beside the CIM pass")
       ->check(CLI::Range(1, 2))->capture_default_str();
   cmd->callback([o] {
@@ -105,7 +109,9 @@ void add_run(CLI::App& app) {
     so.backends = parse_backends("--linear-backend", o->linear, "--attention-backend", o->attention);
     if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
     // the chip as asked: composed by run_job, as for kvcim.run()
-    RunChip chip{.hw = mapper::load_hardware_spec(o->hw), .policy_text = o->policy, .policy = std::nullopt,
+    mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
+    hw.idle_leaks = o->idle == "leaking";
+    RunChip chip{.hw = std::move(hw), .policy_text = o->policy, .policy = std::nullopt,
                  .node_nm = o->node, .fit = o->fit, .area_mm2 = o->area_mm2,
                  .baseline = o->baseline};
     const Checkpoint ck = load_checkpoint(o->model);

@@ -86,10 +86,15 @@ int64_t digital_lane_cycles(const cmodel::energy::Ledger& l);
 void charge_static_and_control(cmodel::energy::Ledger& l, int64_t lane_cycles, double kib,
                                int64_t lanes, double latency_ns);
 
-// KiB of cells the CIM chip keeps powered (every macro and the buffer) and the conventional one
-// (its SRAM and the buffer).
+// KiB of cells the CIM chip keeps powered: every macro holding data and the buffer (every built
+// macro when idle silicon leaks, hw.idle_leaks).
 double cim_kib(const HardwareSpec& hw);
-double baseline_kib(const HardwareSpec& hw);
+// The conventional engine's SRAM that leaks: all of it when idle silicon leaks
+// (hw.idle_leaks), else what holds data (`data_bytes`: baseline_data_bytes), and the buffer.
+double baseline_kib(const HardwareSpec& hw, int64_t data_bytes);
+// What the conventional SRAM would hold: every weight and the KV of `context` tokens of every
+// sequence, at the engine's width.
+int64_t baseline_data_bytes(const cmodel::Config& c, const HardwareSpec& hw, int64_t context, int64_t sequences);
 
 // The conventional engine's whole token: cmodel::energy::baseline_ledger plus the wires from its
 // SRAM banks (every SRAM bit read travels sram_edge) and its static and control energy over its
@@ -134,6 +139,7 @@ struct EnergyConditions {
   int64_t kv_tiles = 0;                // attention tiles whose logic area_cim_mm2 holds
   double tile_logic_nand2 = 0;         // per tile (tile_logic_nand2)
   double area_tile_logic_mm2 = 0;      // all of them, part of area_cim_mm2
+  std::string idle_rule;               // the conditions line of the idle-silicon rule
 };
 // kv_tiles: the placement's attention tiles (KvLayout::tiles); 0 for the hardware alone.
 EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles = 0);

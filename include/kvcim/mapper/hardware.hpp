@@ -157,6 +157,11 @@ struct HardwareSpec {
   cmodel::energy::TechTable baseline_tech;  // costs the conventional baseline
   // The node every cost is carried to, CIM and baseline alike.
   cmodel::energy::NodePoint comparison;
+  // One rule for idle silicon on both sides (`--idle gated|leaking`, docs/energy.md): storage
+  // that holds no data (CIM macros the placement left empty, conventional SRAM beyond the weights
+  // and KV it holds) leaks nothing when gated (the default) and at its table's rate when leaking.
+  bool idle_leaks = false;
+  int64_t idle_macros = 0;  // built macros holding no data (set by the placement)
 
   // The attention tile for a model with heads of `head_dim` (kv_bits, tokens, prob_bits from
   // this spec).

@@ -204,6 +204,15 @@ struct Placement {
 };
 inline constexpr int64_t kMaxGrownPages = int64_t{1} << 20;
 
+// The macros the KV cache gets beside `weight_macros` of weights: under kv_fraction=auto (and on
+// an attention-only chip) the pages `context` tokens of every sequence need (kv_macros_needed:
+// whole pages per stream, tiles and macros, the headroom there is), at most what the spec has
+// left; `hw` becomes the chip as built, its other macros not built (never filled with KV nobody
+// uses). An explicit kv_fraction keeps its share of the spec. context 0: every macro the weights
+// leave, the spec unchanged (the capacity default_context asks about).
+int64_t place_kv_macros(const cmodel::Config& c, HardwareSpec& hw, const Policy& p, int64_t weight_macros,
+                        int64_t context);
+
 // How many macros the weights get under the policy's split.
 int64_t weight_macro_budget(const cmodel::Config& c, const HardwareSpec& hw, const Policy& p);
 

@@ -47,6 +47,11 @@ int64_t macros_within_area(const HardwareSpec& hw, double area_mm2, const std::s
 Sizing size_chip(const ModelShape& shape, const HardwareSpec& hw, const Policy& policy,
                  int64_t context);
 
+// The macros of the KV pages `context` tokens of every sequence need under the policy (its
+// window, when one is set, bounds the pages): whole pages per stream, whole tiles, whole macros.
+// 0 when the KV cache lives off-chip or the context is empty.
+int64_t kv_macros_needed(const cmodel::Config& c, const HardwareSpec& hw, const Policy& policy, int64_t context);
+
 // A request to size the chip (kvcim map/run --fit, --area-mm2): `fit` makes the spec's macros
 // auto; an area budget (mm^2) caps the sizing and implies fit. Errors name `where` and the field:
 // a budget that is not positive or smaller than one macro.

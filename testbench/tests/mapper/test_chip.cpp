@@ -26,6 +26,7 @@ HardwareSpec small_hw() {
   hw.baseline.sram_bytes = 4096;
   hw.baseline.mac_units = 8;
   hw.kv.tokens_per_tile = 8;
+  hw.idle_leaks = true;  // the hand counts below charge every built cell (the gated rule: below)
   hw.validate();
   return hw;
 }
@@ -234,4 +235,42 @@ TEST(Chip, OneTokenOfAOneLayerModelAtOneNodeEqualsTheHandProduct) {
   EXPECT_EQ(l.count(EventKind::sram_bit), 0);
   EXPECT_EQ(l.count(EventKind::wire_bit_um), 0);
   EXPECT_EQ(l.count(EventKind::hbm_bit), 1280);
+}
+
+// One rule for idle silicon on both sides: switching it from gated to leaking adds, on the
+// conventional side, the SRAM beyond the weights and KV it holds, and on the CIM side the built
+// macros holding no data, each leaking over its own token time (counted by hand here).
+TEST(Chip, IdleLeakageChangesBothSidesByTheHandComputedAmounts) {
+  const HardwareSpec spec = load_hardware_spec(default_hardware_spec_path());
+  const ModelShape shape = shape_preset("stories260k");
+  const Placement gated = place(shape, spec, Policy{}, 100);
+  HardwareSpec leaking_spec = spec;
+  leaking_spec.idle_leaks = true;
+  const Placement leaking = place(shape, leaking_spec, Policy{}, 100);
+  // the embedded model: 259,328 int8 weights; 100 tokens x K and V x 32 wide x 5 layers
+  const double data = 259328 + 2.0 * 100 * 32 * 5;
+  const double idle_sram_kib = (8.0 * 1024 * 1024 - data) / 1024;  // of the spec's 8 MiB
+  const Costs bc = spec.baseline_costs();
+  const Ledger cg = conventional_ledger(shape, gated.hw, 99), cl = conventional_ledger(shape, leaking.hw, 99);
+  const double conv_ns = baseline_latency(cg, bc, spec.baseline).bound_ns();
+  EXPECT_NEAR(static_cast<double>(cl.count(EventKind::leak_kib_ns) - cg.count(EventKind::leak_kib_ns)),
+              idle_sram_kib * conv_ns, 1.0);
+  EXPECT_NEAR(cl.cost(bc).energy_pj() - cg.cost(bc).energy_pj(),
+              idle_sram_kib * conv_ns * static_cast<double>(bc.energy(EventKind::leak_kib_ns)) * 1e-6,
+              1e-6 * cl.cost(bc).energy_pj());
+  // CIM: 116 weight macros + 5 KV macros in a chip of 128 (whole tiles of 8): 7 idle macros of
+  // 256 x 256 one-bit cells = 8 KiB each
+  EXPECT_EQ(gated.hw.idle_macros, 7);
+  const TokenLedgers tg = token_ledgers(gated), tl = token_ledgers(leaking);
+  const double cim_ns = figures(gated).latency_ns_cim;
+  const Costs cc = spec.costs(), kc = spec.kv_costs();
+  EXPECT_NEAR(static_cast<double>(tl.periphery.count(EventKind::leak_kib_ns) - tg.periphery.count(EventKind::leak_kib_ns)),
+              7 * 8.0 * cim_ns, 1.0);
+  EXPECT_NEAR(tl.total().cost(cc, &kc).energy_pj() - tg.total().cost(cc, &kc).energy_pj(),
+              7 * 8.0 * cim_ns * static_cast<double>(cc.energy(EventKind::leak_kib_ns)) * 1e-6,
+              1e-6 * tl.total().cost(cc, &kc).energy_pj());
+  // the rule is stated on the conditions line of both reports
+  const std::vector<std::string> lines = conditions_lines(energy_conditions(gated.hw, gated.kv.tiles));
+  EXPECT_NE(lines.back().find("gated"), std::string::npos);
+  EXPECT_NE(conditions_lines(energy_conditions(leaking.hw, leaking.kv.tiles)).back().find("leaking"), std::string::npos);
 }

@@ -92,8 +92,10 @@ TEST(Explore, IsoAreaGivesEachPointAConventionalChipOfItsOwnArea) {
   const HardwareSpec base = load_hardware_spec(std::string(KVCIM_SOURCE_DIR) + "/configs/hw/sram_digital.yaml");
   const ModelShape shape = shape_preset("stories260k");
   DesignRanges r;
-  r.macros = {256, 1024};
-  r.context = 64;
+  // 120 macros hold 64 tokens beside the weights (116 macros); 1024 hold all 512, and the chip
+  // built for them has the 136 macros the KV of 512 tokens needs (KV sized to the work)
+  r.macros = {120, 1024};
+  r.context = 512;
   const auto fixed = enumerate_designs(shape, base, Policy{}, r);
   r.iso_area = true;
   const auto iso = enumerate_designs(shape, base, Policy{}, r);
@@ -107,14 +109,17 @@ TEST(Explore, IsoAreaGivesEachPointAConventionalChipOfItsOwnArea) {
     EXPECT_NEAR(iso[i].area_mm2_conventional, iso[i].area_mm2_cim, 1e-6 * iso[i].area_mm2_cim);
     // the fixed baseline keeps the spec's 8 MiB whatever the CIM chip's size
     EXPECT_DOUBLE_EQ(fixed[i].area_mm2_conventional, fixed[0].area_mm2_conventional);
+    const HardwareSpec built = base_with(base, iso[i].figures.macros_total);
     EXPECT_DOUBLE_EQ(iso[i].figures.energy_pj_conventional,
-                     baseline_figures(shape, iso_area_baseline(base_with(base, iso[i].macros), iso[i].figures.kv_tiles),
-                                      64).energy_pj);
+                     baseline_figures(shape, iso_area_baseline(built, iso[i].figures.kv_tiles),
+                                      iso[i].context_evaluated).energy_pj);
     // its area holds the logic of every KV tile of the point
     EXPECT_GT(iso[i].figures.kv_tiles, 0);
     EXPECT_DOUBLE_EQ(iso[i].area_mm2_cim,
-                     cim_area(base_with(base, iso[i].macros), iso[i].figures.kv_tiles).total_mm2());
+                     cim_area(built, iso[i].figures.kv_tiles).total_mm2());
   }
+  EXPECT_EQ(iso[0].figures.macros_total, 120);
+  EXPECT_EQ(iso[1].figures.macros_total, 136);
   // a larger CIM chip gets a larger conventional chip
   EXPECT_GT(iso[1].area_mm2_conventional, iso[0].area_mm2_conventional);
 }
