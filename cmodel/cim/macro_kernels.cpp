@@ -931,9 +931,11 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
                       int n, int32_t* S) {
 #ifdef KVCIM_MACRO_X86
+  // VNNI rides with the top level (the CPUs with VPOPCNTDQ have it), so that a cap to avx512
+  // runs, and the tests compare, the vpmaddwd kernel on this machine too.
   static const bool vnni = __builtin_cpu_supports("avx512vnni");
   const int l = level();
-  if (l >= kAvx512 && vnni) return cell_noise_isums_avx512vnni(qdev, stride, n_rows, u, T, n, S);
+  if (l >= kAvx512Vp && vnni) return cell_noise_isums_avx512vnni(qdev, stride, n_rows, u, T, n, S);
   if (l >= kAvx512) return cell_noise_isums_avx512(qdev, stride, n_rows, u, T, n, S);
   if (l >= kAvx2) return cell_noise_isums_avx2(qdev, stride, n_rows, u, T, n, S);
 #endif
@@ -942,12 +944,14 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 
 void adc_fixed(const uint32_t* p, const int32_t* S, const int32_t* R, int n, int q, int shift,
                int32_t top, uint32_t* pk) {
+  int done = 0;  // columns the vector kernel took (it finishes its own tail)
 #ifdef KVCIM_MACRO_X86
   const int l = level();
-  if (l >= kAvx512) return adc_fixed_avx512(p, S, R, n, q, shift, top, pk);
-  if (l >= kAvx2) return adc_fixed_avx2(p, S, R, n, q, shift, top, pk);
+  if (l >= kAvx512) adc_fixed_avx512(p, S, R, n, q, shift, top, pk);
+  else if (l >= kAvx2) adc_fixed_avx2(p, S, R, n, q, shift, top, pk);
+  done = l >= kAvx2 ? n : 0;
 #endif
-  adc_fixed_portable(p, S, R, 0, n, q, shift, top, pk);
+  adc_fixed_portable(p, S, R, done, n, q, shift, top, pk);
 }
 
 namespace {
