@@ -7,6 +7,7 @@
 
 #include <random>
 
+#include "kvcim/error.hpp"
 #include "kvcim/runtime/cim_attention.hpp"
 #include "kvcim/runtime/hardware.hpp"
 
