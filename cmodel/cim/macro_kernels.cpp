@@ -666,11 +666,11 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
     if (col < n) cell_noise_isums_portable(qdev, stride, n_rows, u, T, col, n, S);                 \
   }
 
-__attribute__((target("avx2"))) inline __m256i load256(const int16_t* p) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+__attribute__((target("avx2"))) inline __m256i load256(const void* p) {
+  return _mm256_loadu_si256(static_cast<const __m256i*>(p));
 }
-__attribute__((target("avx2"))) inline void store256(int32_t* p, __m256i v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), v);
+__attribute__((target("avx2"))) inline void store256(void* p, __m256i v) {
+  _mm256_storeu_si256(static_cast<__m256i*>(p), v);
 }
 __attribute__((target("avx2"))) inline __m256i madd_add256(__m256i s, __m256i d, __m256i m) {
   return _mm256_add_epi32(s, _mm256_madd_epi16(d, m));
@@ -690,47 +690,32 @@ KVCIM_MACRO_ISUMS_KERNEL(avx512vnni, "avx512f,avx512bw,avx512vnni", __m512i, 16,
 #undef KVCIM_MACRO_ISUMS_KERNEL
 
 // adc_fixed (macro_kernels.hpp) in 8 or 16 int32 lanes: shifts by q + s arithmetic (floor).
-__attribute__((target("avx2"))) void adc_fixed_avx2(const uint32_t* p, const int32_t* S, const int32_t* R,
-                                                     int n, int q, int shift, int32_t top, uint32_t* pk) {
-  const __m256i mask = _mm256_set1_epi32(static_cast<int32_t>((1u << shift) - 1u));
-  const __m256i half = _mm256_set1_epi32(1 << (q + shift - 1)), vt = _mm256_set1_epi32(top);
-  const __m128i sq = _mm_cvtsi32_si128(q), ss = _mm_cvtsi32_si128(shift), sqs = _mm_cvtsi32_si128(q + shift);
-  const __m256i zero = _mm256_setzero_si256();
-  int col = 0;
-  for (; col + 8 <= n; col += 8) {
-    const __m256i pv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + col));
-    __m256i d = half;
-    if (S != nullptr) d = _mm256_add_epi32(d, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(S + col)));
-    if (R != nullptr) d = _mm256_add_epi32(d, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(R + col)));
-    const __m256i rem = _mm256_sll_epi32(_mm256_and_si256(pv, mask), sq);
-    __m256i c = _mm256_add_epi32(_mm256_srl_epi32(pv, ss), _mm256_sra_epi32(_mm256_add_epi32(rem, d), sqs));
-    c = _mm256_min_epi32(_mm256_max_epi32(c, zero), vt);
-    __m256i* dst = reinterpret_cast<__m256i*>(pk + col);
-    _mm256_storeu_si256(dst, _mm256_add_epi32(_mm256_loadu_si256(dst), _mm256_sll_epi32(c, ss)));
+#define KVCIM_MACRO_ADC_FIXED_KERNEL(SUFFIX, TARGET, VEC, LANES, P, AND, SET1, ZERO, LOAD, STORE)   \
+  __attribute__((target(TARGET))) void adc_fixed_##SUFFIX(const uint32_t* p, const int32_t* S,      \
+                                                          const int32_t* R, int n, int q, int shift, \
+                                                          int32_t top, uint32_t* pk) {              \
+    const VEC mask = SET1(static_cast<int32_t>((1u << shift) - 1u));                               \
+    const VEC half = SET1(1 << (q + shift - 1)), vt = SET1(top), zero = ZERO;                      \
+    const __m128i sq = _mm_cvtsi32_si128(q), ss = _mm_cvtsi32_si128(shift);                        \
+    const __m128i sqs = _mm_cvtsi32_si128(q + shift);                                              \
+    int col = 0;                                                                                   \
+    for (; col + (LANES) <= n; col += (LANES)) {                                                   \
+      const VEC pv = LOAD(p + col);                                                                \
+      VEC d = half;                                                                                \
+      if (S != nullptr) d = P##_add_epi32(d, LOAD(S + col));                                       \
+      if (R != nullptr) d = P##_add_epi32(d, LOAD(R + col));                                       \
+      const VEC rem = P##_sll_epi32(AND(pv, mask), sq);                                            \
+      VEC c = P##_add_epi32(P##_srl_epi32(pv, ss), P##_sra_epi32(P##_add_epi32(rem, d), sqs));     \
+      c = P##_min_epi32(P##_max_epi32(c, zero), vt);                                               \
+      STORE(pk + col, P##_add_epi32(LOAD(pk + col), P##_sll_epi32(c, ss)));                        \
+    }                                                                                              \
+    adc_fixed_portable(p, S, R, col, n, q, shift, top, pk);                                        \
   }
-  adc_fixed_portable(p, S, R, col, n, q, shift, top, pk);
-}
-
-__attribute__((target("avx512f,avx512bw"))) void adc_fixed_avx512(const uint32_t* p, const int32_t* S,
-                                                                  const int32_t* R, int n, int q, int shift,
-                                                                  int32_t top, uint32_t* pk) {
-  const __m512i mask = _mm512_set1_epi32(static_cast<int32_t>((1u << shift) - 1u));
-  const __m512i half = _mm512_set1_epi32(1 << (q + shift - 1)), vt = _mm512_set1_epi32(top);
-  const __m128i sq = _mm_cvtsi32_si128(q), ss = _mm_cvtsi32_si128(shift), sqs = _mm_cvtsi32_si128(q + shift);
-  const __m512i zero = _mm512_setzero_si512();
-  int col = 0;
-  for (; col + 16 <= n; col += 16) {
-    const __m512i pv = _mm512_loadu_si512(p + col);
-    __m512i d = half;
-    if (S != nullptr) d = _mm512_add_epi32(d, _mm512_loadu_si512(S + col));
-    if (R != nullptr) d = _mm512_add_epi32(d, _mm512_loadu_si512(R + col));
-    const __m512i rem = _mm512_sll_epi32(_mm512_and_si512(pv, mask), sq);
-    __m512i c = _mm512_add_epi32(_mm512_srl_epi32(pv, ss), _mm512_sra_epi32(_mm512_add_epi32(rem, d), sqs));
-    c = _mm512_min_epi32(_mm512_max_epi32(c, zero), vt);
-    _mm512_storeu_si512(pk + col, _mm512_add_epi32(_mm512_loadu_si512(pk + col), _mm512_sll_epi32(c, ss)));
-  }
-  adc_fixed_portable(p, S, R, col, n, q, shift, top, pk);
-}
+KVCIM_MACRO_ADC_FIXED_KERNEL(avx2, "avx2", __m256i, 8, _mm256, _mm256_and_si256, _mm256_set1_epi32,
+                             _mm256_setzero_si256(), load256, store256)
+KVCIM_MACRO_ADC_FIXED_KERNEL(avx512, "avx512f,avx512bw", __m512i, 16, _mm512, _mm512_and_si512, _mm512_set1_epi32,
+                             _mm512_setzero_si512(), _mm512_loadu_si512, _mm512_storeu_si512)
+#undef KVCIM_MACRO_ADC_FIXED_KERNEL
 
 __attribute__((target("avx512f,avx512bw"))) int adc_noisy_bounded_avx512(
     const uint32_t* p, const int32_t* S, double qscale, const double* rn, double margin, int n,
@@ -946,9 +931,11 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
                       int n, int32_t* S) {
 #ifdef KVCIM_MACRO_X86
+  // VNNI rides with the top level (the CPUs with VPOPCNTDQ have it), so that a cap to avx512
+  // runs, and the tests compare, the vpmaddwd kernel on this machine too.
   static const bool vnni = __builtin_cpu_supports("avx512vnni");
   const int l = level();
-  if (l >= kAvx512 && vnni) return cell_noise_isums_avx512vnni(qdev, stride, n_rows, u, T, n, S);
+  if (l >= kAvx512Vp && vnni) return cell_noise_isums_avx512vnni(qdev, stride, n_rows, u, T, n, S);
   if (l >= kAvx512) return cell_noise_isums_avx512(qdev, stride, n_rows, u, T, n, S);
   if (l >= kAvx2) return cell_noise_isums_avx2(qdev, stride, n_rows, u, T, n, S);
 #endif
@@ -957,12 +944,14 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 
 void adc_fixed(const uint32_t* p, const int32_t* S, const int32_t* R, int n, int q, int shift,
                int32_t top, uint32_t* pk) {
+  int done = 0;  // columns the vector kernel took (it finishes its own tail)
 #ifdef KVCIM_MACRO_X86
   const int l = level();
-  if (l >= kAvx512) return adc_fixed_avx512(p, S, R, n, q, shift, top, pk);
-  if (l >= kAvx2) return adc_fixed_avx2(p, S, R, n, q, shift, top, pk);
+  if (l >= kAvx512) adc_fixed_avx512(p, S, R, n, q, shift, top, pk);
+  else if (l >= kAvx2) adc_fixed_avx2(p, S, R, n, q, shift, top, pk);
+  done = l >= kAvx2 ? n : 0;
 #endif
-  adc_fixed_portable(p, S, R, 0, n, q, shift, top, pk);
+  adc_fixed_portable(p, S, R, done, n, q, shift, top, pk);
 }
 
 namespace {

@@ -184,6 +184,7 @@ class MacroSpec:
     def input_min(self: MacroSpec) -> int: ...
     input_signed: bool
     kind: MacroKind
+    noise_model: NoiseModel
     read_noise_sigma: float
     def row_groups(self: MacroSpec, used_rows: int) -> int: ...
     rows: int
@@ -222,6 +223,14 @@ class NodePoint:
     node_nm: float
     def to_dict(self: NodePoint) -> dict: ...
     voltage_v: float
+
+class NoiseModel:
+    exact: NoiseModel
+    fixed: NoiseModel
+    def __eq__(self: object, other: object) -> bool: ...
+    def __init__(self: NoiseModel, value: int) -> None: ...
+    name: Any
+    value: Any
 
 class Organization:
     def __eq__(self: Organization, arg0: object) -> bool: ...

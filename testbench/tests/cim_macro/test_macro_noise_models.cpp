@@ -156,17 +156,9 @@ TEST(MacroNoiseModels, GridIsTenBitsUnlessTheAdcStepLeavesLess) {
   s.cell_noise_sigma = s.read_noise_sigma = 0.0;
   EXPECT_EQ(s.noise_grid_bits(), 0) << "noise-free: nothing on a grid";
   // A 1-bit ADC over 65,536 rows of 4-bit cells (step 2^20 levels): the sums would leave int32.
-  MacroSpec wide;
-  wide.kind = MacroKind::analog;
+  MacroSpec wide = one_conversion_per_output({"wide", 0.0, 1.0, 1}, NoiseModel::fixed, 1, 8);
   wide.rows = wide.rows_per_cycle = 65536;
-  wide.cols = 8;
-  wide.cell_bits = 4;
-  wide.weight_bits = 4;
-  wide.encoding = WeightEncoding::offset;
-  wide.input_signed = false;
-  wide.input_bits = 1;
-  wide.adc_bits = 1;
-  wide.read_noise_sigma = 1.0;
+  wide.cell_bits = wide.weight_bits = 4;
   EXPECT_EQ(wide.adc_shift(), 20);
   EXPECT_EQ(wide.noise_grid_bits(), 0) << "65,536 rows x level 1 x 2^15 leaves int32: exact";
   wide.rows = wide.rows_per_cycle = 16384;

@@ -109,6 +109,22 @@ TEST(Hardware, KvTileFields) {
   EXPECT_NE(spec_error(with_kv("  kind: analog\n  adc_clip: 2\n")).find("adc_clip"), std::string::npos);
 }
 
+TEST(Hardware, NoiseModelFieldOfAnalogMacros) {
+  const std::string text = read(kHw + "sram_analog.yaml");
+  const auto with_model = [&](const std::string& line) { return replaced(text, "  seed: 1\n", "  seed: 1\n" + line); };
+  EXPECT_EQ(load_hardware_spec(kHw + "sram_analog.yaml").macro.noise_model, cim::NoiseModel::fixed);  // default
+  TempSpec ts(with_model("  noise_model: exact\n"));
+  const HardwareSpec h = load_hardware_spec(ts.path.string());
+  EXPECT_EQ(h.macro.noise_model, cim::NoiseModel::exact);
+  const nlohmann::json j = hardware_spec_to_json(h);
+  EXPECT_EQ(j["macro"]["noise_model"], "exact");
+  EXPECT_EQ(hardware_spec_from_text(j.dump()).macro.noise_model, cim::NoiseModel::exact);
+  EXPECT_NE(spec_error(with_model("  noise_model: fast\n")).find("noise_model"), std::string::npos);
+  const std::string digital = read(kHw + "sram_digital.yaml");
+  EXPECT_NE(spec_error(replaced(digital, "  kind: digital\n", "  kind: digital\n  noise_model: exact\n")).find("kind: analog"),
+            std::string::npos);
+}
+
 TEST(Hardware, ShippedSpecsLoad) {
   for (const char* f : {"sram_digital.yaml", "sram_analog.yaml", "reram_analog.yaml"}) {
     SCOPED_TRACE(f);

@@ -110,6 +110,7 @@ struct Piece {
 // The analog fast path and the noise generator run vector kernels chosen at run time: the best
 // level the CPU has (AVX-512 with VPOPCNTDQ, AVX-512 F/BW, AVX2, portable code), all giving the
 // same bits. Tests cap the level to run each one the CPU supports against the portable kernels.
+// (avx512_vpopcntdq also takes VNNI's vpdpwssd where the CPU has it.)
 enum class KernelLevel : int { portable = 0, avx2 = 1, avx512 = 2, avx512_vpopcntdq = 3 };
 KernelLevel cpu_kernel_level();  // the best level this CPU runs (with no cap)
 KernelLevel kernel_level();      // the level in use: min(cpu_kernel_level(), the cap)
