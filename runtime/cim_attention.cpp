@@ -104,13 +104,7 @@ void CimAttention::append(int layer, int pos, const float* k, const float* v, At
         }
         if (window_.heavy_hitters) drawn_[stream].erase(drawn_[stream].begin() + gone);
       }
-      if (!spare_.empty()) {
-        tiles.push_back(std::move(spare_.back()));
-        spare_.pop_back();
-      } else {
-        tiles.push_back(factory_());
-      }
-      tiles.back()->reset();
+      add_tile(stream);
       if (window_.heavy_hitters) drawn_[stream].push_back(0.0);
     }
     cim::AttentionTile& tile = *tiles.back();
@@ -233,6 +227,17 @@ int CimAttention::victim(int stream) const {
   return best;
 }
 
+void CimAttention::add_tile(int stream) {
+  auto& tiles = tiles_[stream];
+  if (!spare_.empty()) {
+    tiles.push_back(std::move(spare_.back()));
+    spare_.pop_back();
+  } else {
+    tiles.push_back(factory_());
+  }
+  tiles.back()->reset();
+}
+
 int CimAttention::token_slot(int stream, int pos) {
   TokenSlots& st = slots_[stream];
   const int held = static_cast<int>(st.pos.size());
@@ -242,16 +247,7 @@ int CimAttention::token_slot(int stream, int pos) {
     st.score[slot] = 0.0;
     return slot;
   }
-  if (held % params_.tokens == 0) {  // the next slot begins a tile
-    auto& tiles = tiles_[stream];
-    if (!spare_.empty()) {
-      tiles.push_back(std::move(spare_.back()));
-      spare_.pop_back();
-    } else {
-      tiles.push_back(factory_());
-    }
-    tiles.back()->reset();
-  }
+  if (held % params_.tokens == 0) add_tile(stream);  // the next slot begins a tile
   st.pos.push_back(pos);
   st.score.push_back(0.0);
   return held;

@@ -69,23 +69,24 @@ void AttentionTile::overwrite(int slot, std::span<const int8_t>, std::span<const
        "this tile appends at its next slot only (token-granular eviction needs a tile that overwrites one)");
 }
 
-void CModelTile::write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+void SlotTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  check_append(params(), tokens(), k, v, ek, ev, std::string(name()) + " append");
+  write_slot(tokens(), k, v, ek, ev);
+}
+
+void SlotTile::overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+  check_overwrite(params(), tokens(), slot, k, v, ek, ev, std::string(name()) + " overwrite");
+  write_slot(slot, k, v, ek, ev);
+}
+
+void CModelTile::write_slot(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
   k_.write_column_group(slot, k.data(), p_.head_dim);
   v_.write_row(slot, v.data(), p_.head_dim);
   ek_[slot] = ek;
   ev_[slot] = ev;
+  if (slot == n_) ++n_;
   own_.cycles += append_cycles(p_);
   own_.appends += 1;
-}
-
-void CModelTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
-  check_append(p_, n_, k, v, ek, ev, "attention tile append");
-  write(n_++, k, v, ek, ev);
-}
-
-void CModelTile::overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
-  check_overwrite(p_, n_, slot, k, v, ek, ev, "attention tile overwrite");
-  write(slot, k, v, ek, ev);
 }
 
 TileResult CModelTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp) {

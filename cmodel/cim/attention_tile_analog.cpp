@@ -288,7 +288,7 @@ double AnalogTile::decay(int t) const {
 
 // A token written into `slot` (appended, or overwriting one): fresh cell levels with their noise
 // and drift exponents, written now.
-void AnalogTile::write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
+void AnalogTile::write_slot(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
   store(kcell_, sk_, slot, k, p_.kb());
   store(vcell_, sv_, slot, v, p_.vb());
   if (p_.drifts()) {
@@ -298,17 +298,8 @@ void AnalogTile::write(int slot, std::span<const int8_t> k, std::span<const int8
   ek_[slot] = ek;
   ev_[slot] = ev;
   written_ns_[slot] = now_ns_;
+  if (slot == n_) ++n_;
   ev_count_ += analog_append_events(p_);
-}
-
-void AnalogTile::append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
-  check_append(p_, n_, k, v, ek, ev, "analog attention tile append");
-  write(n_++, k, v, ek, ev);
-}
-
-void AnalogTile::overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) {
-  check_overwrite(p_, n_, slot, k, v, ek, ev, "analog attention tile overwrite");
-  write(slot, k, v, ek, ev);
 }
 
 TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp) {

@@ -70,7 +70,9 @@ def test_every_section_and_chart(report):
         assert section in p.ids, section
     assert html.startswith("<!DOCTYPE html>")
     svgs = re.findall(r"<svg\b.*?</svg>", html, flags=re.S)
-    assert len(svgs) == 8  # 3 energy, 2 per step, intervals, macro map, KV occupancy
+    # 3 energy, 2 per step, intervals (sampled, the text's), macro map, KV occupancy
+    assert len(svgs) == 9
+    assert "Human-written text" in html
     for svg in svgs:
         ET.fromstring(svg)  # well-formed XML
     # the macro map: one cell per macro of the chip

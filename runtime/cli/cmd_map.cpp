@@ -39,7 +39,8 @@ void add_map(CLI::App& app) {
   cmd->add_option("--hw", o->hw, "hardware spec (YAML)")->capture_default_str();
   cmd->add_option("--policy", o->policy,
                   "overflow=fail|spill|window,page=N,kv_fraction=F|auto,gqa_sharing=on|off,"
-                  "replicas=N,sequences=N,window=TOKENS");
+                  "replicas=N,sequences=N,window=TOKENS,sinks=TOKENS,evict=oldest|h2o,granularity=page|token,"
+                  "recent=TOKENS");
   cmd->add_option("--context", o->context,
                   "tokens in each sequence's cache (default: the model's context, capped by the "
                   "CIM capacity under overflow=fail)");

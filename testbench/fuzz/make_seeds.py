@@ -109,6 +109,7 @@ def main():
     put("policy", "every_key.txt", b"overflow=window,page=16,kv_fraction=0.25,gqa_sharing=off,replicas=2,"
         b"sequences=3,window=64,sinks=8,evict=h2o")
     put("policy", "fit.txt", b"window=fit")
+    put("policy", "token_window.txt", b"window=32,sinks=4,evict=h2o,granularity=token,recent=8")
     put("policy", "bare.txt", b"spill")
     put("policy", "names.json", b'{"tokens_per_page": 16, "window_tokens": 64, "sink_tokens": 8, '
         b'"kv_fraction": null, "gqa_sharing": true, "evict": "h2o"}')

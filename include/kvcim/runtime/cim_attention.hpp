@@ -101,6 +101,7 @@ class CimAttention {
   // heavy_hitters: per stream, per tile held, the attention it has drawn (sum of its shares)
   std::vector<std::vector<double>> drawn_;
   int victim(int stream) const;  // the tile a full window drops
+  void add_tile(int stream);     // an empty tile (a spare one, or a new one) after the stream's last
   struct TokenSlots {
     std::vector<int> pos;       // [slot] position held
     std::vector<double> score;  // [slot] attention drawn (heavy_hitters)

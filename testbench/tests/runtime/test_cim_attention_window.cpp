@@ -10,18 +10,14 @@
 #include "kvcim/error.hpp"
 #include "kvcim/runtime/cim_attention.hpp"
 #include "kvcim/runtime/hardware.hpp"
+#include "runtime/attention_config.hpp"
 
 using namespace kvcim;
 using namespace kvcim::runtime;
 
 namespace {
 
-cmodel::Config small_config() {
-  cmodel::Config c;
-  c.dim = 16, c.hidden_dim = 32, c.n_layers = 2, c.n_heads = 2, c.n_kv_heads = 1;
-  c.vocab_size = 32, c.seq_len = 256;
-  return c;
-}
+cmodel::Config small_config() { return test::small_attention_config(); }
 
 // Tiles kept after `n` positions with tiles of `per` tokens: the rule, written out.
 std::vector<int> kept_tiles(int n, int per, KvWindow w) {

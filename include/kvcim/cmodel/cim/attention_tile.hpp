@@ -275,21 +275,36 @@ MacroSpec v_macro_spec(const TileParams& p);
 // Makes the tile `p.kind` asks for (CModelTile or AnalogTile).
 std::unique_ptr<AttentionTile> make_tile(const TileParams& p);
 
+// A tile that can write any slot it holds (the C models): append and overwrite check their
+// arguments as every tile does, then write_slot writes the token (an append: slot = tokens(),
+// after which the tile holds one more).
+class SlotTile : public AttentionTile {
+ public:
+  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) final;
+  bool can_overwrite() const final { return true; }
+  void overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) final;
+
+ protected:
+  virtual void write_slot(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) = 0;
+  virtual const char* name() const = 0;  // for errors: "attention tile", "analog attention tile"
+};
+
 // The bit-accurate C model: two Macro instances and softmax_fixed.
-class CModelTile final : public AttentionTile {
+class CModelTile final : public SlotTile {
  public:
   explicit CModelTile(const TileParams& p = TileParams{});
   const TileParams& params() const override { return p_; }
   void reset() override { n_ = 0; }
-  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
-  bool can_overwrite() const override { return true; }
-  void overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
   using AttentionTile::query;
   TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) override;
   std::span<const uint32_t> last_weights() const override { return last_e_; }
   int tokens() const override { return n_; }
   TileEvents events() const override;
   void reset_events() override;
+
+ protected:
+  void write_slot(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
+  const char* name() const override { return "attention tile"; }
 
  private:
   TileParams p_;
@@ -298,7 +313,6 @@ class CModelTile final : public AttentionTile {
   std::vector<int> ek_, ev_;
   std::vector<uint32_t> last_e_;
   int n_ = 0;
-  void write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev);
   TileEvents own_;  // softmax, cycles, appends, queries (the macros keep their own)
 };
 

@@ -49,7 +49,7 @@ TileEvents analog_query_events(const TileParams& p, int n_tokens);
 // Transfer, K conversion, hand-over, 3 softmax passes, hand-over, V conversion, result.
 int64_t analog_query_cycles(const TileParams& p, int n_tokens);
 
-class AnalogTile final : public AttentionTile {
+class AnalogTile final : public SlotTile {
  public:
   explicit AnalogTile(const TileParams& p);
   const TileParams& params() const override { return p_; }
@@ -57,9 +57,6 @@ class AnalogTile final : public AttentionTile {
     n_ = 0;
     now_ns_ = 0;
   }
-  void append(std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
-  bool can_overwrite() const override { return true; }
-  void overwrite(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
   using AttentionTile::query;
   TileResult query(std::span<const int8_t> q, uint16_t qmul, int qexp) override;
   std::span<const uint32_t> last_weights() const override { return last_e_; }
@@ -72,6 +69,10 @@ class AnalogTile final : public AttentionTile {
   void set_time_ns(double ns) override;
   int64_t refreshes() const { return refreshes_; }
 
+ protected:
+  void write_slot(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev) override;
+  const char* name() const override { return "analog attention tile"; }
+
  private:
   TileParams p_;
   int sk_, sv_;                              // slices per K and V value
@@ -81,7 +82,6 @@ class AnalogTile final : public AttentionTile {
   std::vector<uint32_t> lut_;
   std::vector<uint32_t> last_e_;
   int n_ = 0;
-  void write(int slot, std::span<const int8_t> k, std::span<const int8_t> v, int ek, int ev);
   uint64_t rng_;
   double spare_ = 0;        // the second normal of the last Box-Muller pair
   bool has_spare_ = false;
