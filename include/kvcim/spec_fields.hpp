@@ -32,6 +32,10 @@
 namespace kvcim {
 
 enum class SpecType { integer, number, boolean, choice, text, bytes };
+constexpr const char* spec_type_name(SpecType t) {
+  constexpr const char* names[] = {"integer", "number", "boolean", "choice", "text", "bytes"};
+  return names[static_cast<int>(t)];
+}
 
 inline constexpr unsigned kAllKinds = ~0u;
 constexpr unsigned kind_bit(int kind) { return 1u << kind; }

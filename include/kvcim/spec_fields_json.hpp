@@ -34,12 +34,11 @@ nlohmann::json write_fields(const S& s) {
 // in_file (false: not a key of the file), defaults_to.
 template <SpecTable S>
 nlohmann::json describe_fields() {
-  static constexpr const char* kTypes[] = {"integer", "number", "boolean", "choice", "text", "bytes"};
   const S d{};
   nlohmann::json rows = nlohmann::json::array();
   for_each_spec_field<S>([&](const auto& row) {
     nlohmann::json r = {{"key", row.key},
-                        {"type", kTypes[static_cast<int>(row.type())]},
+                        {"type", spec_type_name(row.type())},
                         {"unit", row.unit},
                         {"doc", row.doc},
                         {"required", row.required},

@@ -99,7 +99,7 @@ def test_spec_sections_are_typed_values_and_read_back():
     assert hw.organization.macros == d["organization"]["macros"] and hw.organization.tiles * 8 >= hw.organization.macros
     assert hw.precision == d["precision"] and hw.precision.kv_bits == d["precision"]["kv_bits"]
     assert dict(hw.precision) == d["precision"] and set(hw.kv) == (set(d["kv"]) - {"technology"}) | {"k_bits", "v_bits"}
-    assert hw.baseline.mac == d["baseline"]["mac"] and hw.baseline.sram_bytes == d["baseline"]["sram"]
+    assert hw.baseline.mac == d["baseline"]["mac"] and hw.baseline.sram == d["baseline"]["sram"]
     assert hw.comparison.node_nm == d["comparison"]["node_nm"]
     with pytest.raises(KeyError):
         hw.kv["no_such_field"]

@@ -50,7 +50,7 @@ constexpr auto spec_fields(const BaselineConfig*) {
   return std::tuple{
       ::kvcim::choice_field("mac", &Self::mac, Names(kMacTypeNames), "the engine's MACs (and its storage width)").needed(),
       ::kvcim::choice_field("offchip", &Self::offchip, Names(kOffchipKindNames), "the off-chip memory it fetches from"),
-      ::kvcim::range_field("sram", &Self::sram_bytes, 0, 9e18, "bytes", "on-chip SRAM for weights and KV; 0 = all off-chip"),
+      ::kvcim::range_field("sram", &Self::sram_bytes, 0, 1125899906842624.0, "bytes", "on-chip SRAM for weights and KV; 0 = all off-chip"),
       ::kvcim::range_field("sram_bank", &Self::sram_bank_bytes, 1, 1099511627776.0, "bytes", "capacity of one SRAM bank (its bit price)"),
       ::kvcim::range_field("mac_units", &Self::mac_units, 1, 1073741824.0, "", "MACs per engine cycle (latency bound only)"),
   };
