@@ -18,11 +18,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Every shipped spec: the chips (configs/hw) and the published macros (configs/macros).
+// Every shipped hardware spec (configs/hw; configs/macros holds macro descriptions, another format).
 const std::vector<HardwareSpec>& shipped() {
   static const std::vector<HardwareSpec> specs = [] {
     std::vector<HardwareSpec> out;
-    for (const char* dir : {"/configs/hw", "/configs/macros"}) {
+    for (const char* dir : {"/configs/hw"}) {
       std::vector<fs::path> files;
       for (const auto& e : fs::directory_iterator(std::string(KVCIM_SOURCE_DIR) + dir)) files.push_back(e.path());
       std::sort(files.begin(), files.end());
