@@ -9,24 +9,20 @@ resolution and the rows summed per conversion changed. The results file DIR/resu
 resumable: re-running evaluates only the points not yet there. The figures (Pareto front,
 accuracy against ADC bits, energy breakdown) are written by kvcim.plot into DIR.
 """
-import argparse
 import pathlib
 
 import kvcim
 from kvcim import plot
+from study_cli import study_parser, parse_study_args  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="adc_bits_study", help="output folder")
-    parser.add_argument("--steps", type=int, default=24, help="forward passes per run")
+    parser = study_parser(__doc__, "adc_bits_study", steps=24, steps_help="forward passes per run")
     parser.add_argument("--workers", type=int, default=2, help="local worker processes")
     parser.add_argument("--scheduler", help="a Dask scheduler instead of local processes")
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = parse_study_args(parser)
 
     spec = {
         "evaluate": "run",

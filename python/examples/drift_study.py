@@ -26,7 +26,6 @@ The full-size figures are in docs/cim_macro.md ("Drift"); --steps, --eval-tokens
 a quick run (the test runs it small); the KV part's figures are in docs/attention_tile.md
 ("Drift of non-volatile KV cells").
 """
-import argparse
 import json
 import pathlib
 
@@ -37,6 +36,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
 
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "reram_analog.yaml"
 KV_SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -73,11 +73,8 @@ def kv_point(time_s, compensation, refresh_s, nu, nu_sigma, steps, eval_tokens):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="drift_study", help="output folder")
-    parser.add_argument("--steps", type=int, default=64, help="generated positions per run")
-    parser.add_argument("--eval-tokens", type=int, default=10000,
-                        help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
+    parser = study_parser(__doc__, "drift_study", steps=64,
+                          eval_help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
     parser.add_argument("--times", default=",".join(TIMES), help="times after programming, of: " + ", ".join(TIMES))
     parser.add_argument("--nu", type=float, default=0.01, help="mean drift exponent (assumption)")
     parser.add_argument("--nu-sigma", type=float, default=0.005, help="its spread across cells (assumption)")
@@ -85,9 +82,7 @@ def main():
                         help="KV part: re-program every token this often (the refreshed runs)")
     parser.add_argument("--replot", action="store_true",
                         help="no runs: print and plot the results.json and kv_results.json in --out")
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = parse_study_args(parser)
     times = [t.strip() for t in args.times.split(",")]
 
     if args.replot:
@@ -163,9 +158,7 @@ def show(args, out, points, kv_points):
     kv_ax.set_title(f"drifting KV cells (gain_cell_kv tile), nu ~ N({args.nu}, {args.nu_sigma})")
     kv_ax.grid(True, alpha=0.3)
     kv_ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "drift_study.png", dpi=120)
-    print(f"\nwrote {out / 'drift_study.png'}")
+    save_figure(fig, out / "drift_study.png")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ shape, with the mapper's analytic model (no simulation: the whole sweep takes se
 A starting point: change the grid (page sizes, contexts, concurrent sequences, the hardware file)
 and re-run; points already evaluated are read back from DIR/results.jsonl, not recomputed.
 """
-import argparse
 import pathlib
 
 import matplotlib
@@ -17,6 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim import plot  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGES = [4, 8, 16, 32, 64]
@@ -34,12 +34,9 @@ def study(shape, hardware, contexts, **policy):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="kv_page_size_study", help="output folder")
+    parser = study_parser(__doc__, "kv_page_size_study")
     parser.add_argument("--workers", type=int, default=2)
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = parse_study_args(parser)
 
     cases = {
         "stories260k": study("stories260k", "sram_digital.yaml", [24, 100, 400], sequences=4),
@@ -75,9 +72,7 @@ def main():
         ax.set_title(name)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "fragmentation_vs_page_size.png", dpi=120)
-    print(f"\nwrote {out / 'fragmentation_vs_page_size.png'}")
+    save_figure(fig, out / "fragmentation_vs_page_size.png")
 
 
 if __name__ == "__main__":

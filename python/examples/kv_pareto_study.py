@@ -12,7 +12,6 @@ energy and less ΔNLL) form the Pareto front.
 The README shows the full-size plot (docs/images/kv_pareto.png); --steps, --eval-tokens and
 --quick make a small run (the test runs it small).
 """
-import argparse
 import json
 import pathlib
 
@@ -23,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar, pareto_front  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 HW = pathlib.Path(kvcim.default_hardware_spec_path()).parent
@@ -48,15 +48,10 @@ def point(label, spec_file, kv, steps, eval_tokens):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="kv_pareto_study", help="output folder")
-    parser.add_argument("--steps", type=int, default=64, help="generated positions per run")
-    parser.add_argument("--eval-tokens", type=int, default=10000,
-                        help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
+    parser = study_parser(__doc__, "kv_pareto_study", steps=64,
+                          eval_help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
     parser.add_argument("--quick", action="store_true", help="three configurations of each tile")
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = parse_study_args(parser)
     configs = DIGITAL[:3] + ANALOG[:3] if args.quick else DIGITAL + ANALOG
     points = [point(*c, args.steps, args.eval_tokens) for c in configs]
     front = [points[i] for i in pareto_front(
@@ -89,9 +84,7 @@ def main():
     ax.set_title(f"stories260K, {args.steps} steps, {points[0]['tokens']} evaluated tokens")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "kv_pareto.png", dpi=120)
-    print(f"\nwrote {out / 'kv_pareto.png'}")
+    save_figure(fig, out / "kv_pareto.png")
 
 
 if __name__ == "__main__":

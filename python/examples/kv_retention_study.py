@@ -14,7 +14,6 @@ their energy, appends and refreshes (the refresh's cost).
 The full-size figures are in docs/attention_tile.md ("Retention and refresh"); --steps,
 --eval-tokens and --taus make a quick run (the test runs it small).
 """
-import argparse
 import json
 import pathlib
 
@@ -25,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -52,18 +52,13 @@ def point(tau_tokens, refresh, interval_ns, steps, eval_tokens):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="kv_retention_study", help="output folder")
-    parser.add_argument("--steps", type=int, default=256, help="generated positions per run")
-    parser.add_argument("--eval-tokens", type=int, default=10000,
-                        help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
+    parser = study_parser(__doc__, "kv_retention_study", steps=256,
+                          eval_help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
     parser.add_argument("--taus", default="1000,300,100,30,10",
                         help="retention time constants in token intervals")
     parser.add_argument("--interval-ns", type=float, default=1000.0,
                         help="time between two tokens of a sequence (assumption)")
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = parse_study_args(parser)
     taus = [float(t) for t in args.taus.split(",")]
 
     base = point(0, False, args.interval_ns, args.steps, args.eval_tokens)
@@ -97,9 +92,7 @@ def main():
     acc.set_title(f"accuracy ({base['tokens']} evaluated tokens, 95% CI)")
     energy.set_ylabel("K/V cell writes per token (pJ)")
     energy.set_title(f"stories260K, gain-cell KV tile, {args.steps} steps")
-    fig.tight_layout()
-    fig.savefig(out / "kv_retention_study.png", dpi=120)
-    print(f"\nwrote {out / 'kv_retention_study.png'}")
+    save_figure(fig, out / "kv_retention_study.png")
 
 
 if __name__ == "__main__":

@@ -11,11 +11,10 @@ human-written text, each with its 95% bootstrap interval, beside full attention 
 The full-size figures are in docs/mapper.md ("Token-granular eviction, measured"); --steps,
 --eval-tokens, --eval-text and --windows make a quick run (the test runs it small).
 """
-import argparse
 import json
-import pathlib
 
 import kvcim
+from study_cli import study_parser, parse_study_args  # noqa: E402
 
 # window W tokens per stream, sinks included (policy keys: docs/mapper.md, "Policies")
 RECIPES = {"window": "window={w},granularity=token",
@@ -42,17 +41,12 @@ def shown(i):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="kv_token_study", help="output folder")
-    parser.add_argument("--steps", type=int, default=512, help="generated positions per run")
-    parser.add_argument("--eval-tokens", type=int, default=10000,
-                        help="tokens sampled for the teacher-forced evaluation")
+    parser = study_parser(__doc__, "kv_token_study", steps=512,
+                          eval_help="tokens sampled for the teacher-forced evaluation")
     parser.add_argument("--eval-text", default="",
                         help="human-written text to evaluate (default: the shipped one)")
     parser.add_argument("--windows", default="32,64,128", help="tokens kept per stream")
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = parse_study_args(parser)
 
     points = [point("window", 0, args)]
     for w in (int(x) for x in args.windows.split(",")):

@@ -10,9 +10,7 @@ token of KV attention (scores, softmax, weighted sum, K/V writes).
 The full-size figures are in docs/mapper.md ("Windows in kvcim run, measured"); --steps,
 --eval-tokens and --windows make a quick run (the test runs it small).
 """
-import argparse
 import json
-import pathlib
 
 import matplotlib
 
@@ -21,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
 
 # the operations of KV attention in the energy breakdown (report.energy["cim"]["by_op"], pJ)
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
@@ -41,16 +40,11 @@ def point(window, rule, steps, eval_tokens):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="kv_window_study", help="output folder")
-    parser.add_argument("--steps", type=int, default=512, help="generated positions per run")
-    parser.add_argument("--eval-tokens", type=int, default=10000,
-                        help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
+    parser = study_parser(__doc__, "kv_window_study", steps=512,
+                          eval_help="tokens sampled for the teacher-forced evaluation (plus the shipped text)")
     parser.add_argument("--windows", default="128,192,256,384",
                         help="window sizes in tokens (multiples of the 64-token tile)")
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    args, out = parse_study_args(parser)
     windows = [int(w) for w in args.windows.split(",")]
 
     full = point(0, "oldest", args.steps, args.eval_tokens)
@@ -87,9 +81,7 @@ def main():
     acc.set_title(f"accuracy ({full['tokens']} evaluated tokens, 95% CI)")
     energy.set_ylabel("KV attention energy per token (pJ)")
     energy.set_title(f"stories260K, {args.steps} steps, sram_digital")
-    fig.tight_layout()
-    fig.savefig(out / "kv_window_study.png", dpi=120)
-    print(f"\nwrote {out / 'kv_window_study.png'}")
+    save_figure(fig, out / "kv_window_study.png")
 
 
 if __name__ == "__main__":

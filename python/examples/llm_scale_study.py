@@ -13,7 +13,6 @@
 Every chip is sized for its model and batch (`organization.macros: auto`); every figure is at the
 specs' comparison node with every energy term (`conditions` in the printed table).
 """
-import argparse
 import pathlib
 
 import matplotlib
@@ -22,6 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
+from study_cli import study_parser, parse_study_args  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BATCHES = [1, 2, 4, 8, 16, 32, 64]
@@ -113,11 +113,8 @@ def area_study(out):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default="llm_scale_study", help="output folder")
-    args = parser.parse_args()
-    out = pathlib.Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    parser = study_parser(__doc__, "llm_scale_study")
+    args, out = parse_study_args(parser)
     batch_study(out)
     context_study(out)
     area_study(out)
