@@ -9,23 +9,30 @@ namespace kvcim::cmodel {
 
 using json = nlohmann::json;
 
-namespace {
-
-const std::string kMeta = "\xE2\x96\x81";  // ▁ U+2581
-// GPT-2's pre-tokenizer pattern (ByteLevel with use_regex)
-const char* kGpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-
-std::string excerpt(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 80); }
-
-std::string type_of(const json& x) {
-  return x.is_object() && x.contains("type") && x["type"].is_string() ? x["type"].get<std::string>() : "?";
-}
-
+namespace hf {
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   if (from.empty()) return s;
   for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
   return s;
 }
+
+std::string excerpt(const json& j, size_t n) { return j.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, n); }
+}  // namespace hf
+
+using hf::excerpt;
+using hf::kMeta;
+using hf::replace_all;
+
+namespace {
+
+// GPT-2's pre-tokenizer pattern (ByteLevel with use_regex)
+const char* kGpt2Pattern = "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+
+
+std::string type_of(const json& x) {
+  return x.is_object() && x.contains("type") && x["type"].is_string() ? x["type"].get<std::string>() : "?";
+}
+
 
 bool bool_field(const std::string& where, const json& o, const char* key, bool fallback, const std::string& field) {
   if (!o.contains(key) || o[key].is_null()) return fallback;

@@ -13,6 +13,14 @@
 
 namespace kvcim::cmodel {
 
+// Shared by hf_pipeline.cpp and hf_tokenizer.cpp.
+namespace hf {
+inline const std::string kMeta = "\xE2\x96\x81";  // ▁ U+2581, SentencePiece's space
+std::string replace_all(std::string s, const std::string& from, const std::string& to);
+// The start of a JSON value as an error message quotes it (at most `n` characters).
+std::string excerpt(const nlohmann::json& j, size_t n = 80);
+}  // namespace hf
+
 struct HfPipeline {
   struct AddedToken {
     std::string content;  // as written in the text

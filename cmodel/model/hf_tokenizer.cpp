@@ -16,17 +16,12 @@
 namespace kvcim::cmodel {
 
 using json = nlohmann::json;
+using hf::kMeta;
+using hf::replace_all;
 
 namespace {
 
-const std::string kMeta = "\xE2\x96\x81";  // ▁ U+2581
 constexpr int64_t kMaxFileBytes = 256 << 20;
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
-    s.replace(at, from.size(), to);
-  return s;
-}
 
 // ▁ in the file's pieces is held as a space, as llama2.c holds it.
 std::string from_file(const std::string& piece) { return replace_all(piece, kMeta, " "); }
@@ -40,7 +35,7 @@ std::string byte_piece(int b) {
 
 uint64_t pair_key(int a, int b) { return (uint64_t(uint32_t(a)) << 32) | uint32_t(b); }
 
-std::string excerpt(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace).substr(0, 60); }
+std::string short_excerpt(const json& j) { return hf::excerpt(j, 60); }
 
 // Bytes of the UTF-8 code point starting at s[i] (1 for a byte that does not start a valid one).
 size_t code_point_bytes(const std::string& s, size_t i) {
@@ -98,7 +93,7 @@ std::string token_name(const std::string& where, const json& cfg, const char* ke
   const json& v = cfg[key];
   if (v.is_string()) return v.get<std::string>();
   if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
-  fail(where, key, excerpt(v), "expected a string, {\"content\": ...} or null");
+  fail(where, key, short_excerpt(v), "expected a string, {\"content\": ...} or null");
 }
 
 // A JSON object, or one error naming the file.
@@ -124,16 +119,16 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
     fail(where, "model", "missing", "expected the tokenizer model object");
   const json& m = j["model"];
   if (!m.contains("type") || !m["type"].is_string() || m["type"] != "BPE")
-    fail(where, "model.type", m.contains("type") ? excerpt(m["type"]) : "missing",
+    fail(where, "model.type", m.contains("type") ? short_excerpt(m["type"]) : "missing",
          "not supported (supported: BPE, SentencePiece-style with byte fallback or byte-level)");
   for (const char* key : {"continuing_subword_prefix", "end_of_word_suffix"})
     if (m.contains(key) && !m[key].is_null() && m[key] != "")
-      fail(where, std::string("model.") + key, excerpt(m[key]), "not supported (expected null)");
+      fail(where, std::string("model.") + key, short_excerpt(m[key]), "not supported (expected null)");
   if (m.contains("dropout") && !m["dropout"].is_null() && m["dropout"] != 0 && m["dropout"] != 0.0)
-    fail(where, "model.dropout", excerpt(m["dropout"]), "not supported (expected null)");
+    fail(where, "model.dropout", short_excerpt(m["dropout"]), "not supported (expected null)");
   auto get_bool = [&](const json& o, const char* key, bool fallback, const std::string& field) {
     if (!o.contains(key) || o[key].is_null()) return fallback;
-    if (!o[key].is_boolean()) fail(where, field, excerpt(o[key]), "expected true or false");
+    if (!o[key].is_boolean()) fail(where, field, short_excerpt(o[key]), "expected true or false");
     return o[key].get<bool>();
   };
 
@@ -159,7 +154,7 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
   const int64_t id_limit = std::min<int64_t>(entries, kMaxVocab);
   auto place = [&](const std::string& piece, const json& id, const std::string& field) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= id_limit)
-      fail(where, field, excerpt(id), "expected an id in 0.." + std::to_string(id_limit - 1) +
+      fail(where, field, short_excerpt(id), "expected an id in 0.." + std::to_string(id_limit - 1) +
                                           " (ids are dense: below the number of entries)");
     const size_t i = static_cast<size_t>(id.get<int64_t>());
     if (i >= pieces.size()) {
@@ -176,13 +171,13 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
   t.model_vocab_ = static_cast<int>(pieces.size());
   if (j.contains("added_tokens") && !j["added_tokens"].is_null()) {
     const json& added = j["added_tokens"];
-    if (!added.is_array()) fail(where, "added_tokens", excerpt(added), "expected a list");
+    if (!added.is_array()) fail(where, "added_tokens", short_excerpt(added), "expected a list");
     for (size_t i = 0; i < added.size(); ++i) {
       const json& a = added[i];
       const std::string field = "added_tokens[" + std::to_string(i) + "]";
       if (!a.is_object() || !a.contains("id") || !a.contains("content") || !a["content"].is_string() ||
           a["content"].get<std::string>().empty())
-        fail(where, field, excerpt(a), "expected {\"id\": N, \"content\": \"...\"}");
+        fail(where, field, short_excerpt(a), "expected {\"id\": N, \"content\": \"...\"}");
       const std::string content = a["content"].get<std::string>();
       place(byte_level ? content : from_file(content), a["id"], field + ".id");
       const int id = a["id"].get<int>();
@@ -208,9 +203,9 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
   }
   t.vocab_ = std::move(pieces);
   if (m.contains("unk_token") && !m["unk_token"].is_null()) {
-    if (!m["unk_token"].is_string()) fail(where, "model.unk_token", excerpt(m["unk_token"]), "expected a string");
+    if (!m["unk_token"].is_string()) fail(where, "model.unk_token", short_excerpt(m["unk_token"]), "expected a string");
     t.unk_ = t.lookup(held(m["unk_token"].get<std::string>(), byte_level));
-    if (t.unk_ < 0) fail(where, "model.unk_token", excerpt(m["unk_token"]), "not in the vocabulary");
+    if (t.unk_ < 0) fail(where, "model.unk_token", short_excerpt(m["unk_token"]), "not in the vocabulary");
   }
   t.byte_ids_.assign(256, -1);
   for (int b = 0; b < 256; ++b) t.byte_ids_[b] = t.lookup(byte_level ? std::string(1, static_cast<char>(b)) : byte_piece(b));
@@ -227,20 +222,20 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
       const std::string s = e.get<std::string>();
       const size_t sp = s.find(' ');
       if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos)
-        fail(where, field, excerpt(e), "expected two pieces separated by one space");
+        fail(where, field, short_excerpt(e), "expected two pieces separated by one space");
       a = s.substr(0, sp);
       b = s.substr(sp + 1);
     } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
       a = e[0].get<std::string>();
       b = e[1].get<std::string>();
     } else {
-      fail(where, field, excerpt(e), "expected \"a b\" or [\"a\", \"b\"]");
+      fail(where, field, short_excerpt(e), "expected \"a b\" or [\"a\", \"b\"]");
     }
     a = held(a, byte_level);
     b = held(b, byte_level);
     const int ia = t.lookup(a), ib = t.lookup(b), im = t.lookup(a + b);
     if (ia < 0 || ib < 0 || im < 0)
-      fail(where, field, excerpt(e), "'" + to_file(ia < 0 ? a : ib < 0 ? b : a + b) + "' is not in the vocabulary");
+      fail(where, field, short_excerpt(e), "'" + to_file(ia < 0 ? a : ib < 0 ? b : a + b) + "' is not in the vocabulary");
     if (t.merges_.emplace(pair_key(ia, ib), std::make_pair(static_cast<int>(r), im)).second &&
         t.scores_[im] == -1e10f)
       t.scores_[im] = -static_cast<float>(r);
@@ -285,7 +280,7 @@ Tokenizer Tokenizer::parse_hf(const std::string& where, const std::string& text,
     std::vector<int> ids;
     for (const json& v : mc[key].is_array() ? mc[key] : json::array({mc[key]})) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= t.vocab_size())
-        fail(mc_where, key, excerpt(mc[key]), "expected ids in 0.." + std::to_string(t.vocab_size() - 1));
+        fail(mc_where, key, short_excerpt(mc[key]), "expected ids in 0.." + std::to_string(t.vocab_size() - 1));
       ids.push_back(v.get<int>());
     }
     return ids;

@@ -6,7 +6,8 @@
 
 namespace kvcim::cmodel {
 
-namespace {
+// Named, not anonymous: TokenRegex::Program (declared in the header) holds these types.
+namespace token_regex_detail {
 
 // One set of code points: items (ranges, or a property with its own negation), then negated.
 struct CharClass {
@@ -56,15 +57,20 @@ struct Inst {
   int a, b;       // cls: class; split: first, second; jmp: a; look: program start in a
 };
 
-}  // namespace
+}  // namespace token_regex_detail
 
 struct TokenRegex::Program {
-  std::vector<CharClass> classes;
-  std::vector<Inst> code;
+  std::vector<token_regex_detail::CharClass> classes;
+  std::vector<token_regex_detail::Inst> code;
   int start = 0;
 };
 
 namespace {
+
+using token_regex_detail::CharClass;
+using token_regex_detail::Inst;
+using token_regex_detail::Node;
+using token_regex_detail::Op;
 
 class Parser {
  public:

@@ -9,6 +9,7 @@
 
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/hardware.hpp"
+#include "spec_text.hpp"
 
 using namespace kvcim::mapper;
 namespace fs = std::filesystem;
@@ -40,11 +41,7 @@ struct TempSpec {
   ~TempSpec() { fs::remove_all(dir); }
 };
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  if (at == std::string::npos) throw std::runtime_error("test setup: '" + from + "' not in spec");
-  return text.replace(at, from.size(), to);
-}
+using kvcim::test::replaced;
 
 std::string spec_error(const std::string& text) {
   TempSpec t(text);

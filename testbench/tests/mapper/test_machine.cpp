@@ -12,6 +12,7 @@
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/machine.hpp"
 #include "kvcim/mapper/shape.hpp"
+#include "spec_text.hpp"
 
 using namespace kvcim::mapper;
 
@@ -33,11 +34,7 @@ std::string refusal(const std::string& yaml) {
   return "";
 }
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+using kvcim::test::replaced;
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include "error_of.hpp"
 #include "kvcim/cmodel/energy/scaling.hpp"
 #include "kvcim/mapper/macro_pricing.hpp"
+#include "spec_text.hpp"
 
 using namespace kvcim;
 using namespace kvcim::mapper;
@@ -50,11 +51,7 @@ std::string spec_text(const std::string& file) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  const auto at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+using kvcim::test::replaced;
 
 }  // namespace
 

@@ -20,7 +20,6 @@ using namespace kvcim::runtime;
 
 namespace {
 
-cmodel::Config small_config() { return test::small_attention_config(); }
 
 KvWindow token_window(int tokens, int sinks, bool h2o = false, int recent = 0) {
   KvWindow w;
@@ -59,7 +58,7 @@ void feed(CimAttention& fresh, const cmodel::Config& c, const Stream& s, const s
 }
 
 void check_streaming(KvWindow w, int positions) {
-  const cmodel::Config c = small_config();
+  const cmodel::Config c = test::small_attention_config();
   const cmodel::cim::TileParams tp = four_token_tiles();
   CimAttention windowed(c, cmodel_tiles(tp), false, w);
   std::mt19937_64 g(5);
@@ -111,7 +110,7 @@ TEST(CimAttentionTokens, KeepsTheSinkTokensAndTheNewestOnes) {
 }
 
 TEST(CimAttentionTokens, AWindowCoveringTheContextIsFullAttention) {
-  const cmodel::Config c = small_config();
+  const cmodel::Config c = test::small_attention_config();
   const cmodel::cim::TileParams tp = four_token_tiles();
   CimAttention windowed(c, cmodel_tiles(tp), false, token_window(24, 4));
   CimAttention full(c, cmodel_tiles(tp));
@@ -139,7 +138,7 @@ TEST(CimAttentionTokens, AWindowCoveringTheContextIsFullAttention) {
 // comes, the candidates are tokens 0, 1 and 2 (the recent one is token 3 itself); H2O overwrites
 // token 1, the least drawn, where the oldest rule overwrites token 0.
 TEST(CimAttentionTokens, HeavyHittersKeepTheTokenThatDrawsAttention) {
-  const cmodel::Config c = small_config();
+  const cmodel::Config c = test::small_attention_config();
   const cmodel::cim::TileParams tp = four_token_tiles();
   const int hd = c.head_dim(), kv = c.kv_dim();
   auto along = [&](float x) {
@@ -188,7 +187,7 @@ TEST(CimAttentionTokens, HeavyHittersKeepTheTokenThatDrawsAttention) {
 }
 
 TEST(CimAttentionTokens, RefusesWhatCannotWork) {
-  const cmodel::Config c = small_config();
+  const cmodel::Config c = test::small_attention_config();
   const cmodel::cim::TileParams tp = four_token_tiles();
   auto message = [&](KvWindow w, bool per_channel, TileFactory f = {}) {
     try {

@@ -17,7 +17,6 @@ using namespace kvcim::runtime;
 
 namespace {
 
-cmodel::Config small_config() { return test::small_attention_config(); }
 
 // Tiles kept after `n` positions with tiles of `per` tokens: the rule, written out.
 std::vector<int> kept_tiles(int n, int per, KvWindow w) {
@@ -29,7 +28,7 @@ std::vector<int> kept_tiles(int n, int per, KvWindow w) {
 }
 
 void check(KvWindow w, bool k_per_channel) {
-  const cmodel::Config c = small_config();
+  const cmodel::Config c = test::small_attention_config();
   cmodel::cim::TileParams tp;
   tp.tokens = 4;
   CimAttention windowed(c, cmodel_tiles(tp), k_per_channel, w);
@@ -80,7 +79,7 @@ TEST(CimAttentionWindow, AWindowAtLeastTheContextIsFullAttention) {
 }
 
 TEST(CimAttentionWindow, RefusesAWindowOfSinksOnly) {
-  const cmodel::Config c = small_config();
+  const cmodel::Config c = test::small_attention_config();
   EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{2, 2}), kvcim::Error);
   EXPECT_THROW(CimAttention(c, cmodel_tiles({}), false, KvWindow{-1, 0}), kvcim::Error);
 }
@@ -92,7 +91,7 @@ TEST(CimAttentionWindow, HeavyHittersKeepTheTilesThatDrawAttention) {
   // newest full tile (2) and drops the least-drawn of 0 and 1, i.e. tile 1 (the oldest rule would
   // drop 0). When tile 4 starts it holds 0, 2, 3 and drops 2. Attention must then equal attention
   // over exactly tiles {0, 2, 3} and {0, 3, 4}.
-  cmodel::Config c = small_config();
+  cmodel::Config c = test::small_attention_config();
   c.n_layers = 1;
   cmodel::cim::TileParams tp;
   tp.tokens = 4;
@@ -149,7 +148,7 @@ TEST(CimAttentionWindow, SpilledTilesGiveFullAttentionAndLeaveTheirQueriesToTheE
   // cim_extra_streams streams one more); the digital engine attends over the older ones on the
   // same codes. Outputs equal full attention exactly; the query events of spilled tiles are
   // reported apart, and the two parts add up to full attention's.
-  const cmodel::Config c = small_config();  // 2 layers, 1 KV head: streams 0 and 1
+  const cmodel::Config c = test::small_attention_config();  // 2 layers, 1 KV head: streams 0 and 1
   cmodel::cim::TileParams tp;
   tp.tokens = 4;
   KvWindow spill;
