@@ -57,6 +57,7 @@ set(KVCIM_MAPPER_SOURCES
     mapper/analysis.cpp
     mapper/batch.cpp
     mapper/chip.cpp
+    mapper/dies.cpp
     mapper/explore.cpp
     mapper/hardware.cpp
     mapper/kv.cpp

@@ -14,6 +14,7 @@
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/dies.hpp"
 
 namespace kvcim::mapper {
 
@@ -90,6 +91,19 @@ void charge_stream(TokenLedgers& t, const HardwareSpec& hw, const KvLayout& kv, 
                                   kv.tile.kv_bits, kv.tile.prob_bits);
 }
 
+DieItem item_of(Op op) {
+  switch (op) {
+    case Op::q_proj: return DieItem::q;
+    case Op::k_proj: return DieItem::k;
+    case Op::v_proj: return DieItem::v;
+    case Op::o_proj: return DieItem::o;
+    case Op::ffn_w1: return DieItem::w1;
+    case Op::ffn_w3: return DieItem::w3;
+    case Op::ffn_w2: return DieItem::w2;
+    default: return DieItem::q;  // the classifier: its own row
+  }
+}
+
 }  // namespace
 
 cim::MacroEvents blocks_compute_events(const MatrixPlacement& m, const cim::MacroSpec& spec,
@@ -149,7 +163,21 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
                           static_cast<double>(kv.page_cells());
   const int64_t kv_used = std::min<int64_t>(
       kv.macros, static_cast<int64_t>(std::ceil(kv_cells / static_cast<double>(hw.macro_cells()))));
-  const Floorplan plan = floorplan(hw, weights.macros_used + kv_used, 0);
+  // each die its own floorplan (its macros in use: its weights and its share of the KV in use)
+  const DiePlan dies = plan_dies(shape, hw, weights, kv);
+  std::vector<Floorplan> plans;
+  if (dies.dies.size() == 1) {
+    plans.push_back(floorplan(hw, weights.macros_used + kv_used, 0));
+  } else {
+    const double kv_in_use = kv.macros > 0 ? static_cast<double>(kv_used) / static_cast<double>(kv.macros) : 0;
+    for (const Die& d : dies.dies)
+      plans.push_back(floorplan(
+          hw, d.weight_macros + std::llround(static_cast<double>(d.kv_macros) * kv_in_use), 0));
+  }
+  auto plan_of = [&](int layer, DieItem item) -> const Floorplan& {
+    const size_t row = layer == energy::kModelLevel ? static_cast<size_t>(c.n_layers) : static_cast<size_t>(layer);
+    return plans[static_cast<size_t>(dies.item_die[row][layer == energy::kModelLevel ? 0 : static_cast<int>(item)])];
+  };
 
   // Weights (replica 0 serves the sequence). Matrices fully on chip repeat across layers: their
   // events are computed once per shape.
@@ -173,7 +201,7 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
       energy::charge_conventional_matvec(t.periphery, slot(m.layer), m.op, off_elems, 1, wb,
                                          EventKind::int8_mac, 0, off);
     energy::charge_matvec_buffer(t.periphery, slot(m.layer), m.op, m.n_in, m.n_out, ab);
-    t.periphery.add(slot(m.layer), m.op, EventKind::wire_bit_um, matvec_wire_bit_um(m, hw, plan));
+    t.periphery.add(slot(m.layer), m.op, EventKind::wire_bit_um, matvec_wire_bit_um(m, hw, plan_of(m.layer, item_of(m.op))));
   }
 
   // Attention: two stream classes (with and without the extra page).
@@ -182,6 +210,7 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   const StreamClass extra = any_extra ? stream_class(kv, policy, 0, context) : plain;
   for (int l = 0; l < c.n_layers; ++l) {
     const int64_t n_extra = extra_streams_in_layer(kv, l);
+    const Floorplan& plan = plan_of(l, DieItem::kv);
     charge_stream(t, hw, kv, slot(l), extra, n_extra, plan);
     charge_stream(t, hw, kv, slot(l), plain, kv.stored_heads - n_extra, plan);
     // K and V are quantised once per KV head, however many copies are stored
@@ -190,6 +219,10 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   }
   energy::charge_model_elementwise(t.periphery, c);
   t.periphery.add(energy::kModelLevel, Op::other, off, int64_t{c.dim} * wb);  // embedding row
+  // the activations crossing from die to die (a step's over its sequences, per token)
+  for (const DieCut& cut : dies.cuts)
+    t.periphery.add(cut.layer == c.n_layers ? energy::kModelLevel : slot(cut.layer), Op::other,
+                    EventKind::die_link_bit, std::llround(cut.bits_per_token));
   // leakage of every macro and the buffer, and the lanes, for as long as the token takes; clock
   // and sequencing of every digital operation
   const double latency_ns =
@@ -325,6 +358,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
     lb.digital_ns += static_cast<double>(layer.count(k) * c.n_layers + model.count(k)) *
                      costs.latency(k) * 1e-6 / static_cast<double>(hw.digital_units);
   lb.lanes_ns += lb.digital_ns;
+  lb.link_ns = plan_dies(shape, hw, weights, kv).link_latency_ns;
   return lb;
 }
 

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
@@ -18,6 +19,14 @@ using cmodel::energy::Section;
 using cmodel::energy::Unit;
 namespace cim = cmodel::cim;
 namespace energy = cmodel::energy;
+
+namespace {
+std::string num_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+}  // namespace
 
 std::string shipped_config_dir() { return data_dir() + "/configs"; }
 std::string default_hardware_spec_path() { return shipped_config_dir() + "/hw/sram_digital.yaml"; }
@@ -47,13 +56,26 @@ void HardwareSpec::compare_at(double node_nm, const std::string& where) {
   comparison = p;
 }
 
+namespace {
+// A die-to-die link bit is priced by the spec's link section, not by a technology table.
+energy::Costs with_link(energy::Costs c, const LinkSpec& link, const std::string& where) {
+  const int i = static_cast<int>(energy::EventKind::die_link_bit);
+  c.energy_factor[i] = c.latency_factor[i] = 1;
+  c.energy_aj[i] = energy::to_attojoules(link.energy_pj_per_bit, where);
+  c.latency_fs[i] = energy::to_femtoseconds(1 / (8 * link.bandwidth_gb_s), where);  // GB/s = 8 bit/ns
+  return c;
+}
+}  // namespace
+
 energy::Costs HardwareSpec::costs() const {
-  return tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
+  return with_link(tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0}), link,
+                   source + ": link");
 }
 // The digital attention tile has no ADC: the plain table values; the analog tile's conversions
 // (scores and outputs) are priced at kv.adc_bits.
 energy::Costs HardwareSpec::kv_costs() const {
-  return kv_tech.costs({comparison, kv.kind == cim::TileKind::analog ? kv.adc_bits : 0, 0});
+  return with_link(kv_tech.costs({comparison, kv.kind == cim::TileKind::analog ? kv.adc_bits : 0, 0}), link,
+                   source + ": link");
 }
 energy::Costs HardwareSpec::baseline_costs() const {
   return baseline_tech.costs({comparison, 0, baseline.sram_bank_bytes});
@@ -82,6 +104,11 @@ void HardwareSpec::validate() const {
   range("offchip.capacity", offchip_bytes, 0, int64_t{1} << 60);
   range("digital.units", digital_units, 1, int64_t{1} << 30);
   baseline.validate(where);
+  check_fields(die, where, "die.");
+  check_fields(link, where, "link.");
+  if (die.reticle_mm2 > die.wafer_mm2)
+    fail(where, "die.reticle_mm2", num_text(die.reticle_mm2),
+         "a die larger than the wafer (die.wafer_mm2 = " + num_text(die.wafer_mm2) + ")");
   energy::check_node_point(comparison, where, "comparison");
   // The ADC resolutions must be costed by the technology tables.
   costs();
@@ -95,7 +122,7 @@ namespace {
 const std::vector<std::string> kTop = {"name",      "description", "technology", "macro",
                                        "organization", "kv",       "precision",  "buffer",
                                        "offchip",   "digital",     "baseline",  "comparison",
-                                       "published"};
+                                       "published", "die",         "link"};
 
 std::string resolve(const Section& s, const std::string& key, const std::string& base_dir) {
   const std::string rel = s.get_string(key);
@@ -181,6 +208,11 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     d->check_keys({"units"});
     hw.digital_units = d->get_int("units", 1, int64_t{1} << 30, hw.digital_units);
   }
+  if (auto d = top.optional_child("die")) read_fields(*d, hw.die);
+  if (auto l = top.optional_child("link")) read_fields(*l, hw.link);
+  if (hw.die.reticle_mm2 > hw.die.wafer_mm2)
+    top.child("die").error("reticle_mm2", "a die larger than the wafer (die.wafer_mm2 = " +
+                                              num_text(hw.die.wafer_mm2) + " mm2)");
   const Section base = top.child("baseline");
   read_fields(base, hw.baseline, {"technology"});
 
@@ -230,6 +262,8 @@ nlohmann::json to_json(const KvSpec& k) { return write_fields(k); }
 nlohmann::json to_json(const Precision& p) { return write_fields(p); }
 nlohmann::json to_json(const energy::BaselineConfig& b) { return write_fields(b); }
 nlohmann::json to_json(const energy::NodePoint& n) { return write_fields(n); }
+nlohmann::json to_json(const DieSpec& d) { return write_fields(d); }
+nlohmann::json to_json(const LinkSpec& l) { return write_fields(l); }
 
 nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
   nlohmann::json kv = to_json(hw.kv);
@@ -251,7 +285,9 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
           {"offchip", {{"kind", std::string(energy::kOffchipKindNames[static_cast<int>(hw.offchip)])}, {"capacity", hw.offchip_bytes}}},
           {"digital", {{"units", hw.digital_units}}},
           {"baseline", baseline},
-          {"comparison", to_json(hw.comparison)}};
+          {"comparison", to_json(hw.comparison)},
+          {"die", to_json(hw.die)},
+          {"link", to_json(hw.link)}};
 }
 
 nlohmann::json hardware_report_json(const HardwareSpec& hw) {

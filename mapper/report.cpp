@@ -8,6 +8,7 @@
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/dies.hpp"
 
 namespace kvcim::mapper {
 
@@ -114,6 +115,7 @@ json figures_json(const Placement& p, const MapReport& r) {
              {"tokens", {{"resident", f.resident_tokens},
                          {"offchip", f.offchip_tokens},
                          {"evicted", f.evicted_tokens}}}};
+  j["dies"] = to_json(plan_dies(p), p.hw);
   return j;
 }
 
@@ -276,6 +278,7 @@ std::string summary(const Placement& p, const MapReport& r) {
         << " macros (" << fmt("%.4g", z.area_mm2()) << " mm2)";
     o << "\n";
   }
+  o << dies_summary(plan_dies(p), hw) << "\n";
   o << "macros    " << f.macros_used << " of " << f.macros_total << " used (weights "
     << f.weight_macros << ", KV " << f.kv_macros_used << " of " << f.kv_macros_reserved
     << " reserved); utilization " << fmt("%.3f", f.utilization) << ", fragmentation "

@@ -3,6 +3,7 @@
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/dies.hpp"
 #include "kvcim/mapper/macro_map.hpp"
 #include "kvcim/mapper/policy.hpp"
 
@@ -224,7 +225,8 @@ json to_json(const RunReport& rep) {
                        {"sequences", f.sequences}, {"tokens_per_s_cim", f.tokens_per_s_cim},
                        {"tokens_per_s_conventional", f.tokens_per_s_conventional},
                        {"kv_tokens_per_page", p.kv.tokens_per_page}, {"kv_page_slots", p.kv.slots()},
-                       {"macro_map", mapper::macro_map_json(p)}};
+                       {"macro_map", mapper::macro_map_json(p)},
+                       {"dies", mapper::to_json(mapper::plan_dies(p), p.hw)}};
   return report;
 }
 

@@ -62,7 +62,9 @@ struct LatencyBound {
   // which sequences follow each other through the stationary weights); the time of all the
   // token's work on the shared digital lanes.
   double offchip_weight_bits = 0, slowest_macro_stage_ns = 0, lanes_ns = 0;
-  double critical_path_ns() const { return weights_ns + kv_write_ns + attention_ns + digital_ns; }
+  // die-to-die links on the token's path (dies.hpp): each crossing's latency and transfer time
+  double link_ns = 0;
+  double critical_path_ns() const { return weights_ns + kv_write_ns + attention_ns + digital_ns + link_ns; }
   double total_ns() const;
   // offchip_bytes when the traffic is the longer, else onchip_cycles when macro cycles make up
   // most of the critical path, else compute (the digital lanes)

@@ -15,6 +15,9 @@
 //   baseline:     mac (int8|fp16), offchip (hbm|dram), sram, sram_bank, mac_units, technology
 //   comparison:   node_nm, voltage_v (optional; default: the macro table's node and supply):
 //                 the one node both sides are priced at (cmodel/energy/scaling.hpp)
+//   die:          reticle_mm2, wafer_scale, wafer_mm2 (optional): the largest die (package.hpp)
+//   link:         energy_pj_per_bit, bandwidth_gb_s, latency_ns (optional; when given, energy
+//                 and bandwidth are required): one die-to-die link
 //
 // Every field is checked (type, unit, range) from its section's field table (spec_fields below,
 // kvcim/spec_fields.hpp); an unknown key is an error suggesting the closest known key. The same
@@ -32,6 +35,7 @@
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/tech.hpp"
+#include "kvcim/mapper/package.hpp"
 #include "kvcim/spec_fields.hpp"
 
 namespace YAML {
@@ -151,6 +155,8 @@ struct HardwareSpec {
   int64_t offchip_bytes = int64_t{16} << 30;
   int64_t digital_units = 64;
   cmodel::energy::BaselineConfig baseline;
+  DieSpec die;    // the largest die the chip is cut into (mapper/dies.hpp)
+  LinkSpec link;  // what a bit costs between two dies
 
   cmodel::energy::TechTable tech;           // costs the macros and the periphery
   cmodel::energy::TechTable kv_tech;        // costs the KV tiles (default: = tech)
@@ -208,6 +214,8 @@ nlohmann::json to_json(const KvSpec& k);  // k_bits and v_bits always (the spec 
 nlohmann::json to_json(const Precision& p);
 nlohmann::json to_json(const cmodel::energy::BaselineConfig& b);
 nlohmann::json to_json(const cmodel::energy::NodePoint& n);
+nlohmann::json to_json(const DieSpec& d);
+nlohmann::json to_json(const LinkSpec& l);
 
 // The spec as `kvcim run --json` and `kvcim map --json` record it: where it came from, its tables'
 // names, the figures derived from it (tiles, banks, slices per weight) and the

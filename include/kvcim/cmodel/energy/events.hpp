@@ -40,8 +40,11 @@ enum class EventKind : int {
   lane_cycle,   // one digital lane (or MAC unit) clocked and sequenced for one cycle
   leak_kib_ns,  // one KiB of memory cells (macro or SRAM bank) leaking for one nanosecond
   leak_lane_ns,  // one digital lane (or MAC unit) leaking for one nanosecond
+  // Between dies of a multi-die chip (mapper/dies.hpp): one bit across one die-to-die link, priced
+  // by the hardware spec's `link` section (a technology table may leave it out).
+  die_link_bit,
 };
-inline constexpr int kEventKinds = static_cast<int>(EventKind::leak_lane_ns) + 1;
+inline constexpr int kEventKinds = static_cast<int>(EventKind::die_link_bit) + 1;
 
 enum class Component : int {
   array, adc, dac, cell_write, buffer, weight_sram, kv_sram, offchip, interconnect, digital,
