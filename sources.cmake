@@ -170,6 +170,7 @@ set(KVCIM_BENCH_SOURCES
 # CLI contract tests, one CTest test each
 set(KVCIM_CLI_TESTS
     testbench/cli/baseline_command.sh
+    testbench/cli/dies_command.sh
     testbench/cli/explain.sh
     testbench/cli/hf_architectures.sh
     testbench/cli/hf_checkpoints.sh
@@ -243,6 +244,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_analysis.cpp
     testbench/tests/mapper/test_batch.cpp
     testbench/tests/mapper/test_chip.cpp
+    testbench/tests/mapper/test_dies.cpp
     testbench/tests/mapper/test_explore.cpp
     testbench/tests/mapper/test_hardware.cpp
     testbench/tests/mapper/test_kv.cpp

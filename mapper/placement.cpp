@@ -6,6 +6,7 @@
 #include "kvcim/cmodel/energy/ledger.hpp"
 
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/dies.hpp"
 #include "kvcim/mapper/sizing.hpp"
 
 namespace kvcim::mapper {
@@ -113,6 +114,7 @@ Placement place(const ModelShape& shape, const HardwareSpec& spec, const Policy&
   Placement p{shape, hw, policy, std::move(w), kv, KvAllocator(kv, policy), context, context, false, std::nullopt};
   p.requested_context = requested_context;
   p.sizing = sizing;
+  plan_dies(shape, hw, p.weights, kv);  // refuses a die too small for one macro before long work
   // Block tables page by page for placements small enough to list; beyond that the closed form
   // (stream_tokens, tested against the allocator) gives every figure, and the allocator stays
   // empty (Placement::allocator_grown).

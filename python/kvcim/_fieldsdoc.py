@@ -17,6 +17,10 @@ SECTIONS = [
                  "`technology` (a table path) is read beside it."),
     ("comparison", "The one node both sides are priced at (`cmodel::energy::NodePoint`); the "
                    "section is optional (default: the macro table's node and supply)."),
+    ("die", "The largest die the chip is cut into (`mapper::DieSpec`); the section is optional "
+            "(default: one 858 mm2 reticle field). `docs/mapper.md`, \"Dies\"."),
+    ("link", "One die-to-die link (`mapper::LinkSpec`); the section is optional (default: a UCIe "
+             "advanced-package link), but a link that is given names its energy and bandwidth."),
     ("tile", "The attention tile's parameters (`cmodel::cim::TileParams`, Python's `TileParams`); "
              "`HardwareSpec::tile` fills them in from the kv and precision sections."),
 ]

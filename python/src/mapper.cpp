@@ -86,6 +86,10 @@ void bind_spec_sections(py::module_& m) {
   bind_fields_readonly(base);
   auto node = bind_section<energy::NodePoint>(m, "NodePoint", "A technology node and its supply (HardwareSpec.comparison).");
   bind_fields_readonly(node);
+  auto die = bind_section<DieSpec>(m, "DieSpec", "The largest die the chip is cut into (HardwareSpec.die).");
+  bind_fields_readonly(die);
+  auto link = bind_section<LinkSpec>(m, "LinkSpec", "One die-to-die link (HardwareSpec.link).");
+  bind_fields_readonly(link);
 }
 
 // Every section's field table as data (key, type, unit, min, max, default, kinds, doc, ...):
@@ -97,7 +101,9 @@ nlohmann::json spec_field_tables() {
           {"precision", describe_fields<Precision>()},
           {"baseline", describe_fields<energy::BaselineConfig>()},
           {"comparison", describe_fields<energy::NodePoint>()},
-          {"tile", describe_fields<cim::TileParams>()}};
+          {"tile", describe_fields<cim::TileParams>()},
+          {"die", describe_fields<DieSpec>()},
+          {"link", describe_fields<LinkSpec>()}};
 }
 
 HardwareSpec hardware_from_dict(const py::dict& d, const std::string& base_dir) {
@@ -242,6 +248,8 @@ void bind_mapper(py::module_& m) {
       .def_property_readonly("offchip", [](const HardwareSpec& h) { return offchip_name(h.offchip); })
       .def_readonly("baseline", &HardwareSpec::baseline)
       .def_readonly("comparison", &HardwareSpec::comparison, "The node (and supply) both sides are priced at.")
+      .def_readonly("die", &HardwareSpec::die, "The largest die (reticle, or wafer-scale) the chip is cut into.")
+      .def_readonly("link", &HardwareSpec::link, "One die-to-die link: energy per bit, bandwidth, latency.")
       .def("compare_at", &HardwareSpec::compare_at, py::arg("node_nm"), py::arg("where") = "node_nm",
            "Prices both sides at another node from now on (as kvcim run/map --node).")
       .def("conditions", [](const HardwareSpec& h) { return to_python(to_json(energy_conditions(h))); },
