@@ -21,27 +21,28 @@ assert d['link_latency_ns_per_token'] >= len(d['cuts']) * d['link']['latency_ns'
 print('valid')" "$T/l7.json" 2>&1)"
 "$KVCIM" map --preset llama2-7b --hw "$SRC/configs/hw/wafer_scale.yaml" > "$T/w.txt" 2>&1
 check "wafer-scale: llama2-7b on one wafer, stated as such" "1" "$(grep -cE '^dies +1 die of at most 46225 mm2 \(wafer-scale\)' "$T/w.txt")"
-"$KVCIM" run --steps 4 --eval-text '' --json "$T/run.json" > "$T/run.txt" 2>&1
+"$KVCIM" run --steps 8 --eval-text '' --json "$T/run.json" > "$T/run.txt" 2>&1
 check "run: exit code 0" "0" "$?"
 check "run: the report's mapping has its dies" "1" "$($PY -c "import json;print(json.load(open('$T/run.json'))['mapping']['dies']['count'])")"
 check "run: the summary names the dies" "1" "$(grep -cE '^ +dies +1 die of at most 858 mm2' "$T/run.txt")"
 
 # bad input: one line on stderr naming the field, exit code 2, nothing written
 spec="$SRC/configs/hw/sram_digital.yaml"
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: 50000 /' "$spec" > "$T/big.yaml"
-bad "a die larger than the wafer" "die.reticle_mm2" "larger than the wafer" -- map --hw "$T/big.yaml" --json "$T/bad.json"
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: 0 /' "$spec" > "$T/zero.yaml"
-bad "reticle of 0 mm2" "reticle_mm2" -- map --hw "$T/zero.yaml" --json "$T/bad.json"
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: -5 /' "$spec" > "$T/neg.yaml"
-bad "negative reticle" "reticle_mm2" -- map --hw "$T/neg.yaml" --json "$T/bad.json"
-sed 's/^  wafer_mm2: 46225 /  wafer_mm2: 100000 /' "$spec" > "$T/wafer.yaml"
-bad "a wafer larger than 300 mm" "wafer_mm2" -- map --hw "$T/wafer.yaml" --json "$T/bad.json"
-sed 's/^  energy_pj_per_bit: .*$//' "$spec" > "$T/noenergy.yaml"
-bad "a link without its energy" "energy_pj_per_bit" -- map --hw "$T/noenergy.yaml" --json "$T/bad.json"
-sed 's/^  bandwidth_gb_s: .*$//' "$spec" > "$T/nobw.yaml"
-bad "a link without its bandwidth" "bandwidth_gb_s" -- map --hw "$T/nobw.yaml" --json "$T/bad.json"
-bad "run: a link without its bandwidth" "bandwidth_gb_s" -- run --hw "$T/nobw.yaml" --steps 2 --json "$T/bad.json"
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: 0.001 /' "$spec" > "$T/tiny.yaml"
-bad "a die smaller than one macro" "die.reticle_mm2" "smaller than one macro" -- map --hw "$T/tiny.yaml" --json "$T/bad.json"
+mkdir "$T/hw" && ln -s "$(cd "$SRC" && pwd)/configs/tech" "$T/tech"  # the specs' relative technology paths
+sed 's/^  reticle_mm2: 858 /  reticle_mm2: 50000 /' "$spec" > "$T/hw/big.yaml"
+bad "a die larger than the wafer" "die.reticle_mm2" "larger than the wafer" -- map --hw "$T/hw/big.yaml" --json "$T/bad.json"
+sed 's/^  reticle_mm2: 858 /  reticle_mm2: 0 /' "$spec" > "$T/hw/zero.yaml"
+bad "reticle of 0 mm2" "reticle_mm2" -- map --hw "$T/hw/zero.yaml" --json "$T/bad.json"
+sed 's/^  reticle_mm2: 858 /  reticle_mm2: -5 /' "$spec" > "$T/hw/neg.yaml"
+bad "negative reticle" "reticle_mm2" -- map --hw "$T/hw/neg.yaml" --json "$T/bad.json"
+sed 's/^  wafer_mm2: 46225 /  wafer_mm2: 100000 /' "$spec" > "$T/hw/wafer.yaml"
+bad "a wafer larger than 300 mm" "wafer_mm2" -- map --hw "$T/hw/wafer.yaml" --json "$T/bad.json"
+sed 's/^  energy_pj_per_bit: .*$//' "$spec" > "$T/hw/noenergy.yaml"
+bad "a link without its energy" "energy_pj_per_bit" -- map --hw "$T/hw/noenergy.yaml" --json "$T/bad.json"
+sed 's/^  bandwidth_gb_s: .*$//' "$spec" > "$T/hw/nobw.yaml"
+bad "a link without its bandwidth" "bandwidth_gb_s" -- map --hw "$T/hw/nobw.yaml" --json "$T/bad.json"
+bad "run: a link without its bandwidth" "bandwidth_gb_s" -- run --hw "$T/hw/nobw.yaml" --steps 2 --json "$T/bad.json"
+sed 's/^  reticle_mm2: 858 /  reticle_mm2: 0.001 /' "$spec" > "$T/hw/tiny.yaml"
+bad "a die smaller than one macro" "die.reticle_mm2" "smaller than one macro" -- map --hw "$T/hw/tiny.yaml" --json "$T/bad.json"
 
 finish dies
