@@ -242,3 +242,24 @@ def test_figures_speak_the_vocabulary_of_kvcim_map_json(tmp_path):
                  ("batch", "tokens_per_s", "cim"), ("endurance", "lifetime_tokens"), ("context",)):
         assert path in leaves, path
     assert not any(k.startswith(("energy_pj_", "latency_ns_", "tokens_per_s_")) for k in figures)
+
+
+def test_dies_and_links_from_python():
+    """A model larger than a reticle: Placement.figures and to_dict() give its dies within the
+    limit and the links' bits, energy and latency; the spec's die and link sections read like the
+    file, and a link without its bandwidth is a kvcim.Error naming it."""
+    p = kvcim.map("llama2-7b", str(HW / "full_cim.yaml"))
+    dies = p.to_dict()["dies"]
+    assert dies == p.figures["dies"]
+    assert dies["count"] == len(dies["dies"]) > 1
+    assert all(d["area_mm2"] <= dies["limit_mm2"] for d in dies["dies"])
+    assert dies["link_energy_pj_per_token"] == pytest.approx(
+        dies["link_bits_per_token"] * dies["link"]["energy_pj_per_bit"])
+    assert dies["link_latency_ns_per_token"] > len(dies["cuts"]) * dies["link"]["latency_ns"]
+    hw = kvcim.HardwareSpec.from_yaml(HW / "wafer_scale.yaml")
+    raw = yaml.safe_load((HW / "wafer_scale.yaml").read_text())
+    assert hw.die == raw["die"] and hw.link == raw["link"] and hw.die.wafer_scale
+    d = hw.to_dict()
+    del d["link"]["bandwidth_gb_s"]
+    with pytest.raises(kvcim.Error, match="bandwidth_gb_s"):
+        kvcim.HardwareSpec.from_dict(d)
