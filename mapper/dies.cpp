@@ -246,7 +246,7 @@ nlohmann::json to_json(const DiePlan& plan, const HardwareSpec& hw) {
            "token by the activations live across it; buffer and lanes spread over the dies by area"}};
 }
 
-std::string dies_summary(const DiePlan& plan, const HardwareSpec& hw) {
+std::string dies_summary(const DiePlan& plan, const HardwareSpec& hw, const std::string& indent) {
   std::ostringstream o;
   double lo = plan.dies.front().area_mm2, hi = lo;
   for (const Die& d : plan.dies) lo = std::min(lo, d.area_mm2), hi = std::max(hi, d.area_mm2);
@@ -254,13 +254,13 @@ std::string dies_summary(const DiePlan& plan, const HardwareSpec& hw) {
   o << "dies      " << plan.dies.size() << (plan.dies.size() == 1 ? " die" : " dies") << " of at most " << limit
     << ": " << num("%.4g", lo);
   if (hi > lo) o << "-" << num("%.4g", hi);
-  o << " mm2 each (" << num("%.2f", lo / plan.limit_mm2);
-  if (hi > lo) o << "-" << num("%.2f", hi / plan.limit_mm2);
+  o << " mm2 each (" << num("%.2g", lo / plan.limit_mm2);
+  if (hi > lo) o << "-" << num("%.2g", hi / plan.limit_mm2);
   o << " of the limit)";
   if (plan.cuts.empty()) {
     o << "; no die-to-die link on the token's path";
   } else {
-    o << "\nlinks     " << plan.cuts.size() << " crossed per token: " << num("%.6g", plan.link_bits_per_token)
+    o << "\n" << indent << "links     " << plan.cuts.size() << " crossed per token: " << num("%.6g", plan.link_bits_per_token)
       << " bits, " << num("%.4g", plan.link_energy_pj) << " pJ/token, " << num("%.4g", plan.link_latency_ns)
       << " ns/token (" << num("%g pJ/bit", hw.link.energy_pj_per_bit) << ", " << num("%g GB/s", hw.link.bandwidth_gb_s)
       << ", " << num("%g ns", hw.link.latency_ns) << " per link)";

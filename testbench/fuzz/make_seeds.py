@@ -98,8 +98,10 @@ def main():
     put("tech_table", "flow.yaml", b"{name: t, cell: {endurance_writes: {value: unlimited, source: '[M1]'}}}\n")
 
     # hw_spec: the shipped specs (technology paths resolve against configs/hw), JSON, broken ones
-    for name in ("sram_digital", "sram_analog", "reram_analog"):
+    for name in ("sram_digital", "sram_analog", "reram_analog", "wafer_scale"):
         put("hw_spec", name + ".yaml", open(os.path.join(SRC, "configs", "hw", name + ".yaml"), "rb").read())
+    put("hw_spec", "link_without_bandwidth.yaml", b"name: x\ndie: {reticle_mm2: 100, wafer_scale: true}\n"
+        b"link: {energy_pj_per_bit: 0.5}\n")
     put("hw_spec", "json.yaml", b'{"name": "j", "technology": "../tech/sram_digital_cim.yaml", '
         b'"macro": {"kind": "digital", "rows": 64, "cols": 64}, "organization": {"macros": 4}}')
     put("hw_spec", "unknown_key.yaml", b"name: x\nmacro: {rowz: 3}\n")

@@ -75,8 +75,9 @@ DiePlan plan_dies(const Placement& p);
 double live_bits_per_token(const ModelShape& shape, const HardwareSpec& hw, const WeightPlacement& weights,
                            const KvLayout& kv, int layer, int item, int64_t units_before);
 
-// The report's `dies` section and the summary's lines (no trailing newline).
+// The report's `dies` section and the summary's lines (no trailing newline; `indent` before the
+// second line).
 nlohmann::json to_json(const DiePlan& plan, const HardwareSpec& hw);
-std::string dies_summary(const DiePlan& plan, const HardwareSpec& hw);
+std::string dies_summary(const DiePlan& plan, const HardwareSpec& hw, const std::string& indent = "");
 
 }  // namespace kvcim::mapper
