@@ -1,5 +1,7 @@
 #include "kvcim/text.hpp"
 
+#include <cstdio>
+
 namespace kvcim {
 
 std::vector<std::string> split(const std::string& text, char sep) {
@@ -22,6 +24,12 @@ std::optional<int64_t> parse_integer(const std::string& text) {
   }
   if (used != text.size()) return std::nullopt;
   return static_cast<int64_t>(v);
+}
+
+std::string formatted(const char* format, double v) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
 }
 
 }  // namespace kvcim

@@ -10,6 +10,7 @@
 #include "kvcim/enum_names.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/text.hpp"
 
 namespace kvcim::mapper {
 
@@ -66,11 +67,8 @@ StreamBits stream_bits(const HardwareSpec& hw, const KvLayout& kv) {
   return {qh * hd * ab + hd * (kv.tile.kb() + kv.tile.vb()), qh * hd * ab, qh * hd * energy::kAccumulatorBits};
 }
 
-}  // namespace
-
-double live_bits_per_token(const ModelShape& shape, const HardwareSpec& hw, const WeightPlacement& weights,
-                           const KvLayout& kv, int layer, int item, int64_t units_before) {
-  const Items it = items_of(shape, hw, weights, kv);
+double live_bits(const Items& it, const ModelShape& shape, const HardwareSpec& hw, const KvLayout& kv, int layer,
+                 int item, int64_t units_before) {
   const cmodel::Config& c = shape.config;
   const double ab = hw.precision.activation_bits;
   const double X = c.dim * ab, Q = double(c.n_heads) * c.head_dim() * ab, H = c.hidden_dim * ab;
@@ -107,6 +105,13 @@ double live_bits_per_token(const ModelShape& shape, const HardwareSpec& hw, cons
   return 0;
 }
 
+}  // namespace
+
+double live_bits_per_token(const ModelShape& shape, const HardwareSpec& hw, const WeightPlacement& weights,
+                           const KvLayout& kv, int layer, int item, int64_t units_before) {
+  return live_bits(items_of(shape, hw, weights, kv), shape, hw, kv, layer, item, units_before);
+}
+
 DiePlan plan_dies(const ModelShape& shape, const HardwareSpec& hw, const WeightPlacement& weights,
                   const KvLayout& kv) {
   const int L = shape.config.n_layers;
@@ -125,15 +130,11 @@ DiePlan plan_dies(const ModelShape& shape, const HardwareSpec& hw, const WeightP
   const double cap = plan.limit_mm2 / spread;                    // in own area
   const char* limit_key = plan.wafer_scale ? "die.wafer_mm2" : "die.reticle_mm2";
   if (std::max(macro_mm2, kv_macro_mm2) > cap) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "smaller than one macro with its share of the buffer and lanes (%.4g mm2)",
-                  std::max(macro_mm2, kv_macro_mm2) * spread);
-    char v[32];
-    std::snprintf(v, sizeof v, "%g", plan.limit_mm2);
-    fail(hw.source.empty() ? "hardware spec" : hw.source, limit_key, v, buf);
+    fail(hw.source.empty() ? "hardware spec" : hw.source, limit_key, formatted("%g", plan.limit_mm2),
+         formatted("smaller than one macro with its share of the buffer and lanes (%.4g mm2)",
+                   std::max(macro_mm2, kv_macro_mm2) * spread));
   }
   const double eps = cap * 1e-12;
-  const ModelShape* sh = &shape;
 
   plan.dies.emplace_back();
   plan.item_die.assign(L + 1, {});
@@ -143,7 +144,7 @@ DiePlan plan_dies(const ModelShape& shape, const HardwareSpec& hw, const WeightP
     plan.dies.emplace_back();
     used = 0;
     if (layer == L && item == kSpare) return;  // nothing of the token crosses to idle macros
-    plan.cuts.push_back({layer, item, before, live_bits_per_token(*sh, hw, weights, kv, layer, item, before)});
+    plan.cuts.push_back({layer, item, before, live_bits(it, shape, hw, kv, layer, item, before)});
   };
   auto put = [&](int layer, int item, int64_t n) {
     Die& d = plan.dies.back();
@@ -201,14 +202,6 @@ DiePlan plan_dies(const ModelShape& shape, const HardwareSpec& hw, const WeightP
 
 DiePlan plan_dies(const Placement& p) { return plan_dies(p.shape, p.hw, p.weights, p.kv); }
 
-namespace {
-std::string num(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
-}  // namespace
-
 nlohmann::json to_json(const DiePlan& plan, const HardwareSpec& hw) {
   nlohmann::json dies = nlohmann::json::array();
   for (size_t i = 0; i < plan.dies.size(); ++i) {
@@ -250,20 +243,20 @@ std::string dies_summary(const DiePlan& plan, const HardwareSpec& hw, const std:
   std::ostringstream o;
   double lo = plan.dies.front().area_mm2, hi = lo;
   for (const Die& d : plan.dies) lo = std::min(lo, d.area_mm2), hi = std::max(hi, d.area_mm2);
-  const std::string limit = num("%g mm2", plan.limit_mm2) + (plan.wafer_scale ? " (wafer-scale)" : " (reticle)");
+  const std::string limit = formatted("%g mm2", plan.limit_mm2) + (plan.wafer_scale ? " (wafer-scale)" : " (reticle)");
   o << "dies      " << plan.dies.size() << (plan.dies.size() == 1 ? " die" : " dies") << " of at most " << limit
-    << ": " << num("%.4g", lo);
-  if (hi > lo) o << "-" << num("%.4g", hi);
-  o << " mm2 each (" << num("%.2g", lo / plan.limit_mm2);
-  if (hi > lo) o << "-" << num("%.2g", hi / plan.limit_mm2);
+    << ": " << formatted("%.4g", lo);
+  if (hi > lo) o << "-" << formatted("%.4g", hi);
+  o << " mm2 each (" << formatted("%.2g", lo / plan.limit_mm2);
+  if (hi > lo) o << "-" << formatted("%.2g", hi / plan.limit_mm2);
   o << " of the limit)";
   if (plan.cuts.empty()) {
     o << "; no die-to-die link on the token's path";
   } else {
-    o << "\n" << indent << "links     " << plan.cuts.size() << " crossed per token: " << num("%.6g", plan.link_bits_per_token)
-      << " bits, " << num("%.4g", plan.link_energy_pj) << " pJ/token, " << num("%.4g", plan.link_latency_ns)
-      << " ns/token (" << num("%g pJ/bit", hw.link.energy_pj_per_bit) << ", " << num("%g GB/s", hw.link.bandwidth_gb_s)
-      << ", " << num("%g ns", hw.link.latency_ns) << " per link)";
+    o << "\n" << indent << "links     " << plan.cuts.size() << " crossed per token: " << formatted("%.6g", plan.link_bits_per_token)
+      << " bits, " << formatted("%.4g", plan.link_energy_pj) << " pJ/token, " << formatted("%.4g", plan.link_latency_ns)
+      << " ns/token (" << formatted("%g pJ/bit", hw.link.energy_pj_per_bit) << ", " << formatted("%g GB/s", hw.link.bandwidth_gb_s)
+      << ", " << formatted("%g ns", hw.link.latency_ns) << " per link)";
   }
   return o.str();
 }

@@ -3,7 +3,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
@@ -11,6 +10,7 @@
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/read_fields.hpp"
 #include "kvcim/spec_fields_json.hpp"
+#include "kvcim/text.hpp"
 
 namespace kvcim::mapper {
 
@@ -19,14 +19,6 @@ using cmodel::energy::Section;
 using cmodel::energy::Unit;
 namespace cim = cmodel::cim;
 namespace energy = cmodel::energy;
-
-namespace {
-std::string num_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", v);
-  return buf;
-}
-}  // namespace
 
 std::string shipped_config_dir() { return data_dir() + "/configs"; }
 std::string default_hardware_spec_path() { return shipped_config_dir() + "/hw/sram_digital.yaml"; }
@@ -107,8 +99,8 @@ void HardwareSpec::validate() const {
   check_fields(die, where, "die.");
   check_fields(link, where, "link.");
   if (die.reticle_mm2 > die.wafer_mm2)
-    fail(where, "die.reticle_mm2", num_text(die.reticle_mm2),
-         "a die larger than the wafer (die.wafer_mm2 = " + num_text(die.wafer_mm2) + ")");
+    fail(where, "die.reticle_mm2", formatted("%g", die.reticle_mm2),
+         "a die larger than the wafer (die.wafer_mm2 = " + formatted("%g", die.wafer_mm2) + ")");
   energy::check_node_point(comparison, where, "comparison");
   // The ADC resolutions must be costed by the technology tables.
   costs();
@@ -212,7 +204,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   if (auto l = top.optional_child("link")) read_fields(*l, hw.link);
   if (hw.die.reticle_mm2 > hw.die.wafer_mm2)
     top.child("die").error("reticle_mm2", "a die larger than the wafer (die.wafer_mm2 = " +
-                                              num_text(hw.die.wafer_mm2) + " mm2)");
+                                              formatted("%g", hw.die.wafer_mm2) + " mm2)");
   const Section base = top.child("baseline");
   read_fields(base, hw.baseline, {"technology"});
 

@@ -14,4 +14,7 @@ std::vector<std::string> split(const std::string& text, char sep);
 // allowed), or nothing when it is empty, has anything after the number, or does not fit.
 std::optional<int64_t> parse_integer(const std::string& text);
 
+// One number in a printf format ("%.3g", "%g mm2"): report lines and messages.
+std::string formatted(const char* format, double v);
+
 }  // namespace kvcim

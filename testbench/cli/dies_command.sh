@@ -29,20 +29,21 @@ check "run: the summary names the dies" "1" "$(grep -cE '^ +dies +1 die of at mo
 # bad input: one line on stderr naming the field, exit code 2, nothing written
 spec="$SRC/configs/hw/sram_digital.yaml"
 mkdir "$T/hw" && ln -s "$(cd "$SRC" && pwd)/configs/tech" "$T/tech"  # the specs' relative technology paths
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: 50000 /' "$spec" > "$T/hw/big.yaml"
-bad "a die larger than the wafer" "die.reticle_mm2" "larger than the wafer" -- map --hw "$T/hw/big.yaml" --json "$T/bad.json"
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: 0 /' "$spec" > "$T/hw/zero.yaml"
-bad "reticle of 0 mm2" "reticle_mm2" -- map --hw "$T/hw/zero.yaml" --json "$T/bad.json"
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: -5 /' "$spec" > "$T/hw/neg.yaml"
-bad "negative reticle" "reticle_mm2" -- map --hw "$T/hw/neg.yaml" --json "$T/bad.json"
-sed 's/^  wafer_mm2: 46225 /  wafer_mm2: 100000 /' "$spec" > "$T/hw/wafer.yaml"
-bad "a wafer larger than 300 mm" "wafer_mm2" -- map --hw "$T/hw/wafer.yaml" --json "$T/bad.json"
-sed 's/^  energy_pj_per_bit: .*$//' "$spec" > "$T/hw/noenergy.yaml"
-bad "a link without its energy" "energy_pj_per_bit" -- map --hw "$T/hw/noenergy.yaml" --json "$T/bad.json"
-sed 's/^  bandwidth_gb_s: .*$//' "$spec" > "$T/hw/nobw.yaml"
-bad "a link without its bandwidth" "bandwidth_gb_s" -- map --hw "$T/hw/nobw.yaml" --json "$T/bad.json"
-bad "run: a link without its bandwidth" "bandwidth_gb_s" -- run --hw "$T/hw/nobw.yaml" --steps 2 --json "$T/bad.json"
-sed 's/^  reticle_mm2: 858 /  reticle_mm2: 0.001 /' "$spec" > "$T/hw/tiny.yaml"
-bad "a die smaller than one macro" "die.reticle_mm2" "smaller than one macro" -- map --hw "$T/hw/tiny.yaml" --json "$T/bad.json"
+# NAME|TEXT OF THE SPEC|REPLACED BY|WHAT THE ERROR NAMES
+cases=(
+  "a die larger than the wafer|reticle_mm2: 858 |reticle_mm2: 50000 |larger than the wafer"
+  "reticle of 0 mm2|reticle_mm2: 858 |reticle_mm2: 0 |die.reticle_mm2"
+  "negative reticle|reticle_mm2: 858 |reticle_mm2: -5 |die.reticle_mm2"
+  "a wafer larger than 300 mm|wafer_mm2: 46225 |wafer_mm2: 100000 |die.wafer_mm2"
+  "a link without its energy|energy_pj_per_bit: 0.25 ||energy_pj_per_bit"
+  "a link without its bandwidth|bandwidth_gb_s: 1317 ||bandwidth_gb_s"
+  "a die smaller than one macro|reticle_mm2: 858 |reticle_mm2: 0.001 |smaller than one macro"
+)
+for c in "${cases[@]}"; do
+  IFS='|' read -r name from to want <<< "$c"
+  sed "s/^  $from/  $to/" "$spec" > "$T/hw/$name.yaml"
+  bad "$name" "$want" -- map --hw "$T/hw/$name.yaml" --json "$T/bad.json"
+done
+bad "run: a link without its bandwidth" "bandwidth_gb_s" -- run --hw "$T/hw/a link without its bandwidth.yaml" --steps 2 --json "$T/bad.json"
 
 finish dies
