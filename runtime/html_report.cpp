@@ -428,6 +428,12 @@ std::string html_report(const json& r) {
        " weights, " + num(r, "mapping.kv_macros_used", "%.0f") + " KV; utilisation " +
        num(r, "mapping.utilization", "%.3f") + ", longest context that fits " +
        num(r, "mapping.max_context_tokens", "%.0f") + " tokens.</p>\n";
+  if (at(r, "mapping").contains("dies"))  // reports saved before dies were reported lack it
+    h += "<p>Dies: " + num(r, "mapping.dies.count", "%.0f") + " of at most " +
+         num(r, "mapping.dies.limit_mm2", "%g", " mm2") + "; die-to-die links per token " +
+         num(r, "mapping.dies.link_bits_per_token", "%.6g", " bits") + ", " +
+         num(r, "mapping.dies.link_energy_pj_per_token", "%.4g", " pJ") + ", " +
+         num(r, "mapping.dies.link_latency_ns_per_token", "%.4g", " ns") + ".</p>\n";
   h += macro_map_svg(r);
   h += "</section>\n";
 
