@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
-#include "kvcim/cmodel/energy/scaling.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 
@@ -62,16 +61,16 @@ Machine machine_from_node(const YAML::Node& root, const std::string& source) {
     if (text.size() < kMinProvenance) s.error(key, "state the citation or the reasoning in a sentence");
     m.provenance.emplace_back(f.name, key + ": " + text);
   }
-  energy::check_node_point({m.node_nm, m.voltage_v}, source, "node_nm/voltage_v");
-  if (m.tdp_w < m.idle_power_w) top.error("idle_power_w", "must not exceed tdp_w (the board's power limit)");
+  if (m.tdp_w <= m.idle_power_w + m.active_power_w)
+    top.error("active_power_w", "idle_power_w + active_power_w must stay below tdp_w (the board's power limit)");
   return m;
 }
 
 }  // namespace
 
 double Machine::mac_pj(int weight_bits) const {
-  const double at_45 = weight_bits == 8 ? int8_mac_pj_45nm : fp16_mac_pj_45nm;
-  return at_45 * energy::energy_factor(energy::NodePoint{45, 0.9}, energy::NodePoint{node_nm, voltage_v});
+  const double macs_per_s = (weight_bits == 8 ? peak_int8_tops : peak_fp16_tflops) * 1e12 / 2;
+  return (tdp_w - idle_power_w - active_power_w) / macs_per_s * 1e12;
 }
 
 std::vector<std::string> machine_names() {
