@@ -6,6 +6,7 @@
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/machine.hpp"
 #include "kvcim/mapper/placement.hpp"
+#include "kvcim/spec_fields_json.hpp"
 
 namespace kvcim::mapper {
 
@@ -85,6 +86,14 @@ MachineStep machine_step(const Machine& m, const cmodel::Config& c, const Machin
   return s;
 }
 
+std::optional<MachineReport> placement_machine(const Placement& p) {
+  if (p.baseline == "synthetic") return std::nullopt;
+  const Machine m = machine_by_name(p.baseline);
+  const MachineRegime r = machine_regime(p);
+  const MachineStep s = machine_step(m, p.shape.config, r);
+  return MachineReport{machine_step_json(m, r, s), machine_step_line(m, r, s)};
+}
+
 MachineStep machine_prefill(const Machine& m, const cmodel::Config& c, int64_t tokens, int weight_bits) {
   check_regime({1, tokens, weight_bits, weight_bits});
   c.validate("baseline shape");
@@ -106,10 +115,7 @@ MachineStep machine_prefill(const Machine& m, const cmodel::Config& c, int64_t t
 nlohmann::json machine_step_json(const Machine& m, const MachineRegime& r, const MachineStep& s) {
   nlohmann::json prov = nlohmann::json::object();
   for (const auto& [field, text] : m.provenance) prov[field] = text;
-  nlohmann::json fields = nlohmann::json::object();
-#define KVCIM_MACHINE_JSON(name, lo, hi, doc) fields[#name] = m.name;
-  KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_JSON)
-#undef KVCIM_MACHINE_JSON
+  const nlohmann::json fields = write_fields(m);
   const double B = static_cast<double>(r.sequences);
   return {{"name", m.name},
           {"description", m.description},

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/mapper/machine.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
 
@@ -114,6 +115,7 @@ json figures_json(const Placement& p, const MapReport& r) {
              {"tokens", {{"resident", f.resident_tokens},
                          {"offchip", f.offchip_tokens},
                          {"evicted", f.evicted_tokens}}}};
+  if (const std::optional<MachineReport> m = placement_machine(p)) j["baseline_machine"] = m->json;
   return j;
 }
 

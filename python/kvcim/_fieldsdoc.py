@@ -19,6 +19,10 @@ SECTIONS = [
                    "section is optional (default: the macro table's node and supply)."),
     ("tile", "The attention tile's parameters (`cmodel::cim::TileParams`, Python's `TileParams`); "
              "`HardwareSpec::tile` fills them in from the kv and precision sections."),
+    ("machine", "Not a section of a hardware spec: a named conventional machine's file "
+                "(`configs/machines/*.yaml`, `mapper::Machine`, `--baseline NAME`, `docs/baseline.md`), "
+                "beside `name` and `description`. Every field is written `{value: V, source: \"...\"}` "
+                "or `{value: V, assumption: \"...\"}`, V in the legal range."),
 ]
 
 

@@ -7,38 +7,24 @@
 // a cited source or stated as an assumption in its file (docs/baseline.md).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kvcim/cmodel/config.hpp"
+#include "kvcim/spec_fields.hpp"
 
 namespace kvcim::mapper {
 
-// The fields of a machine file, declared once: (member, lowest, highest, what it is). Each is
-// written `name: {value: V, source: "..."}` or `{value: V, assumption: "..."}`.
-#define KVCIM_MACHINE_FIELDS(X)                                                                        \
-  X(node_nm, 3, 180, "process node of the compute die (nm)")                                          \
-  X(hbm_capacity_gb, 0.001, 1e6, "off-chip (HBM) capacity, GB (1e9 bytes)")                           \
-  X(hbm_bandwidth_gb_s, 0.001, 1e6, "peak off-chip bandwidth, GB/s")                                   \
-  X(bandwidth_utilization, 0.01, 1, "fraction of the peak bandwidth a decode step sustains")           \
-  X(peak_fp16_tflops, 0.001, 1e6, "dense fp16 tensor throughput, TFLOP/s (2 per MAC)")                 \
-  X(peak_int8_tops, 0.001, 1e6, "dense int8 tensor throughput, TOP/s (2 per MAC)")                     \
-  X(compute_utilization, 0.01, 1, "fraction of the peak throughput a step sustains")                   \
-  X(sram_mib, 0, 1e6, "on-chip SRAM (L2 plus L1/shared), MiB")                                         \
-  X(tdp_w, 1, 1e5, "board power limit (TDP), W: the board at peak tensor throughput")                   \
-  X(idle_power_w, 0, 1e5, "static power of the powered board, charged over the step time, W")         \
-  X(active_power_w, 0, 1e5, "power above idle while decode kernels run (clocks, SMs, L2, HBM PHY), W")  \
-  X(hbm_pj_per_bit, 0, 1e3, "off-chip access energy per bit moved, pJ")                                \
-  X(l2_pj_per_bit, 0, 1e3, "L2 energy per bit passing through it, pJ")                                 \
-  X(l1_pj_per_bit, 0, 1e3, "L1/shared-memory energy per bit passing through it, pJ")
-
 struct Machine {
   std::string name, description, source;  // source: the file it was read from
-#define KVCIM_MACHINE_MEMBER(name, lo, hi, doc) double name = 0;
-  KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_MEMBER)
-#undef KVCIM_MACHINE_MEMBER
+  double node_nm = 0, hbm_capacity_gb = 0, hbm_bandwidth_gb_s = 0, bandwidth_utilization = 0;
+  double peak_fp16_tflops = 0, peak_int8_tops = 0, compute_utilization = 0, sram_mib = 0;
+  double tdp_w = 0, idle_power_w = 0, active_power_w = 0;
+  double hbm_pj_per_bit = 0, l2_pj_per_bit = 0, l1_pj_per_bit = 0;
   // per field: "source: ..." or "assumption: ..." as the file gives it
   std::vector<std::pair<std::string, std::string>> provenance;
 
@@ -48,6 +34,29 @@ struct Machine {
   // their operand traffic (register file, shared memory), which a bare multiplier's energy leaves out.
   double mac_pj(int weight_bits) const;
 };
+
+// The fields of a machine file, declared once as a spec field table (kvcim/spec_fields.hpp, so
+// that docs/hardware_fields.md lists them): each is written `name: {value: V, source: "..."}` or
+// `{value: V, assumption: "..."}`, V in the row's range.
+constexpr auto spec_fields(const Machine*) {
+  using Self = Machine;
+  return std::tuple{
+      ::kvcim::range_field("node_nm", &Self::node_nm, 1, 180, "nm", "process node of the compute die (reported)").needed(),
+      ::kvcim::range_field("hbm_capacity_gb", &Self::hbm_capacity_gb, 0.001, 1e6, "GB", "off-chip (HBM) capacity, 1e9 bytes").needed(),
+      ::kvcim::range_field("hbm_bandwidth_gb_s", &Self::hbm_bandwidth_gb_s, 0.001, 1e6, "GB/s", "peak off-chip bandwidth").needed(),
+      ::kvcim::range_field("bandwidth_utilization", &Self::bandwidth_utilization, 0.01, 1, "", "fraction of the peak bandwidth a decode step achieves").needed(),
+      ::kvcim::range_field("peak_fp16_tflops", &Self::peak_fp16_tflops, 0.001, 1e6, "TFLOP/s", "dense fp16 tensor throughput (2 per MAC)").needed(),
+      ::kvcim::range_field("peak_int8_tops", &Self::peak_int8_tops, 0.001, 1e6, "TOP/s", "dense int8 tensor throughput (2 per MAC)").needed(),
+      ::kvcim::range_field("compute_utilization", &Self::compute_utilization, 0.01, 1, "", "fraction of the peak throughput a step sustains").needed(),
+      ::kvcim::range_field("sram_mib", &Self::sram_mib, 0, 1e6, "MiB", "on-chip SRAM, L2 plus L1/shared (reported)").needed(),
+      ::kvcim::range_field("tdp_w", &Self::tdp_w, 1, 1e5, "W", "board power limit, drawn at peak tensor throughput").needed(),
+      ::kvcim::range_field("idle_power_w", &Self::idle_power_w, 0, 1e5, "W", "the powered board doing nothing, over the step").needed(),
+      ::kvcim::range_field("active_power_w", &Self::active_power_w, 0, 1e5, "W", "above idle while decode kernels run (clocks, SMs, L2, HBM PHY)").needed(),
+      ::kvcim::range_field("hbm_pj_per_bit", &Self::hbm_pj_per_bit, 0, 1e3, "pJ", "off-chip access energy per bit moved").needed(),
+      ::kvcim::range_field("l2_pj_per_bit", &Self::l2_pj_per_bit, 0, 1e3, "pJ", "L2 energy per bit passing through it").needed(),
+      ::kvcim::range_field("l1_pj_per_bit", &Self::l1_pj_per_bit, 0, 1e3, "pJ", "L1/shared-memory energy per bit passing through it").needed(),
+  };
+}
 
 // The machine names shipped in configs/machines (file names without .yaml), sorted.
 std::vector<std::string> machine_names();
@@ -108,6 +117,14 @@ MachineStep machine_step(const Machine& m, const cmodel::Config& c, const Machin
 // The prefill of one prompt of `tokens` tokens: every weight read once, every token's MACs and
 // its causal attention, its K and V written; timed and charged as a step.
 MachineStep machine_prefill(const Machine& m, const cmodel::Config& c, int64_t tokens, int weight_bits);
+
+// The machine a placement names (Placement::baseline) at its regime: what `kvcim map` records as
+// baseline_machine and prints as its machine line; none for "synthetic".
+struct MachineReport {
+  nlohmann::json json;
+  std::string line;
+};
+std::optional<MachineReport> placement_machine(const Placement& p);
 
 // What reports print and record: the machine, its regime, its step and its conditions.
 nlohmann::json machine_step_json(const Machine& m, const MachineRegime& r, const MachineStep& s);
