@@ -82,9 +82,9 @@ def test_idle_rule_as_the_cli_spells_it(tmp_path):
     cli = json.loads(out.read_text())["energy_per_token_pj"]
     assert leaking.figures["energy_per_token_pj"] == pytest.approx(cli, rel=1e-12)
     assert leaking.figures["energy_per_token_pj"]["conventional"] > gated.figures["energy_per_token_pj"]["conventional"]
-    r = kvcim.run(steps=4, eval_text_path="", idle="leaking")
+    r = kvcim.run(steps=8, eval_text_path="", idle="leaking")
     assert "leaking" in r["energy"]["conditions"]["idle_rule"]
     with pytest.raises(kvcim.Error, match="map: idle = 'sometimes': expected gated or leaking"):
         kvcim.map(idle="sometimes")
     with pytest.raises(kvcim.Error, match="run: idle = 'sometimes'"):
-        kvcim.run(steps=4, eval_text_path="", idle="sometimes")
+        kvcim.run(steps=8, eval_text_path="", idle="sometimes")

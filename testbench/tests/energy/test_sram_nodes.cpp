@@ -43,7 +43,9 @@ TEST(SramNodes, ShippedTableIsSourcedAndOrdered) {
   for (size_t i = 0; i < t.size(); ++i) {
     EXPECT_TRUE(t[i].bitcell_provenance.rfind("source: ", 0) == 0 || t[i].bitcell_provenance.rfind("assumption: ", 0) == 0);
     EXPECT_GE(t[i].macro_um2_per_bit(), t[i].bitcell_um2) << t[i].node_nm;
-    if (i > 0) EXPECT_LT(t[i].node_nm, t[i - 1].node_nm);
+    if (i > 0) {
+      EXPECT_LT(t[i].node_nm, t[i - 1].node_nm);
+    }
   }
   // 5 nm: the published 31.8 Mb/mm^2 of a 0.021 um^2 cell
   const SramNode& n5 = *std::find_if(t.begin(), t.end(), [](const SramNode& n) { return n.node_nm == 5; });
