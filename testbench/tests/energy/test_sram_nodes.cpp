@@ -6,8 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include "kvcim/cmodel/energy/scaling.hpp"
 #include "kvcim/cmodel/energy/sram_nodes.hpp"
@@ -19,20 +17,10 @@ using namespace kvcim::cmodel::energy;
 
 namespace {
 
-std::string shipped() {
-  std::ifstream in(std::string(KVCIM_SOURCE_DIR) + "/configs/memory/sram_nodes.yaml");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string shipped() { return kvcim::test::source_text("configs/memory/sram_nodes.yaml"); }
 
 std::string refusal(const std::string& yaml) {
-  try {
-    sram_nodes_from_text(yaml, "bad.yaml");
-  } catch (const kvcim::Error& e) {
-    return e.what();
-  }
-  return "";
+  return kvcim::test::refusal_of([](const std::string& t) { sram_nodes_from_text(t, "bad.yaml"); }, yaml);
 }
 
 }  // namespace

@@ -20,19 +20,11 @@ using namespace kvcim::mapper;
 namespace {
 
 std::string shipped_text(const std::string& name) {
-  std::ifstream in(std::string(KVCIM_SOURCE_DIR) + "/configs/machines/" + name + ".yaml");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return kvcim::test::source_text("configs/machines/" + name + ".yaml");
 }
 
 std::string refusal(const std::string& yaml) {
-  try {
-    machine_from_text(yaml, "bad.yaml");
-  } catch (const kvcim::Error& e) {
-    return e.what();
-  }
-  return "";
+  return kvcim::test::refusal_of([](const std::string& t) { machine_from_text(t, "bad.yaml"); }, yaml);
 }
 
 using kvcim::test::replaced;
