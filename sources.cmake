@@ -28,6 +28,7 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/energy/events.cpp
     cmodel/energy/ledger.cpp
     cmodel/energy/scaling.cpp
+    cmodel/energy/sram_nodes.cpp
     cmodel/energy/tech.cpp
     cmodel/energy/workload.cpp
     cmodel/macro_model/macro_components.cpp
@@ -229,6 +230,7 @@ set(KVCIM_TEST_energy_SOURCES
     testbench/tests/energy/test_event_fields.cpp
     testbench/tests/energy/test_ledger.cpp
     testbench/tests/energy/test_scaling.cpp
+    testbench/tests/energy/test_sram_nodes.cpp
     testbench/tests/energy/test_tech.cpp
 )
 set(KVCIM_TEST_explain_SOURCES

@@ -378,4 +378,9 @@ HardwareSpec hardware_spec_from_text(const std::string& text, const std::string&
   return hardware_spec_from_node(root, where, base_dir.empty() ? shipped_config_dir() + "/hw" : base_dir);
 }
 
+bool idle_leaks_from(const std::string& where, const std::string& idle) {
+  if (idle != "gated" && idle != "leaking") fail(where, "idle", "'" + idle + "'", "expected gated or leaking");
+  return idle == "leaking";
+}
+
 }  // namespace kvcim::mapper

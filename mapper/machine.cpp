@@ -9,7 +9,6 @@
 #include <sstream>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
-#include "kvcim/cmodel/energy/scaling.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 
@@ -21,57 +20,33 @@ using energy::Section;
 
 namespace {
 
-struct FieldRow {
-  const char* name;
-  double lo, hi;
-  const char* doc;
-  double Machine::*member;
-};
-
-const FieldRow kFields[] = {
-#define KVCIM_MACHINE_ROW(name, lo, hi, doc) {#name, lo, hi, doc, &Machine::name},
-    KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_ROW)
-#undef KVCIM_MACHINE_ROW
-};
-
-// A citation or a reasoning is a sentence, not a word.
-constexpr size_t kMinProvenance = 16;
-
 std::string machines_dir() { return data_dir() + "/configs/machines"; }
 
 Machine machine_from_node(const YAML::Node& root, const std::string& source) {
   if (!root || !root.IsMap()) fail(source, "file", energy::show(root), "expected a mapping of machine fields");
   const Section top(root, source, "");
   std::vector<std::string> known = {"name", "description"};
-  for (const FieldRow& f : kFields) known.push_back(f.name);
+  for_each_spec_field<Machine>([&](const auto& row) { known.push_back(row.key); });
   top.check_keys(known);
   Machine m;
   m.source = source;
   m.name = top.get_string("name");
   m.description = top.get_string("description", "");
-  for (const FieldRow& f : kFields) {
-    const Section s = top.child(f.name);
-    s.check_keys({"value", "source", "assumption"});
-    m.*f.member = s.get_number("value", f.lo, f.hi);
-    const bool has_src = s.has("source"), has_asm = s.has("assumption");
-    if (has_src == has_asm)
-      s.error(has_src ? "assumption" : "value",
-              "give exactly one of source: (where the figure is published) or assumption: (the reasoning)");
-    const std::string key = has_src ? "source" : "assumption";
-    std::string text = s.get_string(key);
-    if (text.size() < kMinProvenance) s.error(key, "state the citation or the reasoning in a sentence");
-    m.provenance.emplace_back(f.name, key + ": " + text);
-  }
-  energy::check_node_point({m.node_nm, m.voltage_v}, source, "node_nm/voltage_v");
-  if (m.tdp_w < m.idle_power_w) top.error("idle_power_w", "must not exceed tdp_w (the board's power limit)");
+  for_each_spec_field<Machine>([&](const auto& row) {
+    const energy::Sourced v = energy::get_sourced(top, row.key, row.lo, row.hi);
+    m.*row.member = v.value;
+    m.provenance.emplace_back(row.key, v.provenance);
+  });
+  if (m.tdp_w <= m.idle_power_w + m.active_power_w)
+    top.error("active_power_w", "idle_power_w + active_power_w must stay below tdp_w (the board's power limit)");
   return m;
 }
 
 }  // namespace
 
 double Machine::mac_pj(int weight_bits) const {
-  const double at_45 = weight_bits == 8 ? int8_mac_pj_45nm : fp16_mac_pj_45nm;
-  return at_45 * energy::energy_factor(energy::NodePoint{45, 0.9}, energy::NodePoint{node_nm, voltage_v});
+  const double macs_per_s = (weight_bits == 8 ? peak_int8_tops : peak_fp16_tflops) * 1e12 / 2;
+  return (tdp_w - idle_power_w - active_power_w) / macs_per_s * 1e12;
 }
 
 std::vector<std::string> machine_names() {

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/mapper/machine.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/dies.hpp"
@@ -116,6 +117,7 @@ json figures_json(const Placement& p, const MapReport& r) {
                          {"offchip", f.offchip_tokens},
                          {"evicted", f.evicted_tokens}}}};
   j["dies"] = to_json(plan_dies(p), p.hw);
+  if (const std::optional<MachineReport> m = placement_machine(p)) j["baseline_machine"] = m->json;
   return j;
 }
 

@@ -289,4 +289,21 @@ double Section::get_quantity(const std::string& key, Unit unit, double fallback)
   return has(key) ? get_quantity(key, unit) : fallback;
 }
 
+Sourced get_sourced(const Section& parent, const std::string& key, double lo, double hi) {
+  constexpr size_t kMinProvenance = 16;  // a citation or a reasoning is a sentence, not a word
+  const Section s = parent.child(key);
+  s.check_keys({"value", "source", "assumption"});
+  Sourced out;
+  out.value = s.get_number("value", lo, hi);
+  const bool has_src = s.has("source"), has_asm = s.has("assumption");
+  if (has_src == has_asm)
+    s.error(has_src ? "assumption" : "value",
+            "give exactly one of source: (where the figure is published) or assumption: (the reasoning)");
+  const std::string which = has_src ? "source" : "assumption";
+  const std::string text = s.get_string(which);
+  if (text.size() < kMinProvenance) s.error(which, "state the citation or the reasoning in a sentence");
+  out.provenance = which + ": " + text;
+  return out;
+}
+
 }  // namespace kvcim::cmodel::energy

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/cmodel/energy/sram_nodes.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/text.hpp"
 
@@ -299,7 +300,9 @@ Costs TechTable::costs(const CostContext& ctx) const {
 
 Areas TechTable::areas(const NodePoint& target) const {
   auto at = [&](const TechValue& v) { return v.value * area_factor(v.node.node_nm, target.node_nm); };
-  return {at(bit_cell_um2), at(lane_um2), at(adc_um2), at(nand2_um2)};
+  // a memory cell follows the SRAM macros of its node, not logic (sram_nodes.hpp)
+  const double bit = bit_cell_um2.value * sram_area_factor(bit_cell_um2.node.node_nm, target.node_nm);
+  return {bit, at(lane_um2), at(adc_um2), at(nand2_um2)};
 }
 
 std::vector<std::pair<std::string, NodePoint>> TechTable::sources() const {

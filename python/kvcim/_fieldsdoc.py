@@ -23,6 +23,10 @@ SECTIONS = [
              "advanced-package link), but a link that is given names its energy and bandwidth."),
     ("tile", "The attention tile's parameters (`cmodel::cim::TileParams`, Python's `TileParams`); "
              "`HardwareSpec::tile` fills them in from the kv and precision sections."),
+    ("machine", "Not a section of a hardware spec: a named conventional machine's file "
+                "(`configs/machines/*.yaml`, `mapper::Machine`, `--baseline NAME`, `docs/baseline.md`), "
+                "beside `name` and `description`. Every field is written `{value: V, source: \"...\"}` "
+                "or `{value: V, assumption: \"...\"}`, V in the legal range."),
 ]
 
 

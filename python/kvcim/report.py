@@ -196,7 +196,7 @@ def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backe
         policy=None, tokenizer=None, seed=_RUN["seed"], temperature=_RUN["temperature"],
         top_p=_TOP_P, eval_text=None, eval_text_path=_DEFAULT_EVAL,
         eval_tokens=_RUN["eval_tokens"], threads=_RUN["threads"], progress=None, topp=None,
-        batch=1, *, node=None, fit=False, area_mm2=None, baseline="synthetic"):
+        batch=1, *, node=None, fit=False, area_mm2=None, baseline="synthetic", idle="gated"):
     """Runs a whole generation on CIM beside the float reference (what `kvcim run` does, with its
     defaults).
 
@@ -218,7 +218,9 @@ def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backe
     sequences cycle through the prompts; sequence b samples with seed + b. The report's tokens
     and text are sequence 0's; report["batch"]["per_sequence"] has every sequence.
     baseline: a named conventional machine (kvcim.machine_names(); `kvcim run --baseline`) whose
-    figures report["energy"]["baseline_machine"] gives beside the spec's synthetic engine."""
+    figures report["energy"]["baseline_machine"] gives beside the spec's synthetic engine.
+    idle: idle silicon on both sides (`kvcim run --idle`), "gated" (storage holding no data leaks
+    nothing) or "leaking"."""
     if topp is not None:
         print("kvcim.run: topp= is deprecated, use top_p=", file=sys.stderr)
         top_p = topp
@@ -231,5 +233,6 @@ def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backe
                       linear, attention, int(seed), float(temperature), float(top_p), eval_text,
                       None if eval_text_path is None else os.fspath(eval_text_path),
                       _eval_tokens(eval_tokens), int(threads), progress, _number("node", node),
-                      _flag("fit", fit), _number("area_mm2", area_mm2), str(baseline))
+                      _flag("fit", fit), _number("area_mm2", area_mm2), str(baseline),
+                      str(idle))
     return Report(json.loads(text))

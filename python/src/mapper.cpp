@@ -103,7 +103,8 @@ nlohmann::json spec_field_tables() {
           {"comparison", describe_fields<energy::NodePoint>()},
           {"tile", describe_fields<cim::TileParams>()},
           {"die", describe_fields<DieSpec>()},
-          {"link", describe_fields<LinkSpec>()}};
+          {"link", describe_fields<LinkSpec>()},
+          {"machine", describe_fields<Machine>()}};
 }
 
 HardwareSpec hardware_from_dict(const py::dict& d, const std::string& base_dir) {
@@ -217,7 +218,8 @@ void bind_mapper(py::module_& m) {
   bind_spec_sections(m);
   m.def("spec_field_tables", [] { return to_python(spec_field_tables()); },
         "Every spec section's field table (key, type, unit, min, max, default, kinds, doc); "
-        "`tile` is TileParams, which the kv section fills in.");
+        "`tile` is TileParams, which the kv section fills in; `machine` a named machine's file "
+        "(configs/machines).");
   py::class_<HardwareSpec>(m, "HardwareSpec",
                            "A validated hardware spec (kvcim::mapper::HardwareSpec).")
       .def_static(
@@ -390,12 +392,15 @@ void bind_mapper(py::module_& m) {
   m.def(
       "map",
       [](const py::object& model_or_shape, const py::object& spec, const py::object& policy,
-         std::optional<int64_t> context, bool fit, std::optional<double> area_mm2) {
+         std::optional<int64_t> context, bool fit, std::optional<double> area_mm2, const std::string& baseline,
+         const std::string& idle) {
         // the rules of `kvcim map` (mapper/map_job.hpp); the embedded model by default
         MapRequest req;
         req.shape = model_or_shape.is_none() ? shape_from_checkpoint(cmodel::default_model_path())
                                              : as_shape(model_or_shape);
         req.hw = as_hardware(spec);
+        req.hw.idle_leaks = idle_leaks_from("map", idle);
+        req.baseline = baseline;
         // text (or nothing) may leave the overflow unnamed; a Policy or a dict always names it
         if (!policy.is_none() && !py::isinstance<py::str>(policy)) req.policy = as_policy(policy);
         else if (!policy.is_none()) req.policy_text = policy.cast<std::string>();
@@ -416,7 +421,8 @@ void bind_mapper(py::module_& m) {
       },
       py::arg("model_or_shape") = py::none(), py::arg("spec") = py::none(),
       py::arg("policy") = py::none(), py::arg("context") = py::none(), py::kw_only(),
-      py::arg("fit") = false, py::arg("area_mm2") = py::none(),
+      py::arg("fit") = false, py::arg("area_mm2") = py::none(), py::arg("baseline") = "synthetic",
+      py::arg("idle") = "gated",
       "Places a model (Model, Config, ModelShape, preset name, 'dim=...' text or checkpoint "
       "path; default: the embedded model) on a hardware spec (HardwareSpec, YAML path, dict; default: the shipped "
       "sram_digital) under a policy (Policy, dict, text; default: weights first, fail on "
@@ -424,7 +430,10 @@ void bind_mapper(py::module_& m) {
       "model's seq_len, capped by what fits under overflow=fail on a chip not sized for the model). "
       "As `kvcim map`: fit=True sizes the chip for the model (macros: auto), area_mm2 caps it "
       "(and spills what does not fit unless the policy names an overflow), and a fixed spec too "
-      "small for the weights, with no overflow named, is sized for the model with a UserWarning.");
+      "small for the weights, with no overflow named, is sized for the model with a UserWarning. "
+      "As `kvcim map --baseline/--idle`: baseline names a machine (kvcim.machine_names()) whose "
+      "decode step at the placement's regime figures['baseline_machine'] gives; idle is the idle "
+      "silicon rule of both sides, 'gated' or 'leaking'.");
 }
 
 }  // namespace kvcim::python

@@ -35,7 +35,7 @@ void bind_runtime(py::module_& m) {
          float top_p, const std::optional<std::string>& eval_text,
          const std::optional<std::string>& eval_text_path, int eval_tokens, int threads,
          const py::object& progress, std::optional<double> node, bool fit, std::optional<double> area_mm2,
-         const std::string& baseline) {
+         const std::string& baseline, const std::string& idle) {
         SessionOptions so;
         so.prompts = prompts;
         so.sequences = batch;
@@ -83,7 +83,9 @@ void bind_runtime(py::module_& m) {
 
         // the chip as `kvcim run` composes it: text (or nothing) may leave the overflow
         // unnamed; a Policy always names it
-        RunChip chip{.hw = hw, .policy_text = "", .policy = std::nullopt, .node_nm = node, .fit = fit,
+        mapper::HardwareSpec chip_hw = hw;
+        chip_hw.idle_leaks = mapper::idle_leaks_from("run", idle);
+        RunChip chip{.hw = chip_hw, .policy_text = "", .policy = std::nullopt, .node_nm = node, .fit = fit,
                      .area_mm2 = area_mm2, .baseline = baseline};
         if (py::isinstance<py::str>(policy)) chip.policy_text = policy.cast<std::string>();
         else if (!policy.is_none()) chip.policy = policy.cast<mapper::Policy>();
@@ -116,7 +118,7 @@ void bind_runtime(py::module_& m) {
       py::arg("batch"), py::arg("steps"), py::arg("linear"), py::arg("attention"), py::arg("seed"),
       py::arg("temperature"), py::arg("top_p"), py::arg("eval_text"), py::arg("eval_text_path"),
       py::arg("eval_tokens"), py::arg("threads"), py::arg("progress"), py::arg("node"), py::arg("fit"),
-      py::arg("area_mm2"), py::arg("baseline") = "synthetic",
+      py::arg("area_mm2"), py::arg("baseline") = "synthetic", py::arg("idle") = "gated",
       "The report of `kvcim run` as JSON text; use kvcim.run(), which wraps it in a Report.");
   m.def(
       "html_report",

@@ -29,7 +29,7 @@ void add_baseline(CLI::App& app) {
       std::cout << n << ": " << m.description << "; " << m.hbm_capacity_gb << " GB HBM at " << m.hbm_bandwidth_gb_s
                 << " GB/s, " << m.peak_fp16_tflops << " TFLOP/s fp16, " << m.peak_int8_tops << " TOP/s int8, "
                 << m.sram_mib << " MiB SRAM, " << m.node_nm << " nm, TDP " << m.tdp_w << " W, idle "
-                << m.idle_power_w << " W (" << m.source << ")\n";
+                << m.idle_power_w << " W, active " << m.active_power_w << " W (" << m.source << ")\n";
     }
   });
 }

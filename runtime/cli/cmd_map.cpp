@@ -55,6 +55,10 @@ void add_map(CLI::App& app) {
                   "conventional machine beside the spec's synthetic engine: a name of configs/machines "
                   "(kvcim baseline lists them), or synthetic alone")
       ->capture_default_str();
+  cmd->add_option("--idle", o->idle,
+                  "idle silicon on both sides (storage holding no data): gated (leaks nothing) or leaking")
+      ->check(CLI::IsMember({"gated", "leaking"}))
+      ->capture_default_str();
   cmd->add_option("--node", o->node,
                   "technology node (nm) both sides are compared at (default: the CIM macro table's)");
   cmd->callback([o] {
@@ -63,28 +67,20 @@ void add_map(CLI::App& app) {
     else if (!o->preset.empty()) shape = mapper::shape_preset(o->preset);
     else shape = mapper::shape_from_checkpoint(o->model.empty() ? cmodel::default_model_path() : o->model);
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
-    // an unknown machine fails before any work
-    const std::optional<mapper::Machine> machine =
-        o->baseline == "synthetic" ? std::nullopt : std::optional(mapper::machine_by_name(o->baseline));
     if (o->node != 0) hw.compare_at(o->node, "--node");
-    hw.idle_leaks = o->idle == "leaking";
-    // the rules of kvcim.map() too (mapper/map_job.hpp); --context 0 is the default context
+    hw.idle_leaks = mapper::idle_leaks_from("map", o->idle);
+    // the rules of kvcim.map() too (mapper/map_job.hpp); --context 0 is the default context; an
+    // unknown machine fails before any work, a regime beyond its HBM before anything is written
     const mapper::MapResult job = mapper::map_job(
         {.shape = shape, .hw = hw, .policy_text = o->policy, .policy = std::nullopt,
          .context = o->context != 0 ? std::optional<int64_t>(o->context) : std::nullopt, .fit = o->fit,
-         .area_mm2 = o->area_mm2});
+         .area_mm2 = o->area_mm2, .baseline = o->baseline});
     const mapper::Placement& placement = job.placement;
     const std::string& note = job.note;
     const mapper::MapReport report = mapper::analyse(placement);
-    // the machine's step before anything is written: a context it cannot hold leaves no file
-    nlohmann::json j = mapper::to_json(placement, report);
-    std::string machine_line;
-    if (machine) {
-      const mapper::MachineRegime r = mapper::machine_regime(placement);
-      const mapper::MachineStep step = mapper::machine_step(*machine, placement.shape.config, r);
-      j["baseline_machine"] = mapper::machine_step_json(*machine, r, step);
-      machine_line = "machine   " + mapper::machine_step_line(*machine, r, step) + "\n";
-    }
+    const nlohmann::json j = mapper::to_json(placement, report);  // baseline_machine among its figures
+    const std::optional<mapper::MachineReport> machine = mapper::placement_machine(placement);
+    const std::string machine_line = machine ? "machine   " + machine->line + "\n" : "";
     if (!o->json.empty()) write_file_atomic(o->json, j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
     std::cout << note << mapper::summary(placement, report) << machine_line;
     if (!o->json.empty()) std::cout << "wrote " << o->json << "\n";

@@ -110,7 +110,7 @@ void add_run(CLI::App& app) {
     if (!o->eval_text_path.empty()) so.eval_text = read_eval_text(o->eval_text_path);
     // the chip as asked: composed by run_job, as for kvcim.run()
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
-    hw.idle_leaks = o->idle == "leaking";
+    hw.idle_leaks = mapper::idle_leaks_from("run", o->idle);
     RunChip chip{.hw = std::move(hw), .policy_text = o->policy, .policy = std::nullopt,
                  .node_nm = o->node, .fit = o->fit, .area_mm2 = o->area_mm2,
                  .baseline = o->baseline};

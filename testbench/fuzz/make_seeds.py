@@ -136,6 +136,12 @@ def main():
     put("machine_file", "tiny_hbm.yaml", h100.replace(b"{value: 80, source:", b"{value: 0.001, source:"))
     put("machine_file", "no_source.yaml", h100.replace(b"{value: 700, source: ", b"{value: 700, x: "))
     put("machine_file", "flow.yaml", b"{name: m, node_nm: {value: 5, source: a sentence of a source}}\n")
+    # sram_nodes: the shipped table and broken ones
+    sram = open(os.path.join(SRC, "configs", "memory", "sram_nodes.yaml"), "rb").read()
+    put("sram_nodes", "shipped.yaml", sram)
+    put("sram_nodes", "unsorted.yaml", sram.replace(b"node_nm: 28", b"node_nm: 50"))
+    put("sram_nodes", "too_dense.yaml", sram.replace(b"{value: 31.8,", b"{value: 90,"))
+    put("sram_nodes", "one_node.yaml", b"nodes:\n  - {node_nm: 5, bitcell_um2: {value: 0.021, source: a sentence of a source}, macro_mb_per_mm2: {value: 31.8, source: a sentence of a source}}\n")
 
     # rtl_recipe: a recipe as rtl/rtl_recipe.cmake writes one (generic paths), and broken ones
     recipe = {"verilator": "/usr/bin/verilator", "verilator_version": "5.006", "cxx": "/usr/bin/c++",

@@ -226,4 +226,8 @@ nlohmann::json hardware_report_json(const HardwareSpec& hw);
 std::string default_hardware_spec_path();
 std::string shipped_config_dir();  // data_dir()/configs
 
+// The idle rule as the CLI (--idle) and Python (idle=) spell it: "gated" (false) or "leaking"
+// (true); anything else fails naming `where` and the field.
+bool idle_leaks_from(const std::string& where, const std::string& idle);
+
 }  // namespace kvcim::mapper

@@ -1,52 +1,62 @@
 // Named conventional machines (configs/machines/*.yaml: an A100, an H100, ...) and their decode
-// step: a roofline time and an energy of static power over that time plus the dynamic energy of
-// the bytes moved and the operations done. They stand beside the synthetic conventional engine of
+// step: a roofline time at the bandwidth decode achieves, and the board's energy over it: idle
+// power and the power of the busy board (clocks, SMs issuing, L2 and HBM interface) over the step
+// time, plus the energy of the bytes moved and of the MACs done. They stand beside the synthetic conventional engine of
 // a hardware spec (baseline: section), which models the same step event by event at the
 // comparison node; a machine is a product with its own node, memory and power, each figure from
 // a cited source or stated as an assumption in its file (docs/baseline.md).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "kvcim/cmodel/config.hpp"
+#include "kvcim/spec_fields.hpp"
 
 namespace kvcim::mapper {
 
-// The fields of a machine file, declared once: (member, lowest, highest, what it is). Each is
-// written `name: {value: V, source: "..."}` or `{value: V, assumption: "..."}`.
-#define KVCIM_MACHINE_FIELDS(X)                                                                        \
-  X(node_nm, 3, 180, "process node of the compute die (nm)")                                          \
-  X(voltage_v, 0.4, 1.8, "core supply (V): carries the 45 nm MAC energies to the node")               \
-  X(hbm_capacity_gb, 0.001, 1e6, "off-chip (HBM) capacity, GB (1e9 bytes)")                           \
-  X(hbm_bandwidth_gb_s, 0.001, 1e6, "peak off-chip bandwidth, GB/s")                                   \
-  X(bandwidth_utilization, 0.01, 1, "fraction of the peak bandwidth a decode step sustains")           \
-  X(peak_fp16_tflops, 0.001, 1e6, "dense fp16 tensor throughput, TFLOP/s (2 per MAC)")                 \
-  X(peak_int8_tops, 0.001, 1e6, "dense int8 tensor throughput, TOP/s (2 per MAC)")                     \
-  X(compute_utilization, 0.01, 1, "fraction of the peak throughput a step sustains")                   \
-  X(sram_mib, 0, 1e6, "on-chip SRAM (L2 plus L1/shared), MiB")                                         \
-  X(tdp_w, 1, 1e5, "board power limit (TDP), W")                                                       \
-  X(idle_power_w, 0, 1e5, "static power charged over the step time, W")                                \
-  X(hbm_pj_per_bit, 0, 1e3, "off-chip access energy per bit moved, pJ")                                \
-  X(l2_pj_per_bit, 0, 1e3, "L2 energy per bit passing through it, pJ")                                 \
-  X(l1_pj_per_bit, 0, 1e3, "L1/shared-memory energy per bit passing through it, pJ")                   \
-  X(fp16_mac_pj_45nm, 0, 1e3, "energy of one fp16 MAC at 45 nm, 0.9 V, pJ")                            \
-  X(int8_mac_pj_45nm, 0, 1e3, "energy of one int8 MAC at 45 nm, 0.9 V, pJ")
-
 struct Machine {
   std::string name, description, source;  // source: the file it was read from
-#define KVCIM_MACHINE_MEMBER(name, lo, hi, doc) double name = 0;
-  KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_MEMBER)
-#undef KVCIM_MACHINE_MEMBER
+  double node_nm = 0, hbm_capacity_gb = 0, hbm_bandwidth_gb_s = 0, bandwidth_utilization = 0;
+  double peak_fp16_tflops = 0, peak_int8_tops = 0, compute_utilization = 0, sram_mib = 0;
+  double tdp_w = 0, idle_power_w = 0, active_power_w = 0;
+  double hbm_pj_per_bit = 0, l2_pj_per_bit = 0, l1_pj_per_bit = 0;
   // per field: "source: ..." or "assumption: ..." as the file gives it
   std::vector<std::pair<std::string, std::string>> provenance;
 
   double hbm_bytes() const { return hbm_capacity_gb * 1e9; }
-  // The MAC energy at the machine's node and supply (Stillmaker & Baas from 45 nm, 0.9 V).
+  // The board's energy of one MAC: what it draws above idle and active power at its TDP, over the
+  // MACs per second of its peak tensor throughput (int8 or fp16). It holds the tensor cores and
+  // their operand traffic (register file, shared memory), which a bare multiplier's energy leaves out.
   double mac_pj(int weight_bits) const;
 };
+
+// The fields of a machine file, declared once as a spec field table (kvcim/spec_fields.hpp, so
+// that docs/hardware_fields.md lists them): each is written `name: {value: V, source: "..."}` or
+// `{value: V, assumption: "..."}`, V in the row's range.
+constexpr auto spec_fields(const Machine*) {
+  using Self = Machine;
+  return std::tuple{
+      ::kvcim::range_field("node_nm", &Self::node_nm, 1, 180, "nm", "process node of the compute die (reported)").needed(),
+      ::kvcim::range_field("hbm_capacity_gb", &Self::hbm_capacity_gb, 0.001, 1e6, "GB", "off-chip (HBM) capacity, 1e9 bytes").needed(),
+      ::kvcim::range_field("hbm_bandwidth_gb_s", &Self::hbm_bandwidth_gb_s, 0.001, 1e6, "GB/s", "peak off-chip bandwidth").needed(),
+      ::kvcim::range_field("bandwidth_utilization", &Self::bandwidth_utilization, 0.01, 1, "", "fraction of the peak bandwidth a decode step achieves").needed(),
+      ::kvcim::range_field("peak_fp16_tflops", &Self::peak_fp16_tflops, 0.001, 1e6, "TFLOP/s", "dense fp16 tensor throughput (2 per MAC)").needed(),
+      ::kvcim::range_field("peak_int8_tops", &Self::peak_int8_tops, 0.001, 1e6, "TOP/s", "dense int8 tensor throughput (2 per MAC)").needed(),
+      ::kvcim::range_field("compute_utilization", &Self::compute_utilization, 0.01, 1, "", "fraction of the peak throughput a step sustains").needed(),
+      ::kvcim::range_field("sram_mib", &Self::sram_mib, 0, 1e6, "MiB", "on-chip SRAM, L2 plus L1/shared (reported)").needed(),
+      ::kvcim::range_field("tdp_w", &Self::tdp_w, 1, 1e5, "W", "board power limit, drawn at peak tensor throughput").needed(),
+      ::kvcim::range_field("idle_power_w", &Self::idle_power_w, 0, 1e5, "W", "the powered board doing nothing, over the step").needed(),
+      ::kvcim::range_field("active_power_w", &Self::active_power_w, 0, 1e5, "W", "above idle while decode kernels run (clocks, SMs, L2, HBM PHY)").needed(),
+      ::kvcim::range_field("hbm_pj_per_bit", &Self::hbm_pj_per_bit, 0, 1e3, "pJ", "off-chip access energy per bit moved").needed(),
+      ::kvcim::range_field("l2_pj_per_bit", &Self::l2_pj_per_bit, 0, 1e3, "pJ", "L2 energy per bit passing through it").needed(),
+      ::kvcim::range_field("l1_pj_per_bit", &Self::l1_pj_per_bit, 0, 1e3, "pJ", "L1/shared-memory energy per bit passing through it").needed(),
+  };
+}
 
 // The machine names shipped in configs/machines (file names without .yaml), sorted.
 std::vector<std::string> machine_names();
@@ -87,8 +97,11 @@ struct MachineStep {
   double memory_ns = 0, compute_ns = 0;    // the two roofline legs (sustained rates)
   double roofline_ns = 0;                  // bytes / peak bandwidth: no step is faster
   double step_ns = 0;                      // max(memory_ns, compute_ns)
-  double static_pj = 0, memory_pj = 0, compute_pj = 0;
-  double energy_pj() const { return static_pj + memory_pj + compute_pj; }
+  double static_pj = 0;   // idle power x step time
+  double active_pj = 0;   // active power x step time
+  double memory_pj = 0, compute_pj = 0;
+  double energy_pj() const { return static_pj + active_pj + memory_pj + compute_pj; }
+  double power_w() const { return energy_pj() / step_ns * 1e-3; }
   double energy_pj_per_token(int64_t sequences) const { return energy_pj() / static_cast<double>(sequences); }
   double tokens_per_s(int64_t sequences) const { return static_cast<double>(sequences) / (step_ns * 1e-9); }
   // The board at its power limit over the whole step: no step of this time costs more.
@@ -101,6 +114,18 @@ struct MachineStep {
 // 1..65536, context < 1, weight_bits not 8 or 16).
 MachineStep machine_step(const Machine& m, const cmodel::Config& c, const MachineRegime& r);
 
+// The prefill of one prompt of `tokens` tokens: every weight read once, every token's MACs and
+// its causal attention, its K and V written; timed and charged as a step.
+MachineStep machine_prefill(const Machine& m, const cmodel::Config& c, int64_t tokens, int weight_bits);
+
+// The machine a placement names (Placement::baseline) at its regime: what `kvcim map` records as
+// baseline_machine and prints as its machine line; none for "synthetic".
+struct MachineReport {
+  nlohmann::json json;
+  std::string line;
+};
+std::optional<MachineReport> placement_machine(const Placement& p);
+
 // What reports print and record: the machine, its regime, its step and its conditions.
 nlohmann::json machine_step_json(const Machine& m, const MachineRegime& r, const MachineStep& s);
 std::string machine_step_line(const Machine& m, const MachineRegime& r, const MachineStep& s);
@@ -111,24 +136,37 @@ namespace kvcim::mapper {
 
 // A published measurement of decode on a machine (llm-anchors.md C), the regime it was taken in
 // and what it includes, reproduced by machine_step.
+// What a row is to the model: held to its stated uncertainty, or a run whose software the model
+// lacks (then the model's board power over the measured time is held to the uncertainty instead).
+enum class Check { reproduced, software_gap };
 struct Measurement {
   const char* id;        // llm-anchors.md row
   const char* machine;   // configs/machines name
   const char* preset;    // model shape preset (mapper/shape.hpp)
-  int64_t sequences, context;
+  int64_t sequences;
+  int64_t prompt_tokens, output_tokens;  // per response; decode runs at prompt + output / 2
   int weight_bits;
   double joules_per_token;
   double tokens_per_s;   // 0: not published
+  Check check;
+  double uncertainty;    // the model's stated relative error for this row
   const char* includes;  // what the measured figure includes
   const char* regime;    // how the regime was configured, and what is assumed
+  int64_t context() const { return prompt_tokens + output_tokens / 2; }
 };
 const std::vector<Measurement>& measurements();
 
 struct Reproduction {
   Measurement m;
-  MachineStep step;
-  double joules_per_token = 0, joules_at_tdp = 0, tokens_per_s = 0;
+  MachineStep step;     // one decode step of the regime
+  MachineStep prefill;  // one prompt's prefill
+  double decode_joules_per_token = 0, prefill_joules_per_token = 0;
+  double joules_per_token = 0, tokens_per_s = 0, power_w = 0;
   double energy_error = 0;  // predicted / measured - 1
+  // the modelled decode power over the measured time per token (rows with a published rate)
+  double joules_at_measured_rate = 0, rate_error = 0;
+  // the error the row is held to: energy_error, or rate_error for a software gap
+  double held_error() const { return m.check == Check::reproduced ? energy_error : rate_error; }
 };
 std::vector<Reproduction> reproduce_measurements();
 // The table docs/baseline.md shows (`kvcim baseline --validate`).

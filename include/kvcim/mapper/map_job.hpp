@@ -26,6 +26,9 @@ struct MapRequest {
   std::optional<int64_t> context;
   bool fit = false;                // organization.macros: auto
   std::optional<double> area_mm2;  // a budget for the CIM chip; implies fit
+  // A named machine (configs/machines) beside the synthetic engine: checked before any work, its
+  // step (the placement's regime) before the placement is returned.
+  std::string baseline = "synthetic";
 };
 
 struct MapResult {

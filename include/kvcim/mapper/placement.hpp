@@ -201,6 +201,9 @@ struct Placement {
   // placements are described by the closed form alone (stream_tokens).
   bool allocator_grown = false;
   std::optional<Sizing> sizing;  // set when the chip was sized for the model
+  // A named conventional machine (configs/machines) the figures add beside the synthetic engine
+  // (`kvcim map --baseline`, kvcim.map(baseline=)); "synthetic": none.
+  std::string baseline = "synthetic";
 };
 inline constexpr int64_t kMaxGrownPages = int64_t{1} << 20;
 

@@ -71,6 +71,15 @@ class Section {
   std::string file_, path_;
 };
 
+// A field written `key: {value: V, source: "..."}` or `{value: V, assumption: "..."}` (machine
+// files, the SRAM node table): V in [lo, hi], and exactly one of the two texts, a sentence (a
+// word is no reasoning). provenance is "source: ..." or "assumption: ...".
+struct Sourced {
+  double value = 0;
+  std::string provenance;
+};
+Sourced get_sourced(const Section& parent, const std::string& key, double lo, double hi);
+
 // A scalar as written (for messages); maps and sequences summarised.
 std::string show(const YAML::Node& node);
 
