@@ -57,6 +57,7 @@ set(KVCIM_MAPPER_SOURCES
     mapper/analysis.cpp
     mapper/batch.cpp
     mapper/chip.cpp
+    mapper/compare.cpp
     mapper/explore.cpp
     mapper/hardware.cpp
     mapper/kv.cpp
@@ -96,6 +97,7 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/cmd_cosim.cpp
     runtime/cli/cmd_explain.cpp
     runtime/cli/cmd_baseline.cpp
+    runtime/cli/cmd_compare.cpp
     runtime/cli/cmd_macro.cpp
     runtime/cli/cmd_map.cpp
     runtime/cli/cmd_model.cpp
@@ -169,6 +171,7 @@ set(KVCIM_BENCH_SOURCES
 # CLI contract tests, one CTest test each
 set(KVCIM_CLI_TESTS
     testbench/cli/baseline_command.sh
+    testbench/cli/compare_command.sh
     testbench/cli/explain.sh
     testbench/cli/hf_architectures.sh
     testbench/cli/hf_checkpoints.sh
@@ -242,6 +245,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_analysis.cpp
     testbench/tests/mapper/test_batch.cpp
     testbench/tests/mapper/test_chip.cpp
+    testbench/tests/mapper/test_compare.cpp
     testbench/tests/mapper/test_explore.cpp
     testbench/tests/mapper/test_hardware.cpp
     testbench/tests/mapper/test_kv.cpp
