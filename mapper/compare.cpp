@@ -274,7 +274,7 @@ std::string headline_markdown(const ModelShape& shape, const HardwareSpec& hw, c
         << " (CIM " << fmt("%.3g", c.best_cim.tokens_per_s) << ", conv. " << fmt("%.3g", c.best_conventional.tokens_per_s)
         << " tokens/s); equal " << fmt("%.3g", c.equal_tokens_per_s) << " tokens/s: "
         << fmt("%.2fx", c.equal_energy_ratio()) << "; iso-area: "
-        << (c.iso_area_ratio() ? fmt("%.2fx", *c.iso_area_ratio()) : std::string("not compared")) << "; chip "
+        << (c.iso_area_ratio() ? fmt("%.2fx", *c.iso_area_ratio()) : std::string("not compared")) << "; CIM chip "
         << fmt("%.3g", cim_area(m.placement.hw, m.placement.kv.tiles).total_mm2()) << " mm2 |";
     }
     o << "\n";
@@ -283,11 +283,12 @@ std::string headline_markdown(const ModelShape& shape, const HardwareSpec& hw, c
   const MapResult first = map_job({.shape = shape, .hw = hw, .policy_text = "", .policy = one,
                                    .context = contexts.front(), .fit = true, .area_mm2 = std::nullopt});
   const EnergyConditions cond = energy_conditions(first.placement.hw, first.placement.kv.tiles);
-  o << "\n" << shape.config.n_layers << "-layer " << shape.name << " on " << hw.name << ", the chip sized for each cell"
+  o << "\n" << shape.name << " on " << hw.name << ", the CIM chip sized for each cell"
     << " (weights and the KV cache of context x batch); conventional / CIM, per token, one decode step of the batch"
     << " with every sequence at the context; both at " << fmt("%g nm", cond.at.node_nm) << " "
     << fmt("%.2f V", cond.at.voltage_v) << "; conventional: " << (hw.baseline.mac == energy::MacType::int8 ? "int8" : "fp16")
-    << " MACs, SRAM in " << hw.baseline.sram_bank_bytes / 1024 << " KiB banks; included: ";
+    << " MACs, " << fmt("%.4g", static_cast<double>(hw.baseline.sram_bytes) / (1 << 20)) << " MiB SRAM (the spec's; what it "
+    << "cannot hold comes from off-chip) in " << hw.baseline.sram_bank_bytes / 1024 << " KiB banks; included: ";
   const char* sep = "";
   for (const std::string& i : cond.included) {
     o << sep << i;
@@ -295,7 +296,7 @@ std::string headline_markdown(const ModelShape& shape, const HardwareSpec& hw, c
   }
   o << "; idle silicon " << (hw.idle_leaks ? "leaking" : "gated") << " on both sides. EDP: energy per token x step time."
     << " Equal tokens/s: the slower side's best, the faster side's supply lowered (down to "
-    << fmt("%.0f", 100 * kMinSupplyFraction) << "% of nominal) and idle for the rest of each step."
+    << fmt("%.0f", 100 * kMinSupplyFraction) << "% of the comparison supply) and idle for the rest of each step."
     << " Iso-area only where the conventional chip of the CIM chip's area holds the same weights and KV.\n";
   return o.str();
 }

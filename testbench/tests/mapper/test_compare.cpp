@@ -79,6 +79,8 @@ TEST(Compare, EqualThroughputIsEqualAndTheFasterSideIsNoDearerThanIdlingAtItsSup
     EXPECT_EQ(c.equal_tokens_per_s, slow_best.tokens_per_s);
     EXPECT_EQ(slow.energy_pj_per_token, slow_best.energy_pj_per_token);  // the slower side as it is
     EXPECT_LE(fast.active_ns, fast.step_ns * (1 + 1e-12));
+    for (const SidePoint* s : {&slow, &fast})  // EDP over the whole step, idle included
+      expect_rel(s->edp_pj_s, s->energy_pj_per_token * s->step_ns * 1e-9, 1e-12, "equal-throughput EDP");
     EXPECT_LE(fast.voltage_v, c.at.voltage_v + 1e-12);
     EXPECT_GE(fast.voltage_v, kMinSupplyFraction * c.at.voltage_v - 1e-12);
     // the search includes the comparison supply: never dearer than working at it and idling
