@@ -188,6 +188,7 @@ std::string run_summary(const RunReport& rep) {
   else
     appendf(out, "  iso-area: not compared, the chips hold different data (%s)\n",
             rep.comparison.iso_area_why_not.c_str());
+  out += "  the chip as design points, one step at the run's last context (the figures above average every position):\n";
   for (const std::string& line : mapper::comparison_lines(rep.comparison)) out += "  " + line + "\n";
   appendf(out, "  weights written into the macros once: %s\n", si(rep.weight_load.energy_pj()).c_str());
   if (!rep.baseline_machine_line.empty()) out += "  machine " + rep.baseline_machine_line + "\n";
