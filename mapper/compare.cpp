@@ -10,6 +10,7 @@
 #include "kvcim/cmodel/energy/scaling.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/map_job.hpp"
 #include "kvcim/mapper/policy.hpp"
@@ -48,11 +49,27 @@ HardwareSpec at_supply(const HardwareSpec& hw, double v) {
   return s;
 }
 
-Working cim_working(const Placement& p, double v) {
+// The CIM chip's events do not depend on its supply; their prices and the time its leakage is
+// charged over do. The token's ledgers are made once, without their leakage, and priced at each
+// supply as figures() prices them (token_ledgers, cim_step): a large model's search stays fast.
+TokenLedgers without_leakage(const Placement& p) {
+  const TokenLedgers t = token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, false);
+  TokenLedgers out{t.cim, energy::Ledger(t.periphery.n_layers())};
+  for (int layer = energy::kModelLevel; layer < t.periphery.n_layers(); ++layer)
+    for (energy::Op op : energy::all_ops())
+      for (EventKind k : energy::all_event_kinds())
+        if (k != EventKind::leak_kib_ns && k != EventKind::leak_lane_ns)
+          if (const int64_t n = t.periphery.count(layer, op, k)) out.periphery.add(layer, op, k, n);
+  return out;
+}
+
+Working cim_working(const Placement& p, const TokenLedgers& no_leak, double v) {
   const HardwareSpec hw = at_supply(p.hw, v);
-  const BaselineFigures none;  // the conventional side is not needed here
-  const Figures f = figures(p.shape, hw, p.policy, p.weights, p.kv, p.context, &none);
-  return {f.latency_ns_cim, f.energy_pj_cim, idle_power(hw.costs(), cim_kib(hw), hw.digital_units, hw.idle_leaks)};
+  const LatencyBound lb = cim_latency(p.shape, hw, p.policy, p.weights, p.kv, p.context);
+  TokenLedgers t = no_leak;
+  charge_static_and_control(t.periphery, 0, cim_kib(hw), hw.digital_units, lb.total_ns());
+  const StepFigures s = cim_step(t, lb, hw, p.policy);
+  return {s.step_ns, s.energy_pj_per_token, idle_power(hw.costs(), cim_kib(hw), hw.digital_units, hw.idle_leaks)};
 }
 
 Working conventional_working(const Placement& p, double v) {
@@ -143,7 +160,8 @@ Comparison compare(const Placement& p, std::optional<double> iso_area_pj) {
   c.at = p.hw.comparison;
   c.idle_leaks = p.hw.idle_leaks;
   const double v0 = c.at.voltage_v;
-  const auto cim = [&p](double v) { return cim_working(p, v); };
+  const TokenLedgers no_leak = without_leakage(p);
+  const auto cim = [&p, &no_leak](double v) { return cim_working(p, no_leak, v); };
   const auto conv = [&p](double v) { return conventional_working(p, v); };
   const Working cim0 = cim(v0), conv0 = conv(v0);
   c.best_cim = point(cim0, v0, cim0.active_ns, c.sequences, "at its latency bound, never idle");

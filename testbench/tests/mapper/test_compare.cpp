@@ -83,6 +83,14 @@ TEST(Compare, EqualThroughputIsEqualAndTheFasterSideIsNoDearerThanIdlingAtItsSup
       expect_rel(s->edp_pj_s, s->energy_pj_per_token * s->step_ns * 1e-9, 1e-12, "equal-throughput EDP");
     EXPECT_LE(fast.voltage_v, c.at.voltage_v + 1e-12);
     EXPECT_GE(fast.voltage_v, kMinSupplyFraction * c.at.voltage_v - 1e-12);
+    // the faster side's working part is its own figure at the supply chosen
+    HardwareSpec at = p.hw;
+    at.comparison.voltage_v = fast.voltage_v;
+    const BaselineFigures b = baseline_figures(p.shape, at, p.context, k.sequences);
+    const Figures f = figures(p.shape, at, p.policy, p.weights, p.kv, p.context, &b);
+    expect_rel(fast.energy_pj_per_token - fast.idle_pj_per_token, cim_slower ? b.energy_pj : f.energy_pj_cim, 1e-12,
+               "working pJ at the supply chosen");
+    expect_rel(fast.active_ns, cim_slower ? b.latency_ns : f.latency_ns_cim, 1e-12, "working ns at the supply chosen");
     // the search includes the comparison supply: never dearer than working at it and idling
     const double idle_at_v0 = (fast.step_ns - fast_best.active_ns) / static_cast<double>(c.sequences);
     EXPECT_LE(fast.energy_pj_per_token, fast_best.energy_pj_per_token + idle_at_v0 * 1e3 /* generous pJ/ns bound */);
