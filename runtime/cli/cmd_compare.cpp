@@ -16,12 +16,13 @@ namespace kvcim::cli {
 
 namespace {
 // "1,8,64" -> {1, 8, 64}; one line naming the option and the item otherwise
-std::vector<int64_t> parse_counts(const std::string& option, const char* what, const std::string& text) {
+std::vector<int64_t> parse_counts(const std::string& option, const char* what, const std::string& text, int64_t most) {
   std::vector<int64_t> out;
   for (const std::string& item : split(text, ',')) {
     const int64_t v = parse_integer(item).value_or(0);
-    if (v < 1 || v > (int64_t{1} << 26))
-      fail(option, what, "'" + item + "'", "expected positive integers (at most 2^26) separated by commas");
+    if (v < 1 || v > most)
+      fail(option, what, "'" + item + "'",
+           "expected positive integers (at most " + std::to_string(most) + ") separated by commas");
     out.push_back(v);
   }
   return out;
@@ -49,13 +50,13 @@ void add_compare(CLI::App& app) {
       ->check(CLI::IsMember({"gated", "leaking"}))
       ->capture_default_str();
   cmd->callback([o] {
-    const std::vector<int64_t> batches = parse_counts("--batches", "batch", o->batches);
+    const std::vector<int64_t> batches = parse_counts("--batches", "batch", o->batches, 65536);  // a policy's sequences
     mapper::ModelShape shape = o->preset.empty()
                                    ? mapper::shape_from_checkpoint(o->model.empty() ? cmodel::default_model_path() : o->model)
                                    : mapper::shape_preset(o->preset);
     const std::vector<int64_t> contexts =
         o->contexts.empty() ? std::vector<int64_t>{runtime::RunDefaults::steps, shape.config.seq_len}
-                            : parse_counts("--contexts", "context", o->contexts);
+                            : parse_counts("--contexts", "context", o->contexts, int64_t{1} << 26);
     if (o->model.empty() && o->preset.empty()) shape.name = "the embedded model (stories260K)";
     mapper::HardwareSpec hw = mapper::load_hardware_spec(o->hw);
     if (o->node != 0) hw.compare_at(o->node, "--node");
