@@ -58,6 +58,7 @@ set(KVCIM_MAPPER_SOURCES
     mapper/analysis.cpp
     mapper/batch.cpp
     mapper/chip.cpp
+    mapper/compare.cpp
     mapper/dies.cpp
     mapper/explore.cpp
     mapper/hardware.cpp
@@ -98,6 +99,7 @@ set(KVCIM_CLI_SOURCES
     runtime/cli/cmd_cosim.cpp
     runtime/cli/cmd_explain.cpp
     runtime/cli/cmd_baseline.cpp
+    runtime/cli/cmd_compare.cpp
     runtime/cli/cmd_macro.cpp
     runtime/cli/cmd_map.cpp
     runtime/cli/cmd_model.cpp
@@ -171,6 +173,7 @@ set(KVCIM_BENCH_SOURCES
 # CLI contract tests, one CTest test each
 set(KVCIM_CLI_TESTS
     testbench/cli/baseline_command.sh
+    testbench/cli/compare_command.sh
     testbench/cli/dies_command.sh
     testbench/cli/explain.sh
     testbench/cli/hf_architectures.sh
@@ -246,6 +249,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_analysis.cpp
     testbench/tests/mapper/test_batch.cpp
     testbench/tests/mapper/test_chip.cpp
+    testbench/tests/mapper/test_compare.cpp
     testbench/tests/mapper/test_dies.cpp
     testbench/tests/mapper/test_explore.cpp
     testbench/tests/mapper/test_hardware.cpp

@@ -133,7 +133,7 @@ json perplexity_json(const GenerationResult& r) {
 RunReport make_run_report(GenerationResult result, const SessionOptions& options,
                           const mapper::Placement& placement, const RunInputs& inputs) {
   // (a Placement has no empty state: every member named, the costed ones filled in below)
-  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   const GenerationResult& r = rep.result;
   const mapper::HardwareSpec& hw = placement.hw;
   const energy::Costs cim_costs = hw.costs(), kv_costs = hw.kv_costs();
@@ -145,9 +145,11 @@ RunReport make_run_report(GenerationResult result, const SessionOptions& options
   for (size_t pos = 0; pos < r.active.size(); ++pos)
     iso_ledger += mapper::conventional_step_ledger(placement.shape, iso, static_cast<int64_t>(pos) + 1, r.active[pos]);
   rep.conventional_iso_area = iso_ledger.cost(iso.baseline_costs());
+  rep.comparison = mapper::compare(placement);
   if (rep.cim.energy_aj > 0) {  // a ratio over no CIM energy is not computed
     rep.conventional_over_cim = double(rep.conventional.energy_aj) / double(rep.cim.energy_aj);
-    rep.conventional_over_cim_iso_area = double(rep.conventional_iso_area.energy_aj) / double(rep.cim.energy_aj);
+    if (rep.comparison.iso_area_conventional_pj)  // only when both chips hold the same data
+      rep.conventional_over_cim_iso_area = double(rep.conventional_iso_area.energy_aj) / double(rep.cim.energy_aj);
   }
   rep.conditions = mapper::energy_conditions(hw, placement.kv.tiles);
   rep.figures = mapper::figures(placement);
@@ -215,6 +217,7 @@ json to_json(const RunReport& rep) {
   energy["simulated_events"] = r.simulated.counts_json();
   if (!rep.baseline_machine.is_null()) energy["baseline_machine"] = rep.baseline_machine;
   report["energy"] = energy;
+  report["comparison"] = mapper::to_json(rep.comparison);
   report["mapping"] = {{"macros_total", f.macros_total}, {"macros_used", f.macros_used},
                        {"weight_macros", f.weight_macros}, {"kv_macros_used", f.kv_macros_used},
                        {"kv_tiles", f.kv_tiles}, {"utilization", f.utilization},

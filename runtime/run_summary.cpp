@@ -183,9 +183,15 @@ std::string run_summary(const RunReport& rep) {
           or_nan(rep.conventional_over_cim), cond.at.node_nm,
           bank_text(static_cast<double>(cond.baseline.sram_bank_bytes)).c_str(), rep.positions() - 1,
           of_batch.c_str());
-  appendf(out, "  iso-area: %.2fx   (a conventional chip of the CIM chip's %.3g mm2, its SRAM %s)\n",
-          or_nan(rep.conventional_over_cim_iso_area), cond.area_cim_mm2,
-          bank_text(static_cast<double>(cond.iso_area_sram_bytes)).c_str());
+  if (rep.conventional_over_cim_iso_area)
+    appendf(out, "  iso-area: %.2fx   (a conventional chip of the CIM chip's %.3g mm2, its SRAM %s)\n",
+            *rep.conventional_over_cim_iso_area, cond.area_cim_mm2,
+            bank_text(static_cast<double>(cond.iso_area_sram_bytes)).c_str());
+  else
+    appendf(out, "  iso-area: not compared, the chips hold different data (%s)\n",
+            rep.comparison.iso_area_why_not.c_str());
+  out += "  the chip as design points, one step at the run's last context (the figures above average every position):\n";
+  for (const std::string& line : mapper::comparison_lines(rep.comparison)) out += "  " + line + "\n";
   appendf(out, "  weights written into the macros once: %s\n", si(rep.weight_load.energy_pj()).c_str());
   if (!rep.baseline_machine_line.empty()) out += "  machine " + rep.baseline_machine_line + "\n";
   out += "conditions of the energy figures\n";

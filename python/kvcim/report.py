@@ -96,6 +96,10 @@ class Report:
     # what the energy figures assume: the comparison node, every table's node, supply and factor,
     # the baseline's SRAM banks, the terms included, both chips' areas, the positions averaged
     conditions = property(lambda self: self._data["energy"]["conditions"])
+    # CIM against the conventional engine at the run's last context: each at its best throughput
+    # with EDP, at equal throughput, iso-area (None when the chips hold different data); the same
+    # keys as kvcim.map()'s Placement.figures["comparison"] (docs/baseline.md)
+    comparison = property(lambda self: self._data.get("comparison"))
     accuracy = property(lambda self: self._data["accuracy"])
     evaluation = property(lambda self: self._data["accuracy"].get("evaluation"))
     # the human-written text's statistics, apart from the sampled sequences' (None without a text)

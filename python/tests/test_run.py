@@ -272,6 +272,19 @@ def test_energy_conditions_travel_with_the_report():
     assert at45.energy["conventional"]["total_pj"] > 5 * e["conventional"]["total_pj"]
 
 
+def test_run_and_map_give_one_comparison_under_one_set_of_names():
+    r = kvcim.run(steps=12, **NO_EVAL)
+    m = kvcim.map(context=12)
+    assert r.comparison == m.figures["comparison"] == m.to_dict()["comparison"]
+    c = r.comparison
+    assert c["conditions"]["context"] == 12 and c["conditions"]["sequences"] == 1
+    eq = c["equal_throughput"]
+    assert eq["cim"]["tokens_per_s"] == pytest.approx(eq["conventional"]["tokens_per_s"], rel=1e-12)
+    for side in ("cim", "conventional"):
+        b = c["best"][side]
+        assert b["edp_pj_s"] == pytest.approx(b["energy_pj_per_token"] * b["step_ns"] * 1e-9, rel=1e-12)
+
+
 def test_a_batch_is_its_single_runs_and_shares_the_weight_fetches():
     # several prompts decode together: each sequence makes the tokens of its single run (prompt,
     # seed + b); on an attention-only chip the weights come from off-chip once per step, so the

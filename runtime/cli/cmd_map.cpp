@@ -61,6 +61,10 @@ void add_map(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--node", o->node,
                   "technology node (nm) both sides are compared at (default: the CIM macro table's)");
+  cmd->add_option("--idle", o->idle,
+                  "idle silicon on both sides (storage holding no data, and idle time): gated or leaking")
+      ->check(CLI::IsMember({"gated", "leaking"}))
+      ->capture_default_str();
   cmd->callback([o] {
     mapper::ModelShape shape;
     if (!o->shape.empty()) shape = mapper::parse_shape(o->shape);

@@ -21,6 +21,7 @@ void add_explain(CLI::App& app);
 void add_map(CLI::App& app);
 void add_macro(CLI::App& app);
 void add_baseline(CLI::App& app);
+void add_compare(CLI::App& app);
 void add_convert(CLI::App& app);
 void add_rtl(CLI::App& app);
 #ifdef KVCIM_HAVE_RTL

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
     kvcim::cli::add_map(app);
     kvcim::cli::add_macro(app);
     kvcim::cli::add_baseline(app);
+    kvcim::cli::add_compare(app);
     kvcim::cli::add_convert(app);
     kvcim::cli::add_rtl(app);
 #ifdef KVCIM_HAVE_RTL

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/compare.hpp"
 
 namespace kvcim::mapper {
 
@@ -18,7 +19,9 @@ struct MapReport {
   TokenLedgers ledgers;
   cmodel::energy::Ledger conventional;
   // The conventional engine on a chip of the CIM chip's area (iso_area_baseline), per token.
+  // NaN when the two chips hold different data (comparison.iso_area_why_not says why).
   double conventional_iso_area_pj = 0;
+  Comparison comparison;  // best and equal throughput, EDP, iso-area (compare.hpp)
 };
 MapReport analyse(const Placement& p);
 
@@ -30,7 +33,7 @@ inline constexpr int64_t kMaxListedPages = 20000;
 // The derived figures in the JSON's vocabulary (a subset of to_json, which starts from it):
 // context, macros_used, macros_total, utilization, fragmentation, occupancy, offchip_bytes,
 // max_context_tokens, kv_cell_writes_per_token, energy_per_token_pj, latency_per_token_ns,
-// bound_per_token, batch, endurance, weights {macros_used, blocks_offchip, onchip_fraction} and kv
+// bound_per_token, batch, comparison, endurance, weights {macros_used, blocks_offchip, onchip_fraction} and kv
 // {tiles, slots, macros_reserved, macros_used, pages_in_use, tokens}. Python's Placement.figures.
 nlohmann::json figures_json(const Placement& p, const MapReport& r);
 nlohmann::json to_json(const Placement& p, const MapReport& r);

@@ -33,6 +33,7 @@
 #include "kvcim/cmodel/energy/ledger.hpp"
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/compare.hpp"
 #include "kvcim/mapper/placement.hpp"
 #include "kvcim/runtime/session.hpp"
 
@@ -56,12 +57,15 @@ struct RunReport {
   GenerationResult result;
   cmodel::energy::Breakdown cim, conventional, weight_load;
   // the conventional engine at the CIM chip's area (its SRAM grown or shrunk to match), over the
-  // same positions: the iso-area comparison
+  // same positions: the iso-area comparison (its ratio null when the chips hold different data)
   cmodel::energy::Breakdown conventional_iso_area;
   // conventional / CIM energy; empty (null in JSON, never 0) when the CIM side spent nothing
   std::optional<double> conventional_over_cim, conventional_over_cim_iso_area;
   mapper::EnergyConditions conditions;
   mapper::Figures figures;
+  // best and equal throughput, EDP and iso-area at the run's last context (mapper/compare.hpp):
+  // what kvcim map reports for the same workload, under the same names
+  mapper::Comparison comparison;
   // a named machine beside the synthetic engine (run_job, --baseline); null and "" without one
   nlohmann::json baseline_machine;
   std::string baseline_machine_line;

@@ -13,6 +13,8 @@
 #include "kvcim/runtime/run_summary.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/report.hpp"
+#include "kvcim/runtime/defaults.hpp"
 #include "main_job.hpp"
 #include "test_paths.hpp"
 
@@ -183,4 +185,30 @@ TEST(Run, JsonAndSummaryAreWrittenFromOneTypedReport) {
   nlohmann::json broken = j["energy"]["conditions"];
   broken.erase("tables");
   EXPECT_THROW(mapper::energy_conditions_from_json(broken), kvcim::Error);
+}
+
+TEST(Run, TheDefaultRunsChipHoldsTheModelWithKvCapacityAtMostAQuarterAboveItsNeed) {
+  // the chip `kvcim run` builds with no options: the default spec, the default steps
+  MainJob run("sram_digital.yaml", RunDefaults::steps);
+  const mapper::Placement p = place_for_run(run.ck, run.hw, mapper::Policy{}, RunDefaults::steps);
+  const mapper::Figures f = mapper::figures(p);
+  EXPECT_EQ(f.weights_onchip_fraction, 1.0);
+  EXPECT_EQ(f.weight_blocks_offchip, 0);
+  // KV capacity: the tokens every stream holds in CIM, against the run's context
+  EXPECT_GE(f.max_context_tokens, RunDefaults::steps);
+  EXPECT_LE(f.max_context_tokens, 1.25 * RunDefaults::steps) << f.max_context_tokens << " tokens of KV per sequence";
+  const double slots_tokens = static_cast<double>(p.kv.slots()) * p.kv.tokens_per_page;
+  const double needed = static_cast<double>(p.kv.streams()) * RunDefaults::steps;
+  EXPECT_LE(slots_tokens, 1.25 * needed) << "KV slots of the chip against what the run fills";
+  // no macro beyond the whole tile the weights and KV round up to
+  EXPECT_LT(p.hw.organization.macros - f.weight_macros - f.kv_macros_reserved, p.hw.organization.macros_per_tile);
+}
+
+TEST(Run, ComparisonIsTheMappersForTheSameWorkload) {
+  MainJob run("sram_digital.yaml", 12);
+  run.options.eval_text.clear();
+  const nlohmann::json report = run.report();
+  const mapper::MapReport map = mapper::analyse(*run.placement);
+  EXPECT_EQ(report["comparison"], mapper::figures_json(*run.placement, map)["comparison"]);
+  EXPECT_EQ(report["comparison"]["conditions"]["context"].get<int64_t>(), 12);
 }
