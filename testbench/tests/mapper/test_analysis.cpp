@@ -260,13 +260,13 @@ TEST(Analysis, OffchipMemoryMustHoldWhatIsNotInCim) {
   const int64_t spilled_all = 20 * 200 - f.resident_tokens;  // one sequence
   EXPECT_EQ(f.offchip_tokens, spilled_all);
   EXPECT_EQ(f.offchip_bytes, 512 * 64 + spilled_all * 16);
-  hw.offchip_bytes = f.offchip_bytes - 1;
+  hw.offchip.capacity = f.offchip_bytes - 1;
   try {
     place(shape, hw, spill, 200);
     FAIL() << "placed more than off-chip memory holds";
   } catch (const kvcim::Error& e) {
     EXPECT_NE(std::string(e.what()).find("offchip.capacity"), std::string::npos) << e.what();
   }
-  hw.offchip_bytes = f.offchip_bytes;
+  hw.offchip.capacity = f.offchip_bytes;
   EXPECT_NO_THROW(place(shape, hw, spill, 200));
 }
