@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -71,8 +71,8 @@ def main():
     for p in points:
         d = p["delta_nll"]
         tau = f"{p['tau_tokens']:g}" if p["tau_tokens"] else "no decay"
-        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {d['value']:>+10.4f} "
-              f"[{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] {p['kl_mean']['value']:>9.4f} "
+        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {interval_text(d)} "
+              f"{p['kl_mean']['value']:>9.4f} "
               f"{p['kv_pj_per_token']:>12.4g} {p['kv_cell_writes_per_token']:>21.4g} "
               f"{p['kv_write_pj_per_token']:>16.4g}")
 
@@ -84,10 +84,7 @@ def main():
         energy.plot(x, [p["kv_write_pj_per_token"] for p in pts], marker="o", label=label)
     for ax, value in ((acc, base["delta_nll"]["value"]), (energy, base["kv_write_pj_per_token"])):
         ax.axhline(value, color="gray", linestyle="--", label="no decay")
-        ax.set_xscale("log")
-        ax.set_xlabel(f"retention time constant (token intervals of {args.interval_ns:g} ns)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        finish_axes(ax, f"retention time constant (token intervals of {args.interval_ns:g} ns)", xscale="log")
     acc.set_ylabel("ΔNLL vs float (nats/token)")
     acc.set_title(f"accuracy ({base['tokens']} evaluated tokens, 95% CI)")
     energy.set_ylabel("K/V cell writes per token (pJ)")

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
 
 # the operations of KV attention in the energy breakdown (report.energy["cim"]["by_op"], pJ)
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
@@ -60,7 +60,7 @@ def main():
           f"{'CIM pJ/token':>13}")
     for p in points:
         d = p["delta_nll"]
-        print(f"{p['policy']:<28} {d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] "
+        print(f"{p['policy']:<28} {interval_text(d)} "
               f"{p['kl_mean']['value']:>10.4f} {p['kv_pj_per_token']:>12.4g} {p['cim_pj_per_token']:>13.4g}")
 
     fig, (acc, energy) = plt.subplots(1, 2, figsize=(11, 4))
@@ -74,9 +74,7 @@ def main():
     for ax in (acc, energy):
         ax.axhline(full["delta_nll"]["value"] if ax is acc else full["kv_pj_per_token"],
                    color="gray", linestyle="--", label="full attention")
-        ax.set_xlabel("KV tokens kept per stream (64-token tiles)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        finish_axes(ax, "KV tokens kept per stream (64-token tiles)")
     acc.set_ylabel("ΔNLL vs float, full attention (nats/token)")
     acc.set_title(f"accuracy ({full['tokens']} evaluated tokens, 95% CI)")
     energy.set_ylabel("KV attention energy per token (pJ)")
