@@ -118,8 +118,7 @@ def show(args, out, points, kv_points):
     print(f"drift nu ~ N({args.nu}, {args.nu_sigma}), t0 = 1 s")
     print(f"{'time':>16} {'compensation':>13} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} {'top-1':>7}")
     for p in points:
-        d = p["delta_nll"]
-        print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {interval_text(d)} "
+        print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {interval_text(p['delta_nll'])} "
               f"{p['kl_mean']['value']:>9.4f} "
               f"{p['top1']['value']:>7.4f}")
     print(f"\nKV cells (gain_cell_kv's analog tile, non-volatile), nu ~ N({args.nu}, {args.nu_sigma}), "
@@ -127,10 +126,9 @@ def show(args, out, points, kv_points):
     print(f"{'time':>16} {'compensation':>13} {'refresh':>8} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} "
           f"{'top-1':>7} {'KV cell writes/token':>21}")
     for p in kv_points:
-        d = p["delta_nll"]
         refresh = f"{p['refresh_s']:g} s" if p["refresh_s"] else "none"
         print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {refresh:>8} "
-              f"{interval_text(d)} {p['kl_mean']['value']:>9.4f} "
+              f"{interval_text(p['delta_nll'])} {p['kl_mean']['value']:>9.4f} "
               f"{p['top1']['value']:>7.4f} {p['kv_cell_writes_per_token']:>21.4g}")
 
     fig, (ax, kv_ax) = plt.subplots(1, 2, figsize=(13, 4))
