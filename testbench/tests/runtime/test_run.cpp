@@ -192,7 +192,7 @@ TEST(Run, JsonAndSummaryAreWrittenFromOneTypedReport) {
 // points hold every figure of mapper::figures_json under its key with its value, and nothing else
 // but their own fields (a figure under a second name fails).
 TEST(Run, FiguresHaveOneKeyInEveryOutput) {
-  MainJob run("sram_digital.yaml", 3);
+  MainJob run("sram_digital.yaml", 8);
   GenerationResult generated = run.go();
   const RunReport rep = make_run_report(std::move(generated), run.options, *run.placement, {});
   const nlohmann::json figures = mapper::figures_json(rep.figures).flatten();
