@@ -139,7 +139,7 @@ def test_one_figure_has_one_key_in_every_output():
     placed = leaves(placement.to_dict())
     assert all(placed[k] == v for k, v in figures.items())
     assert "energy_per_token_pj.cim" in figures and "weights.onchip_fraction" in figures
-    mapping = kvcim.run(steps=4, eval_text_path="").mapping
+    mapping = kvcim.run(steps=8, eval_text_path="").mapping
     figure_keys = set(figures) - {"context", "energy_per_token_pj.conventional_iso_area"}
     assert figure_keys <= set(leaves(mapping)), figure_keys - set(leaves(mapping))
     extra = set(leaves({k: v for k, v in mapping.items() if k != "macro_map"})) - figure_keys
