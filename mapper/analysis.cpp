@@ -228,7 +228,7 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   const double latency_ns =
       (latency ? *latency : cim_latency(shape, hw, policy, weights, kv, context)).total_ns();
   charge_static_and_control(t.periphery, digital_lane_cycles(t.cim) + digital_lane_cycles(t.periphery),
-                            cim_kib(hw), hw.digital_units, latency_ns);
+                            cim_kib(hw), hw.digital.units, latency_ns);
   return t;
 }
 
@@ -269,7 +269,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
   const double cycle = costs.latency(EventKind::macro_cycle) * 1e-6;
   const double kv_cycle = kvc.latency(EventKind::macro_cycle) * 1e-6;
   const double off_bit = costs.latency(hw.offchip_event()) * 1e-6;
-  const double mac = costs.latency(EventKind::int8_mac) * 1e-6 / static_cast<double>(hw.digital_units);
+  const double mac = costs.latency(EventKind::int8_mac) * 1e-6 / static_cast<double>(hw.digital.units);
   const int wb = hw.precision.weight_bits;
   LatencyBound lb;
   // Per matrix of replica 0 (token order, seven per layer, then the classifier): the cycles of
@@ -356,7 +356,7 @@ LatencyBound cim_latency(const ModelShape& shape, const HardwareSpec& hw, const 
   energy::charge_model_elementwise(model, c);
   for (auto k : energy::all_event_kinds())
     lb.digital_ns += static_cast<double>(layer.count(k) * c.n_layers + model.count(k)) *
-                     costs.latency(k) * 1e-6 / static_cast<double>(hw.digital_units);
+                     costs.latency(k) * 1e-6 / static_cast<double>(hw.digital.units);
   lb.lanes_ns += lb.digital_ns;
   lb.link_ns = plan_dies(shape, hw, weights, kv).link_latency_ns;
   return lb;

@@ -146,7 +146,7 @@ energy::Ledger cim_step_periphery(const TokenLedgers& t, const LatencyBound& lb,
   check_sequences(sequences);
   if (sequences == 1) return t.periphery;  // exactly the single token's
   energy::Ledger step = step_events(t.periphery, shared_part(t.periphery, false), sequences);
-  charge_static_and_control(step, 0, cim_kib(hw), hw.digital_units, cim_step_ns(lb, policy, sequences, nullptr));
+  charge_static_and_control(step, 0, cim_kib(hw), hw.digital.units, cim_step_ns(lb, policy, sequences, nullptr));
   return step;
 }
 

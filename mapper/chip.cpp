@@ -41,8 +41,8 @@ ChipArea cim_area(const HardwareSpec& hw, int64_t kv_tiles) {
   const double macros = static_cast<double>(hw.organization.macros);
   c.macros_mm2 = macros * static_cast<double>(hw.macro_cells()) * hw.macro.cell_bits * a.bit_cell_um2 / kUm2PerMm2;
   c.adcs_mm2 = macros * static_cast<double>(adcs_per_macro(hw)) * a.adc_um2 / kUm2PerMm2;
-  c.buffer_mm2 = static_cast<double>(hw.buffer_bytes) * 8 * base.bit_cell_um2 / kUm2PerMm2;
-  c.lanes_mm2 = static_cast<double>(hw.digital_units) * a.lane_um2 / kUm2PerMm2;
+  c.buffer_mm2 = static_cast<double>(hw.buffer.bytes) * 8 * base.bit_cell_um2 / kUm2PerMm2;
+  c.lanes_mm2 = static_cast<double>(hw.digital.units) * a.lane_um2 / kUm2PerMm2;
   c.tile_logic_mm2 = static_cast<double>(std::max<int64_t>(kv_tiles, 0)) * tile_logic_nand2(hw.kv) *
                      hw.kv_tech.areas(hw.comparison).nand2_um2 / kUm2PerMm2;
   return c;
@@ -52,7 +52,7 @@ ChipArea baseline_area(const HardwareSpec& hw) {
   const energy::Areas b = hw.baseline_tech.areas(hw.comparison);
   ChipArea c;
   c.sram_mm2 = static_cast<double>(hw.baseline.sram_bytes) * 8 * b.bit_cell_um2 / kUm2PerMm2;
-  c.buffer_mm2 = static_cast<double>(hw.buffer_bytes) * 8 * b.bit_cell_um2 / kUm2PerMm2;
+  c.buffer_mm2 = static_cast<double>(hw.buffer.bytes) * 8 * b.bit_cell_um2 / kUm2PerMm2;
   c.lanes_mm2 = static_cast<double>(hw.baseline.mac_units) * b.lane_um2 / kUm2PerMm2;
   return c;
 }
@@ -106,7 +106,7 @@ void charge_static_and_control(energy::Ledger& l, int64_t lane_cycles, double ki
 double cim_kib(const HardwareSpec& hw) {
   const int64_t leaking = hw.organization.macros - (hw.idle_leaks ? 0 : std::min(hw.idle_macros, hw.organization.macros));
   return (static_cast<double>(leaking) * static_cast<double>(hw.macro_cells()) * hw.macro.cell_bits / 8 +
-          static_cast<double>(hw.buffer_bytes)) / 1024;
+          static_cast<double>(hw.buffer.bytes)) / 1024;
 }
 
 int64_t baseline_data_bytes(const cmodel::Config& c, const HardwareSpec& hw, int64_t context, int64_t sequences) {
@@ -116,7 +116,7 @@ int64_t baseline_data_bytes(const cmodel::Config& c, const HardwareSpec& hw, int
 
 double baseline_kib(const HardwareSpec& hw, int64_t data_bytes) {
   const int64_t sram = hw.idle_leaks ? hw.baseline.sram_bytes : std::min(hw.baseline.sram_bytes, data_bytes);
-  return static_cast<double>(sram + hw.buffer_bytes) / 1024;
+  return static_cast<double>(sram + hw.buffer.bytes) / 1024;
 }
 
 energy::Ledger conventional_dynamic_ledger(const ModelShape& shape, const HardwareSpec& hw,

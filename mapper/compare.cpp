@@ -67,9 +67,9 @@ Working cim_working(const Placement& p, const TokenLedgers& no_leak, double v) {
   const HardwareSpec hw = at_supply(p.hw, v);
   const LatencyBound lb = cim_latency(p.shape, hw, p.policy, p.weights, p.kv, p.context);
   TokenLedgers t = no_leak;
-  charge_static_and_control(t.periphery, 0, cim_kib(hw), hw.digital_units, lb.total_ns());
+  charge_static_and_control(t.periphery, 0, cim_kib(hw), hw.digital.units, lb.total_ns());
   const StepFigures s = cim_step(t, lb, hw, p.policy);
-  return {s.step_ns, s.energy_pj_per_token, idle_power(hw.costs(), cim_kib(hw), hw.digital_units, hw.idle_leaks)};
+  return {s.step_ns, s.energy_pj_per_token, idle_power(hw.costs(), cim_kib(hw), hw.digital.units, hw.idle_leaks)};
 }
 
 Working conventional_working(const Placement& p, double v) {

@@ -7,6 +7,7 @@
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/report.hpp"
 
 namespace kvcim::mapper {
 
@@ -140,27 +141,19 @@ std::vector<DesignPoint> enumerate_designs(const ModelShape& shape, const Hardwa
 }
 
 nlohmann::json to_json(const DesignPoint& d) {
-  const Figures& f = d.figures;
-  auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"rows", d.rows},
-          {"cols", d.cols},
-          {"cell_bits", d.cell_bits},
-          {"adc_bits", d.adc_bits},
-          {"macros", d.macros},
-          {"tokens_per_page", d.tokens_per_page},
-          {"overflow", name(d.overflow)},
-          {"fits", d.fits},
-          {"context", d.context_evaluated},
-          {"macros_used", f.macros_used},
-          {"utilization", f.utilization},
-          {"fragmentation", f.fragmentation},
-          {"weights_onchip_fraction", f.weights_onchip_fraction},
-          {"max_context_tokens", f.max_context_tokens},
-          {"kv_cell_writes_per_token", f.kv_cell_writes_per_token},
-          {"lifetime_tokens", finite(f.lifetime_tokens)},
-          {"latency_ns_per_token", {{"cim", f.latency_ns_cim}, {"conventional", f.latency_ns_conventional}}},
-          {"energy_per_token_pj", {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional}}},
-          {"area_mm2", {{"cim", d.area_mm2_cim}, {"conventional", d.area_mm2_conventional}}}};
+  // the design's knobs, then its figures under the keys `kvcim map --json` gives them
+  nlohmann::json j = figures_json(d.figures);
+  j.update({{"rows", d.rows},
+            {"cols", d.cols},
+            {"cell_bits", d.cell_bits},
+            {"adc_bits", d.adc_bits},
+            {"macros", d.macros},
+            {"tokens_per_page", d.tokens_per_page},
+            {"overflow", name(d.overflow)},
+            {"fits", d.fits},
+            {"context", d.context_evaluated},
+            {"area_mm2", {{"cim", d.area_mm2_cim}, {"conventional", d.area_mm2_conventional}}}});
+  return j;
 }
 
 }  // namespace kvcim::mapper

@@ -16,7 +16,6 @@ namespace kvcim::mapper {
 
 namespace fs = std::filesystem;
 using cmodel::energy::Section;
-using cmodel::energy::Unit;
 namespace cim = cmodel::cim;
 namespace energy = cmodel::energy;
 
@@ -80,11 +79,6 @@ void HardwareSpec::validate() const {
       !macro.input_signed)
     fail(where, "macro", "(precision)",
          "macro.weight_bits/input_bits must equal precision.weight_bits/activation_bits");
-  auto range = [&](const char* field, int64_t v, int64_t lo, int64_t hi) {
-    if (v < lo || v > hi)
-      fail(where, field, std::to_string(v),
-           "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-  };
   check_fields(precision, where, "precision.");
   check_fields(organization, where, "organization.");
   check_fields(kv, where, "kv.");
@@ -92,9 +86,9 @@ void HardwareSpec::validate() const {
     fail(where, "kv.softmax", std::string(cim::kTileSoftmaxNames[static_cast<int>(kv.softmax)]),
          "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
   if (kv.kind == cim::TileKind::analog) tile(8).validate(where + ": kv");
-  range("buffer.bytes", buffer_bytes, 0, int64_t{1} << 50);
-  range("offchip.capacity", offchip_bytes, 0, int64_t{1} << 60);
-  range("digital.units", digital_units, 1, int64_t{1} << 30);
+  check_fields(buffer, where, "buffer.");
+  check_fields(offchip, where, "offchip.");
+  check_fields(digital, where, "digital.");
   baseline.validate(where);
   check_fields(die, where, "die.");
   check_fields(link, where, "link.");
@@ -123,13 +117,6 @@ std::string resolve(const Section& s, const std::string& key, const std::string&
   std::error_code ec;  // a path the OS rejects (too long, ...) is "no such file", not a throw
   if (!fs::is_regular_file(p, ec)) s.error(key, "no such technology table (a regular file): " + p.string());
   return p.lexically_normal().string();
-}
-
-int64_t bytes(const Section& s, const std::string& key, int64_t fallback) {
-  if (!s.has(key)) return fallback;
-  const double v = s.get_quantity(key, Unit::bytes);
-  if (v != std::floor(v) || v > 9e18) s.error(key, "expected a whole number of bytes");
-  return static_cast<int64_t>(v);
 }
 
 void read_macro(const Section& m, HardwareSpec& hw) {
@@ -187,19 +174,9 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   } else {
     hw.kv.k_bits = hw.kv.v_bits = hw.precision.kv_bits;
   }
-  if (auto b = top.optional_child("buffer")) {
-    b->check_keys({"bytes"});
-    hw.buffer_bytes = bytes(*b, "bytes", hw.buffer_bytes);
-  }
-  if (auto o = top.optional_child("offchip")) {
-    o->check_keys({"kind", "capacity"});
-    hw.offchip = static_cast<energy::OffchipKind>(o->get_choice("kind", {"dram", "hbm"}, 1));
-    hw.offchip_bytes = bytes(*o, "capacity", hw.offchip_bytes);
-  }
-  if (auto d = top.optional_child("digital")) {
-    d->check_keys({"units"});
-    hw.digital_units = d->get_int("units", 1, int64_t{1} << 30, hw.digital_units);
-  }
+  if (auto b = top.optional_child("buffer")) read_fields(*b, hw.buffer);
+  if (auto o = top.optional_child("offchip")) read_fields(*o, hw.offchip);
+  if (auto d = top.optional_child("digital")) read_fields(*d, hw.digital);
   if (auto d = top.optional_child("die")) read_fields(*d, hw.die);
   if (auto l = top.optional_child("link")) read_fields(*l, hw.link);
   if (hw.die.reticle_mm2 > hw.die.wafer_mm2)
@@ -216,10 +193,12 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   // One comparison node for both sides: the macro table's unless the spec says otherwise.
   hw.comparison = hw.tech.node;
   if (auto cmp = top.optional_child("comparison")) {
-    cmp->check_keys({"node_nm", "voltage_v"});
-    hw.compare_at(cmp->get_number("node_nm", energy::kMinNode, energy::kMaxNode), cmp->where("node_nm"));
+    energy::NodePoint p = hw.comparison;
+    read_fields(*cmp, p);
+    // voltage_v's default depends on node_nm: the supply of a table measured there
+    hw.compare_at(p.node_nm, cmp->where("node_nm"));
     if (cmp->has("voltage_v")) {
-      hw.comparison.voltage_v = cmp->get_number("voltage_v", energy::kMinVoltage, energy::kMaxVoltage);
+      hw.comparison.voltage_v = p.voltage_v;
       energy::check_node_point(hw.comparison, cmp->where("voltage_v"), "comparison");
     }
   }
@@ -252,6 +231,9 @@ nlohmann::json to_json(const Organization& o) {
 
 nlohmann::json to_json(const KvSpec& k) { return write_fields(k); }
 nlohmann::json to_json(const Precision& p) { return write_fields(p); }
+nlohmann::json to_json(const BufferSpec& b) { return write_fields(b); }
+nlohmann::json to_json(const OffchipSpec& o) { return write_fields(o); }
+nlohmann::json to_json(const DigitalSpec& d) { return write_fields(d); }
 nlohmann::json to_json(const energy::BaselineConfig& b) { return write_fields(b); }
 nlohmann::json to_json(const energy::NodePoint& n) { return write_fields(n); }
 nlohmann::json to_json(const DieSpec& d) { return write_fields(d); }
@@ -273,9 +255,9 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
           {"organization", to_json(hw.organization)},
           {"kv", kv},
           {"precision", to_json(hw.precision)},
-          {"buffer", {{"bytes", hw.buffer_bytes}}},
-          {"offchip", {{"kind", std::string(energy::kOffchipKindNames[static_cast<int>(hw.offchip)])}, {"capacity", hw.offchip_bytes}}},
-          {"digital", {{"units", hw.digital_units}}},
+          {"buffer", to_json(hw.buffer)},
+          {"offchip", to_json(hw.offchip)},
+          {"digital", to_json(hw.digital)},
           {"baseline", baseline},
           {"comparison", to_json(hw.comparison)},
           {"die", to_json(hw.die)},
@@ -285,25 +267,14 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
 nlohmann::json hardware_report_json(const HardwareSpec& hw) {
   const cim::MacroSpec& m = hw.macro;
   const Organization& o = hw.organization;
-  nlohmann::json macro = to_json(m);
-  // what the macro computes with, analog fields at their values on a digital macro too
-  macro.update({{"weight_bits", m.weight_bits},
-                {"input_bits", m.input_bits},
-                {"adc_bits", m.adc_bits},
-                {"adc_share", m.adc_share},
-                {"drift_nu", m.drift_nu},
-                {"drift_nu_sigma", m.drift_nu_sigma},
-                {"drift_time_s", m.drift_time_s},
-                {"drift_compensation", m.drift_compensation},
-                {"stuck_rate", m.stuck_rate},
-                {"slices_per_weight", m.slices_per_weight()},
-                {"weights_per_row", m.weights_per_row()}});
-  nlohmann::json organization = to_json(o);
-  organization["macros"] = o.macros;
+  // what the macro computes with (its table's always_reported rows: analog fields at their values
+  // on a digital macro too) and the figures derived from it
+  nlohmann::json macro = report_fields(m);
+  macro["slices_per_weight"] = m.slices_per_weight();
+  macro["weights_per_row"] = m.weights_per_row();
+  nlohmann::json organization = report_fields(o);  // macros as sized, the homes always
   organization["tiles"] = o.tiles();
   organization["banks"] = o.banks();
-  organization["weights"] = o.weights == Home::cim ? "cim" : "offchip";
-  organization["kv"] = o.kv == Home::cim ? "cim" : "offchip";
   nlohmann::json baseline = to_json(hw.baseline);
   baseline["sram_bytes"] = hw.baseline.sram_bytes;
   return {{"name", hw.name},
@@ -356,15 +327,7 @@ HardwareSpec hardware_spec_from_json(const nlohmann::json& j, const std::string&
 }
 
 HardwareSpec load_hardware_spec(const std::string& path) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    fail(path, "file", "'" + path + "'", "cannot open the hardware spec");
-  } catch (const YAML::Exception& e) {
-    fail(path, "yaml", "(syntax)", e.what());
-  }
-  return hardware_spec_from_node(root, path, fs::path(path).parent_path().string());
+  return hardware_spec_from_node(energy::load_yaml_file(path, "hardware spec"), path, fs::path(path).parent_path().string());
 }
 
 HardwareSpec hardware_spec_from_text(const std::string& text, const std::string& base_dir,

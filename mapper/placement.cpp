@@ -140,8 +140,8 @@ Placement place(const ModelShape& shape, const HardwareSpec& spec, const Policy&
     spilled = r * extra.offchip_tokens + (kv.streams() - r) * plain.offchip_tokens;
   }
   const int64_t need = offchip_bytes(shape.config, hw, p.weights, spilled);
-  if (need > hw.offchip_bytes)
-    fail(hw.source, "offchip.capacity", std::to_string(hw.offchip_bytes) + " bytes",
+  if (need > hw.offchip.capacity)
+    fail(hw.source, "offchip.capacity", std::to_string(hw.offchip.capacity) + " bytes",
          "the placement needs " + std::to_string(need) +
              " bytes off-chip (weights not in CIM, the embedding table, spilled KV pages)");
   return p;

@@ -66,17 +66,13 @@ MapReport analyse(const Placement& p) {
   return r;
 }
 
-json figures_json(const Placement& p, const MapReport& r) {
-  const Figures& f = r.figures;
+json figures_json(const Figures& f) {
   json j;
-  j["context"] = p.context;
-  // the fixed keys
   j["macros_used"] = f.macros_used;
   j["utilization"] = f.utilization;
   j["max_context_tokens"] = f.max_context_tokens;
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
-  j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
-                              {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
+  j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional}};
   j["batch"] = {{"sequences", f.sequences},
                 {"step_ns", {{"cim", f.latency_ns_cim}, {"conventional", f.latency_ns_conventional}}},
                 {"tokens_per_s", {{"cim", f.tokens_per_s_cim}, {"conventional", f.tokens_per_s_conventional}}},
@@ -113,6 +109,16 @@ json figures_json(const Placement& p, const MapReport& r) {
              {"tokens", {{"resident", f.resident_tokens},
                          {"offchip", f.offchip_tokens},
                          {"evicted", f.evicted_tokens}}}};
+  j["dies"] = to_json(plan_dies(p), p.hw);
+  if (const std::optional<MachineReport> m = placement_machine(p)) j["baseline_machine"] = m->json;
+  return j;
+}
+
+json figures_json(const Placement& p, const MapReport& r) {
+  json j = figures_json(r.figures);
+  j["context"] = p.context;
+  j["energy_per_token_pj"]["conventional_iso_area"] = finite_or_null(r.conventional_iso_area_pj);
+  j["comparison"] = to_json(r.comparison);
   j["dies"] = to_json(plan_dies(p), p.hw);
   if (const std::optional<MachineReport> m = placement_machine(p)) j["baseline_machine"] = m->json;
   return j;
@@ -238,8 +244,8 @@ json to_json(const Placement& p, const MapReport& r) {
     layers.push_back({{"layer", l},
                       {"weight_macros", onchip},
                       {"offchip_blocks", off},
-                      {"energy_pj_cim", bcim.layer_energy_aj[l] * 1e-6},
-                      {"energy_pj_conventional", bconv.layer_energy_aj[l] * 1e-6}});
+                      {"energy_per_token_pj", {{"cim", bcim.layer_energy_aj[l] * 1e-6},
+                                               {"conventional", bconv.layer_energy_aj[l] * 1e-6}}}});
   }
   j["layers"] = layers;
   return j;

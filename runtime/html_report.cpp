@@ -364,7 +364,7 @@ std::string html_report(const json& r) {
                                              num(r, "accuracy.perplexity.eval_tokens", "%.0f") + " tokens)");
   h += row("latency per token, CIM (simulated / bound)",
            num(r, "energy.cim.per_token_latency_ns", "%.1f", " ns") + " / " +
-               num(r, "mapping.latency_bound_ns_per_token", "%.1f", " ns"));
+               num(r, "mapping.latency_per_token_ns.cim", "%.1f", " ns"));
   h += "</table></section>\n";
 
   // texts
@@ -424,8 +424,8 @@ std::string html_report(const json& r) {
 
   // mapping
   h += "<section id=\"macro-map\"><h2>Macro placement</h2>\n<p>" + num(r, "mapping.macros_used", "%.0f") + " of " +
-       num(r, "mapping.macros_total", "%.0f") + " macros used: " + num(r, "mapping.weight_macros", "%.0f") +
-       " weights, " + num(r, "mapping.kv_macros_used", "%.0f") + " KV; utilisation " +
+       num(r, "mapping.macros_total", "%.0f") + " macros used: " + num(r, "mapping.weights.macros_used", "%.0f") +
+       " weights, " + num(r, "mapping.kv.macros_used", "%.0f") + " KV; utilisation " +
        num(r, "mapping.utilization", "%.3f") + ", longest context that fits " +
        num(r, "mapping.max_context_tokens", "%.0f") + " tokens.</p>\n";
   if (at(r, "mapping").contains("dies"))  // reports saved before dies were reported lack it
@@ -439,8 +439,8 @@ std::string html_report(const json& r) {
 
   // KV occupancy
   h += "<section id=\"kv\"><h2>KV cache over the generation</h2>\n<p>Pages in use (all layers and heads, " +
-       num(r, "mapping.kv_tokens_per_page", "%.0f") + " tokens a page) as a share of the " +
-       num(r, "mapping.kv_page_slots", "%.0f") + " KV page slots on chip.</p>\n";
+       num(r, "mapping.kv.tokens_per_page", "%.0f") + " tokens a page) as a share of the " +
+       num(r, "mapping.kv.slots", "%.0f") + " KV page slots on chip.</p>\n";
   h += step_chart(r, "KV occupancy per step", "steps.kv_occupancy", "KV page slots in use", "", "#2ca02c", true);
   h += "</section>\n";
 

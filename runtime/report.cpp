@@ -6,6 +6,7 @@
 #include "kvcim/mapper/dies.hpp"
 #include "kvcim/mapper/macro_map.hpp"
 #include "kvcim/mapper/policy.hpp"
+#include "kvcim/mapper/report.hpp"
 
 namespace kvcim::runtime {
 
@@ -218,18 +219,12 @@ json to_json(const RunReport& rep) {
   if (!rep.baseline_machine.is_null()) energy["baseline_machine"] = rep.baseline_machine;
   report["energy"] = energy;
   report["comparison"] = mapper::to_json(rep.comparison);
-  report["mapping"] = {{"macros_total", f.macros_total}, {"macros_used", f.macros_used},
-                       {"weight_macros", f.weight_macros}, {"kv_macros_used", f.kv_macros_used},
-                       {"kv_tiles", f.kv_tiles}, {"utilization", f.utilization},
-                       {"fragmentation", f.fragmentation}, {"max_context_tokens", f.max_context_tokens},
-                       {"kv_cell_writes_per_token", f.kv_cell_writes_per_token},
-                       {"weights_onchip_fraction", f.weights_onchip_fraction},
-                       {"latency_bound_ns_per_token", f.latency_ns_cim},
-                       {"sequences", f.sequences}, {"tokens_per_s_cim", f.tokens_per_s_cim},
-                       {"tokens_per_s_conventional", f.tokens_per_s_conventional},
-                       {"kv_tokens_per_page", p.kv.tokens_per_page}, {"kv_page_slots", p.kv.slots()},
-                       {"macro_map", mapper::macro_map_json(p)},
-                       {"dies", mapper::to_json(mapper::plan_dies(p), p.hw)}};
+  // the mapper's figures under the keys `kvcim map --json` gives them, the page placed and the macro map
+  json mapping = mapper::figures_json(f);
+  mapping["kv"]["tokens_per_page"] = p.kv.tokens_per_page;
+  mapping["macro_map"] = mapper::macro_map_json(p);
+  mapping["dies"] = mapper::to_json(mapper::plan_dies(p), p.hw);
+  report["mapping"] = mapping;
   return report;
 }
 

@@ -137,6 +137,16 @@ YAML::Node yaml_from_json_text(const std::string& json_text) {
   }
 }
 
+YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
+  try {
+    return YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    fail(path, "file", "'" + path + "'", "cannot open the " + what);
+  } catch (const YAML::Exception& e) {
+    fail(path, "yaml", "(syntax)", e.what());
+  }
+}
+
 Section::Section(YAML::Node node, std::string file, std::string path)
     : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
   if (!node_.IsMap())

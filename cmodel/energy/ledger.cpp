@@ -9,20 +9,24 @@ namespace kvcim::cmodel::energy {
 
 namespace {
 
-int64_t checked_add(int64_t a, int64_t b) {
-  int64_t r = 0;
-  if (__builtin_add_overflow(a, b, &r))
-    fail("ledger", "total", std::to_string(a) + " + " + std::to_string(b),
+// r = a op b, or kvcim::Error naming the operation when it overflowed.
+int64_t unless_overflowed(bool overflowed, int64_t r, int64_t a, const char* op, int64_t b, const char* field) {
+  if (overflowed)
+    fail("ledger", field, std::to_string(a) + op + std::to_string(b),
          "exceeds the int64 range of the ledger (9.2e18 attojoules = 9.2 J)");
   return r;
 }
 
+int64_t checked_add(int64_t a, int64_t b) {
+  int64_t r = 0;
+  const bool overflowed = __builtin_add_overflow(a, b, &r);
+  return unless_overflowed(overflowed, r, a, " + ", b, "total");
+}
+
 int64_t checked_mul(int64_t a, int64_t b) {
   int64_t r = 0;
-  if (__builtin_mul_overflow(a, b, &r))
-    fail("ledger", "product", std::to_string(a) + " x " + std::to_string(b),
-         "exceeds the int64 range of the ledger (9.2e18 attojoules = 9.2 J)");
-  return r;
+  const bool overflowed = __builtin_mul_overflow(a, b, &r);
+  return unless_overflowed(overflowed, r, a, " x ", b, "product");
 }
 
 std::string aj_text(Aj v) {

@@ -88,14 +88,7 @@ void read_into(const std::string& path, Partial& out, int depth) {
   if (depth > kMaxBaseDepth)
     fail(path, "base", "(chain)", "more than " + std::to_string(kMaxBaseDepth) +
                                       " levels of base: tables (a cycle?)");
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    fail(path, "file", "'" + path + "'", "cannot open the technology table");
-  } catch (const YAML::Exception& e) {
-    fail(path, "yaml", "(syntax)", e.what());
-  }
+  const YAML::Node root = load_yaml_file(path, "technology table");
   const Section top(root, path, "");
   top.check_keys({"name", "description", "node_nm", "voltage_v", "base", "events", "cell", "area"});
   // Every value is tied to the node and supply it was measured at, so that it can be carried to
@@ -188,21 +181,22 @@ void read_into(const std::string& path, Partial& out, int depth) {
 
 bool is_known_source_id(const std::string& id) { return known_ids().count(id) > 0; }
 
-int64_t to_attojoules(double pj, const std::string& where) {
-  const double aj = std::round(pj * 1e6);
-  if (!(aj >= 0) || aj > 9.0e18) fail(where, "energy_pj", std::to_string(pj), "out of range");
-  if (pj > 0 && aj == 0)
-    fail(where, "energy_pj", std::to_string(pj), "below the 1e-6 pJ resolution of the ledger");
-  return static_cast<int64_t>(aj);
+namespace {
+
+// v (in `unit`) as a ledger's integer of 1e-6 units, refused when negative, too large or a nonzero
+// value below that resolution.
+int64_t micro_units(double v, const std::string& where, const char* field, const char* unit) {
+  const double m = std::round(v * 1e6);
+  if (!(m >= 0) || m > 9.0e18) fail(where, field, std::to_string(v), "out of range");
+  if (v > 0 && m == 0)
+    fail(where, field, std::to_string(v), std::string("below the 1e-6 ") + unit + " resolution of the ledger");
+  return static_cast<int64_t>(m);
 }
 
-int64_t to_femtoseconds(double ns, const std::string& where) {
-  const double f = std::round(ns * 1e6);
-  if (!(f >= 0) || f > 9.0e18) fail(where, "latency_ns", std::to_string(ns), "out of range");
-  if (ns > 0 && f == 0)
-    fail(where, "latency_ns", std::to_string(ns), "below the 1e-6 ns resolution of the ledger");
-  return static_cast<int64_t>(f);
-}
+}  // namespace
+
+int64_t to_attojoules(double pj, const std::string& where) { return micro_units(pj, where, "energy_pj", "pJ"); }
+int64_t to_femtoseconds(double ns, const std::string& where) { return micro_units(ns, where, "latency_ns", "ns"); }
 
 TechTable load_tech_table(const std::string& path) {
   Partial p;

@@ -30,6 +30,19 @@ void check_finite(float x, const char* where, long index) {
     fail(where, "x[" + std::to_string(index) + "]", std::to_string(x), "a finite number");
 }
 
+// The largest |x[i]| of a vector of n finite values; kvcim::Error naming `where` and the element
+// otherwise (n < 0, no values, a NaN or an infinity).
+float checked_max_abs(const float* x, int n, const char* where) {
+  if (n < 0) fail(where, "n", std::to_string(n), "n >= 0");
+  if (n > 0 && x == nullptr) fail(where, "x", "null", "n readable values");
+  float m = 0.0f;
+  for (int i = 0; i < n; ++i) {
+    check_finite(x[i], where, i);
+    m = std::max(m, std::fabs(x[i]));
+  }
+  return m;
+}
+
 }  // namespace
 
 int qmax(int bits) {
@@ -92,16 +105,10 @@ void quantize_weights_into(MatrixRef w, int bits, int8_t* codes, size_t stride, 
 
 QuantizedVector quantize_activation(const float* x, int n, int bits) {
   const int qm = qmax(bits);
-  if (n < 0) fail("quant::quantize_activation", "n", std::to_string(n), "n >= 0");
-  if (n > 0 && x == nullptr) fail("quant::quantize_activation", "x", "null", "n readable values");
+  const float m = checked_max_abs(x, n, "quant::quantize_activation");
   QuantizedVector out;
   out.bits = bits;
   out.q.resize(n);
-  float m = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    check_finite(x[i], "quant::quantize_activation", i);
-    m = std::max(m, std::fabs(x[i]));
-  }
   out.scale = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;  // zero vector: scale 1, codes 0
   for (int i = 0; i < n; ++i) out.q[i] = static_cast<int8_t>(quantize_value(x[i], out.scale, bits));
   return out;
@@ -122,16 +129,10 @@ int pow2_exponent(float max_abs, int bits) {
 
 Pow2Vector quantize_pow2(const float* x, int n, int bits) {
   const int qm = qmax(bits);
-  if (n < 0) fail("quant::quantize_pow2", "n", std::to_string(n), "n >= 0");
-  if (n > 0 && x == nullptr) fail("quant::quantize_pow2", "x", "null", "n readable values");
+  const float m = checked_max_abs(x, n, "quant::quantize_pow2");
   Pow2Vector out;
   out.bits = bits;
   out.q.resize(n);
-  float m = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    check_finite(x[i], "quant::quantize_pow2", i);
-    m = std::max(m, std::fabs(x[i]));
-  }
   out.exponent = pow2_exponent(m, bits);
   // x * 2^-e is exact (a power-of-two scaling) unless it underflows, so the same rounding rule
   // applies to the exact quotient; |x| <= qm * 2^e means no value ever saturates.

@@ -26,6 +26,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <vector>
 
 #include "kvcim/error.hpp"
 
@@ -53,12 +54,14 @@ struct SpecField {
   bool in_file = true;         // false: the struct's field only (set from other sections)
   bool omit_default = false;   // written only when it differs from the default
   const char* defaults_to = "";  // a default the parser derives from another field
+  bool reported = false;       // a report records it on every kind (what the struct computes with)
 
   constexpr SpecField only(unsigned k) const { auto f = *this; f.kinds = k; return f; }
   constexpr SpecField needed() const { auto f = *this; f.required = true; return f; }
   constexpr SpecField derived() const { auto f = *this; f.in_file = false; return f; }
   constexpr SpecField sparse() const { auto f = *this; f.omit_default = true; return f; }
   constexpr SpecField by_default(const char* what) const { auto f = *this; f.defaults_to = what; return f; }
+  constexpr SpecField always_reported() const { auto f = *this; f.reported = true; return f; }
 
   constexpr SpecType type() const {
     if constexpr (std::is_same_v<T, bool>) return SpecType::boolean;
@@ -187,6 +190,17 @@ void check_fields(const S& s, const std::string& where, const std::string& prefi
       }
     }
   });
+}
+
+// The keys of the rows (of every kind) on which a and b differ: a struct compared field by field
+// through its table, so that a new row is compared too.
+template <SpecTable S>
+std::vector<std::string> differing_fields(const S& a, const S& b) {
+  std::vector<std::string> out;
+  for_each_spec_field<S>([&](const auto& row) {
+    if (!(a.*row.member == b.*row.member)) out.emplace_back(row.key);
+  });
+  return out;
 }
 
 // Copies into `to` every field that S's table shares with From's (same key, same type) and that

@@ -30,6 +30,17 @@ nlohmann::json write_fields(const S& s) {
   return j;
 }
 
+// The section as a report records it: write_fields, and the rows marked always_reported() at
+// their values whatever the kind (a digital macro's ADC width and drift too).
+template <SpecTable S>
+nlohmann::json report_fields(const S& s) {
+  nlohmann::json j = write_fields(s);
+  for_each_spec_field<S>([&](const auto& row) {
+    if (row.reported) j[row.key] = detail::field_json(row, s.*row.member);
+  });
+  return j;
+}
+
 // The table as data: per row key, type, unit, min, max, default, kinds, choices, doc, required,
 // in_file (false: not a key of the file), defaults_to.
 template <SpecTable S>

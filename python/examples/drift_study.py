@@ -36,7 +36,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
 
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "reram_analog.yaml"
 KV_SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -118,19 +118,17 @@ def show(args, out, points, kv_points):
     print(f"drift nu ~ N({args.nu}, {args.nu_sigma}), t0 = 1 s")
     print(f"{'time':>16} {'compensation':>13} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} {'top-1':>7}")
     for p in points:
-        d = p["delta_nll"]
-        print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {d['value']:>+10.4f} "
-              f"[{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] {p['kl_mean']['value']:>9.4f} "
+        print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {interval_text(p['delta_nll'])} "
+              f"{p['kl_mean']['value']:>9.4f} "
               f"{p['top1']['value']:>7.4f}")
     print(f"\nKV cells (gain_cell_kv's analog tile, non-volatile), nu ~ N({args.nu}, {args.nu_sigma}), "
           f"t0 = 1 s, a context of {CONTEXT} tokens spanning the time")
     print(f"{'time':>16} {'compensation':>13} {'refresh':>8} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} "
           f"{'top-1':>7} {'KV cell writes/token':>21}")
     for p in kv_points:
-        d = p["delta_nll"]
         refresh = f"{p['refresh_s']:g} s" if p["refresh_s"] else "none"
         print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {refresh:>8} "
-              f"{d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] {p['kl_mean']['value']:>9.4f} "
+              f"{interval_text(p['delta_nll'])} {p['kl_mean']['value']:>9.4f} "
               f"{p['top1']['value']:>7.4f} {p['kv_cell_writes_per_token']:>21.4g}")
 
     fig, (ax, kv_ax) = plt.subplots(1, 2, figsize=(13, 4))
@@ -139,25 +137,18 @@ def show(args, out, points, kv_points):
         x = [p["time_s"] for p in pts]
         interval_errorbar(ax, x, [p["delta_nll"] for p in pts], marker="o", label=label)
     ax.axhline(fresh["delta_nll"]["value"], color="gray", linestyle="--", label="just programmed")
-    ax.set_xscale("log")
     ax.set_yscale("symlog", linthresh=0.1)
-    ax.set_xlabel("time after programming (s)")
-    ax.set_ylabel("ΔNLL vs float (nats/token, 95% CI)")
-    ax.set_title(f"stories260K on reram_analog, nu ~ N({args.nu}, {args.nu_sigma})")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "time after programming (s)", "ΔNLL vs float (nats/token, 95% CI)",
+                f"stories260K on reram_analog, nu ~ N({args.nu}, {args.nu_sigma})", xscale="log")
     for comp, refresh, label in ((False, 0.0, "no compensation"), (True, 0.0, "global drift compensation"),
                                  (False, args.kv_refresh_s, f"re-programmed every {args.kv_refresh_s:g} s")):
         pts = [p for p in kv_points[1:] if p["compensation"] == comp and p["refresh_s"] == refresh]
         interval_errorbar(kv_ax, [p["time_s"] for p in pts], [p["delta_nll"] for p in pts], marker="o",
                           label=label)
     kv_ax.axhline(kv_fresh["delta_nll"]["value"], color="gray", linestyle="--", label="no drift")
-    kv_ax.set_xscale("log")
-    kv_ax.set_xlabel(f"time a context spans (s; one token every t / {CONTEXT})")
-    kv_ax.set_ylabel("ΔNLL vs float (nats/token, 95% CI)")
-    kv_ax.set_title(f"drifting KV cells (gain_cell_kv tile), nu ~ N({args.nu}, {args.nu_sigma})")
-    kv_ax.grid(True, alpha=0.3)
-    kv_ax.legend(fontsize=8)
+    finish_axes(kv_ax, f"time a context spans (s; one token every t / {CONTEXT})",
+                "ΔNLL vs float (nats/token, 95% CI)",
+                f"drifting KV cells (gain_cell_kv tile), nu ~ N({args.nu}, {args.nu_sigma})", xscale="log")
     save_figure(fig, out / "drift_study.png")
 
 

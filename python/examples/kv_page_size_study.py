@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim import plot  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, finish_axes  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGES = [4, 8, 16, 32, 64]
@@ -67,11 +67,7 @@ def main():
             ax.plot([p for p, _ in pts], [v for _, v in pts], marker="o",
                     label=f"context {context}")
         ax.set_xscale("log", base=2)
-        ax.set_xlabel("tokens per KV page")
-        ax.set_ylabel("fragmentation (allocated, unused cells)")
-        ax.set_title(name)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        finish_axes(ax, "tokens per KV page", "fragmentation (allocated, unused cells)", name)
     save_figure(fig, out / "fragmentation_vs_page_size.png")
 
 

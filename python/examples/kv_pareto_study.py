@@ -22,7 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar, pareto_front  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, finish_axes, interval_text  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 HW = pathlib.Path(kvcim.default_hardware_spec_path()).parent
@@ -62,10 +62,8 @@ def main():
 
     print(f"{'KV tile':<34} {'bits/ch':>7} {'ΔNLL nats/token (95% CI)':>30} {'KV pJ/token':>12} front")
     for p in points:
-        d = p["delta_nll"]
-        print(f"{p['label']:<34} {p['kv_bits_per_channel']:>7} {d['value']:>+10.4f} "
-              f"[{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] {p['kv_pj_per_token']:>12.4g} "
-              f"{'*' if p['pareto'] else ''}")
+        print(f"{p['label']:<34} {p['kv_bits_per_channel']:>7} {interval_text(p['delta_nll'])} "
+              f"{p['kv_pj_per_token']:>12.4g} {'*' if p['pareto'] else ''}")
 
     fig, ax = plt.subplots(figsize=(8, 5))
     for tile, marker in (("digital", "o"), ("analog", "s")):
@@ -79,11 +77,9 @@ def main():
     ax.plot([p["kv_pj_per_token"] for p in front], [p["delta_nll"]["value"] for p in front],
             color="black", linestyle="--", linewidth=1, label="Pareto front")
     ax.set_yscale("symlog", linthresh=0.01)
-    ax.set_xlabel("KV attention energy per token (pJ; scores, softmax, weighted sum, K/V writes)")
-    ax.set_ylabel("ΔNLL vs float (nats/token, 95% CI)")
-    ax.set_title(f"stories260K, {args.steps} steps, {points[0]['tokens']} evaluated tokens")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, "KV attention energy per token (pJ; scores, softmax, weighted sum, K/V writes)",
+                "ΔNLL vs float (nats/token, 95% CI)",
+                f"stories260K, {args.steps} steps, {points[0]['tokens']} evaluated tokens")
     save_figure(fig, out / "kv_pareto.png")
 
 

@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -69,10 +69,9 @@ def main():
     print(f"{'tau (tokens)':>12} {'refresh':>8} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} "
           f"{'KV pJ/token':>12} {'KV cell writes/token':>21} {'writes pJ/token':>16}")
     for p in points:
-        d = p["delta_nll"]
         tau = f"{p['tau_tokens']:g}" if p["tau_tokens"] else "no decay"
-        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {d['value']:>+10.4f} "
-              f"[{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] {p['kl_mean']['value']:>9.4f} "
+        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {interval_text(p['delta_nll'])} "
+              f"{p['kl_mean']['value']:>9.4f} "
               f"{p['kv_pj_per_token']:>12.4g} {p['kv_cell_writes_per_token']:>21.4g} "
               f"{p['kv_write_pj_per_token']:>16.4g}")
 
@@ -82,16 +81,14 @@ def main():
         x = [p["tau_tokens"] for p in pts]
         interval_errorbar(acc, x, [p["delta_nll"] for p in pts], marker="o", label=label)
         energy.plot(x, [p["kv_write_pj_per_token"] for p in pts], marker="o", label=label)
-    for ax, value in ((acc, base["delta_nll"]["value"]), (energy, base["kv_write_pj_per_token"])):
+    xlabel = f"retention time constant (token intervals of {args.interval_ns:g} ns)"
+    for ax, value, ylabel, title in (
+            (acc, base["delta_nll"]["value"], "ΔNLL vs float (nats/token)",
+             f"accuracy ({base['tokens']} evaluated tokens, 95% CI)"),
+            (energy, base["kv_write_pj_per_token"], "K/V cell writes per token (pJ)",
+             f"stories260K, gain-cell KV tile, {args.steps} steps")):
         ax.axhline(value, color="gray", linestyle="--", label="no decay")
-        ax.set_xscale("log")
-        ax.set_xlabel(f"retention time constant (token intervals of {args.interval_ns:g} ns)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    acc.set_ylabel("ΔNLL vs float (nats/token)")
-    acc.set_title(f"accuracy ({base['tokens']} evaluated tokens, 95% CI)")
-    energy.set_ylabel("K/V cell writes per token (pJ)")
-    energy.set_title(f"stories260K, gain-cell KV tile, {args.steps} steps")
+        finish_axes(ax, xlabel, ylabel, title, xscale="log")
     save_figure(fig, out / "kv_retention_study.png")
 
 

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
 
 # the operations of KV attention in the energy breakdown (report.energy["cim"]["by_op"], pJ)
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
@@ -59,8 +59,7 @@ def main():
     print(f"{'policy':<28} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>10} {'KV pJ/token':>12} "
           f"{'CIM pJ/token':>13}")
     for p in points:
-        d = p["delta_nll"]
-        print(f"{p['policy']:<28} {d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] "
+        print(f"{p['policy']:<28} {interval_text(p['delta_nll'])} "
               f"{p['kl_mean']['value']:>10.4f} {p['kv_pj_per_token']:>12.4g} {p['cim_pj_per_token']:>13.4g}")
 
     fig, (acc, energy) = plt.subplots(1, 2, figsize=(11, 4))
@@ -71,16 +70,13 @@ def main():
         x = [p["window"] for p in pts]
         interval_errorbar(acc, x, [p["delta_nll"] for p in pts], marker="o", label=rule)
         energy.plot(x, [p["kv_pj_per_token"] for p in pts], marker="o", label=rule)
-    for ax in (acc, energy):
-        ax.axhline(full["delta_nll"]["value"] if ax is acc else full["kv_pj_per_token"],
-                   color="gray", linestyle="--", label="full attention")
-        ax.set_xlabel("KV tokens kept per stream (64-token tiles)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
-    acc.set_ylabel("ΔNLL vs float, full attention (nats/token)")
-    acc.set_title(f"accuracy ({full['tokens']} evaluated tokens, 95% CI)")
-    energy.set_ylabel("KV attention energy per token (pJ)")
-    energy.set_title(f"stories260K, {args.steps} steps, sram_digital")
+    for ax, value, ylabel, title in (
+            (acc, full["delta_nll"]["value"], "ΔNLL vs float, full attention (nats/token)",
+             f"accuracy ({full['tokens']} evaluated tokens, 95% CI)"),
+            (energy, full["kv_pj_per_token"], "KV attention energy per token (pJ)",
+             f"stories260K, {args.steps} steps, sram_digital")):
+        ax.axhline(value, color="gray", linestyle="--", label="full attention")
+        finish_axes(ax, "KV tokens kept per stream (64-token tiles)", ylabel, title)
     save_figure(fig, out / "kv_window_study.png")
 
 

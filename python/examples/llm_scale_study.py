@@ -21,7 +21,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
-from study_cli import study_parser, parse_study_args  # noqa: E402
+from study_cli import study_parser, parse_study_args, finish_axes, save_figure  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BATCHES = [1, 2, 4, 8, 16, 32, 64]
@@ -44,12 +44,7 @@ def log_log(ax, rows, x, y, series, xlabel, ylabel, title=None):
         ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=name)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    if title:
-        ax.set_title(title)
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    finish_axes(ax, xlabel, ylabel, title)
 
 
 def batch_study(out):
@@ -70,8 +65,7 @@ def batch_study(out):
     log_log(ax_e, rows, 0, 2, designs, "batch (sequences per step)", "energy per token (J)")
     log_log(ax_t, rows, 0, 3, designs, "batch (sequences per step)", "tokens/s")
     fig.suptitle("Llama-2-7B decode at 4096 tokens of context (mapper, sized chips)")
-    fig.tight_layout()
-    fig.savefig(out / "energy_throughput_vs_batch.png", dpi=120)
+    save_figure(fig, out / "energy_throughput_vs_batch.png")
     return rows
 
 
@@ -89,8 +83,7 @@ def context_study(out):
     fig, ax = plt.subplots(figsize=(6, 4))
     log_log(ax, rows, 0, 2, [*DESIGNS, "conventional"], "context (tokens)", "energy per token (J)",
             "Llama-2-7B, batch 1")
-    fig.tight_layout()
-    fig.savefig(out / "energy_vs_context.png", dpi=120)
+    save_figure(fig, out / "energy_vs_context.png")
     return rows
 
 
@@ -107,8 +100,7 @@ def area_study(out):
     fig, ax = plt.subplots(figsize=(6, 4))
     log_log(ax, rows, 0, 2, ("llama2-7b", "llama3-8b"), "context (tokens)", "CIM chip area (mm2)",
             "Weights and KV cache in CIM: MHA against GQA")
-    fig.tight_layout()
-    fig.savefig(out / "area_vs_context.png", dpi=120)
+    save_figure(fig, out / "area_vs_context.png")
     return rows
 
 

@@ -1,5 +1,5 @@
 """What the example studies share: their command line (output folder, steps, evaluation tokens),
-their output folder and how a figure is saved. Imported by the scripts beside it."""
+their output folder, how an interval is printed, how axes are finished and how a figure is saved. Imported by the scripts beside it."""
 import argparse
 import pathlib
 
@@ -27,3 +27,19 @@ def save_figure(fig, path):
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     print(f"\nwrote {path}")
+
+
+def interval_text(d):
+    """A figure with its 95% interval, as the studies' tables print it: +0.0123 [+0.0100, +0.0150]."""
+    return f"{d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]"
+
+
+def finish_axes(ax, xlabel=None, ylabel=None, title=None, xscale=None):
+    """The labels given, a light grid and a small legend, as every study's axes have them."""
+    if xscale:
+        ax.set_xscale(xscale)
+    for setter, text in ((ax.set_xlabel, xlabel), (ax.set_ylabel, ylabel), (ax.set_title, title)):
+        if text:
+            setter(text)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)

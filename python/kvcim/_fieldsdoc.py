@@ -17,6 +17,9 @@ SECTIONS = [
                  "`technology` (a table path) is read beside it."),
     ("comparison", "The one node both sides are priced at (`cmodel::energy::NodePoint`); the "
                    "section is optional (default: the macro table's node and supply)."),
+    ("buffer", "The on-chip buffer the tiles share (`mapper::BufferSpec`); optional."),
+    ("offchip", "The off-chip memory beside the chip (`mapper::OffchipSpec`); optional."),
+    ("digital", "The digital periphery (`mapper::DigitalSpec`); optional."),
     ("die", "The largest die the chip is cut into (`mapper::DieSpec`); the section is optional "
             "(default: one 858 mm2 reticle field). `docs/mapper.md`, \"Dies\"."),
     ("link", "One die-to-die link (`mapper::LinkSpec`); the section is optional (default: a UCIe "

@@ -94,26 +94,12 @@ void bind_tile(py::class_<Tile>& c, const std::string& name) {
 }  // namespace
 
 void bind_cim(py::module_& m) {
-  py::enum_<MacroKind>(m, "MacroKind")
-      .value("digital", MacroKind::digital)
-      .value("analog", MacroKind::analog);
-  py::enum_<WeightEncoding>(m, "WeightEncoding")
-      .value("twos_complement", WeightEncoding::twos_complement)
-      .value("offset", WeightEncoding::offset)
-      .value("differential", WeightEncoding::differential);
-  py::enum_<AdcRange>(m, "AdcRange")
-      .value("full_scale", AdcRange::full_scale)
-      .value("calibrated", AdcRange::calibrated);
-  py::enum_<NoiseModel>(m, "NoiseModel")
-      .value("exact", NoiseModel::exact)
-      .value("fixed", NoiseModel::fixed);
-  py::enum_<TileKind>(m, "TileKind")
-      .value("digital", TileKind::digital)
-      .value("analog", TileKind::analog);
-  py::enum_<TileSoftmax>(m, "TileSoftmax")
-      .value("fixed", TileSoftmax::fixed)
-      .value("hardsigmoid", TileSoftmax::hardsigmoid)
-      .value("relu", TileSoftmax::relu);
+  bind_enum<MacroKind>(m, "MacroKind", kMacroKindNames);
+  bind_enum<WeightEncoding>(m, "WeightEncoding", kEncodingNames);
+  bind_enum<AdcRange>(m, "AdcRange", kAdcRangeNames);
+  bind_enum<NoiseModel>(m, "NoiseModel", kNoiseModelNames);
+  bind_enum<TileKind>(m, "TileKind", kTileKindNames);
+  bind_enum<TileSoftmax>(m, "TileSoftmax", kTileSoftmaxNames);
 
   py::class_<MacroSpec> macro_spec(m, "MacroSpec", "Geometry and circuit options of one CIM macro.");
   bind_fields_readwrite(macro_spec);

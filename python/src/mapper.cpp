@@ -35,8 +35,6 @@ namespace cim = kvcim::cmodel::cim;
 
 namespace {
 
-const char* offchip_name(energy::OffchipKind k) { return k == energy::OffchipKind::hbm ? "hbm" : "dram"; }
-
 // The YAML schema of configs/hw/*.yaml, every field explicit (the C++ inverse of the parser).
 py::dict hardware_dict(const HardwareSpec& hw) {
   return to_python(hardware_spec_to_json(hw)).cast<py::dict>();
@@ -90,6 +88,12 @@ void bind_spec_sections(py::module_& m) {
   bind_fields_readonly(die);
   auto link = bind_section<LinkSpec>(m, "LinkSpec", "One die-to-die link (HardwareSpec.link).");
   bind_fields_readonly(link);
+  auto buffer = bind_section<BufferSpec>(m, "BufferSpec", "The on-chip buffer (HardwareSpec.buffer).");
+  bind_fields_readonly(buffer);
+  auto offchip = bind_section<OffchipSpec>(m, "OffchipSpec", "The off-chip memory (HardwareSpec.offchip).");
+  bind_fields_readonly(offchip);
+  auto digital = bind_section<DigitalSpec>(m, "DigitalSpec", "The digital periphery (HardwareSpec.digital).");
+  bind_fields_readonly(digital);
 }
 
 // Every section's field table as data (key, type, unit, min, max, default, kinds, doc, ...):
@@ -101,6 +105,9 @@ nlohmann::json spec_field_tables() {
           {"precision", describe_fields<Precision>()},
           {"baseline", describe_fields<energy::BaselineConfig>()},
           {"comparison", describe_fields<energy::NodePoint>()},
+          {"buffer", describe_fields<BufferSpec>()},
+          {"offchip", describe_fields<OffchipSpec>()},
+          {"digital", describe_fields<DigitalSpec>()},
           {"tile", describe_fields<cim::TileParams>()},
           {"die", describe_fields<DieSpec>()},
           {"link", describe_fields<LinkSpec>()},
@@ -240,14 +247,13 @@ void bind_mapper(py::module_& m) {
       .def_readonly("description", &HardwareSpec::description)
       .def_readonly("source", &HardwareSpec::source)
       .def_readonly("macro", &HardwareSpec::macro)
-      .def_readonly("buffer_bytes", &HardwareSpec::buffer_bytes)
-      .def_readonly("offchip_bytes", &HardwareSpec::offchip_bytes)
-      .def_readonly("digital_units", &HardwareSpec::digital_units)
       // Sections as typed copies (the spec is immutable from Python; to_dict/from_dict changes it)
       .def_readonly("organization", &HardwareSpec::organization)
       .def_readonly("kv", &HardwareSpec::kv)
       .def_readonly("precision", &HardwareSpec::precision)
-      .def_property_readonly("offchip", [](const HardwareSpec& h) { return offchip_name(h.offchip); })
+      .def_readonly("buffer", &HardwareSpec::buffer)
+      .def_readonly("offchip", &HardwareSpec::offchip)
+      .def_readonly("digital", &HardwareSpec::digital)
       .def_readonly("baseline", &HardwareSpec::baseline)
       .def_readonly("comparison", &HardwareSpec::comparison, "The node (and supply) both sides are priced at.")
       .def_readonly("die", &HardwareSpec::die, "The largest die (reticle, or wafer-scale) the chip is cut into.")

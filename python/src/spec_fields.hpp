@@ -2,12 +2,24 @@
 // per row, with the row's doc line, so that the attributes, the .pyi stub (kvcim._stubgen reads
 // the properties) and the spec's parser cannot disagree on a field.
 #pragma once
+#include <span>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 #include "bindings.hpp"
 #include "kvcim/spec_fields.hpp"
 
 namespace kvcim::python {
+
+// A py::enum_ whose values are the enum's names table (the spec's spelling), in enum order.
+template <class E>
+  requires std::is_enum_v<E>
+py::enum_<E> bind_enum(py::module_& m, const char* name, std::span<const std::string_view> names) {
+  py::enum_<E> e(m, name);
+  for (size_t i = 0; i < names.size(); ++i) e.value(std::string(names[i]).c_str(), static_cast<E>(i));
+  return e;
+}
 
 // Read-write attributes of the struct's own types (enums as their bound py::enum_): the C models'
 // parameter structs (MacroSpec, TileParams), which a caller fills in and validates.

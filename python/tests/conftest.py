@@ -36,6 +36,15 @@ def child_env():
     return env
 
 
+def slow_sweep(tmp_path, n, sleep_s):
+    """A sweep spec of n points of sweep_helpers:slow_square, each sleeping sleep_s and logging its
+    start: (the spec file, its results file, the log)."""
+    out, log, spec = tmp_path / "r.jsonl", tmp_path / "starts.log", tmp_path / "spec.yaml"
+    spec.write_text(f"evaluate: sweep_helpers:slow_square\nrun:\n  sleep_s: {sleep_s}\n  log: {log}\n"
+                    f"grid:\n  run.x: {list(range(n))}\n")
+    return spec, out, log
+
+
 @pytest.fixture(scope="session")
 def golden():
     return GOLDEN

@@ -10,9 +10,7 @@ import time
 import pytest
 
 from kvcim import results
-from conftest import PYTHON, child_env
-
-SLOW = "sweep_helpers:slow_square"
+from conftest import PYTHON, child_env, slow_sweep
 
 
 def wait_for(predicate, timeout, what):
@@ -62,11 +60,7 @@ def cluster(tmp_path):
 def test_sweep_on_dask_survives_a_killed_worker(tmp_path, cluster):
     address, workers = cluster
     n = 16
-    out = tmp_path / "r.jsonl"
-    log = tmp_path / "starts.log"
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(f"evaluate: {SLOW}\nrun:\n  sleep_s: 0.4\n  log: {log}\n"
-                    f"grid:\n  run.x: {list(range(n))}\n")
+    spec, out, log = slow_sweep(tmp_path, n, 0.4)
     sweep = subprocess.Popen([PYTHON, "-m", "kvcim.sweep", str(spec), "--out", str(out),
                               "--scheduler", address], env=child_env(),
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

@@ -13,7 +13,7 @@ from kvcim import _core
 from kvcim._fieldsdoc import markdown
 from conftest import SOURCE_DIR
 
-SECTIONS = ["macro", "organization", "kv", "precision", "baseline", "comparison"]
+SECTIONS = ["macro", "organization", "kv", "precision", "baseline", "comparison", "buffer", "offchip", "digital"]
 SPECS = sorted((SOURCE_DIR / "configs" / "hw").glob("*.yaml"))  # (configs/macros: macro descriptions)
 TABLES = _core.spec_field_tables()
 
@@ -112,7 +112,8 @@ def test_every_field_round_trips_and_refuses_bad_values(specs, section, key):
 def test_every_table_row_is_a_python_attribute():
     classes = {"macro": _core.MacroSpec, "organization": _core.Organization, "kv": _core.KvSpec,
                "precision": _core.Precision, "baseline": _core.BaselineConfig,
-               "comparison": _core.NodePoint, "tile": _core.TileParams}
+               "comparison": _core.NodePoint, "buffer": _core.BufferSpec, "offchip": _core.OffchipSpec,
+               "digital": _core.DigitalSpec, "tile": _core.TileParams}
     for section, cls in classes.items():
         for row in TABLES[section]:
             assert isinstance(vars(cls).get(row["key"]), property), f"{cls.__name__}.{row['key']}"

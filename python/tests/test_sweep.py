@@ -12,7 +12,7 @@ import pytest
 
 import kvcim
 from kvcim import grid, results
-from conftest import PYTHON, SOURCE_DIR, child_env
+from conftest import PYTHON, SOURCE_DIR, child_env, slow_sweep
 
 SLOW = "sweep_helpers:slow_square"
 
@@ -169,11 +169,7 @@ def test_two_sweeps_cannot_write_one_file(tmp_path):
 
 def test_killed_sweep_resumes_with_no_point_lost_or_repeated(tmp_path):
     n = 24
-    out = tmp_path / "r.jsonl"
-    log = tmp_path / "starts.log"
-    spec = tmp_path / "spec.yaml"
-    spec.write_text(f"evaluate: {SLOW}\nrun:\n  sleep_s: 0.25\n  log: {log}\n"
-                    f"grid:\n  run.x: {list(range(n))}\n")
+    spec, out, log = slow_sweep(tmp_path, n, 0.25)
     cmd = [PYTHON, "-m", "kvcim.sweep", str(spec), "--out", str(out), "--workers", "2"]
     # Own session, so that the kill takes the driver and its pool workers at once, like a
     # killed job.

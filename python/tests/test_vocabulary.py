@@ -118,3 +118,29 @@ def test_reports_record_the_whole_spec(tmp_path):
     report = kvcim.run(steps=8, eval_text_path="").to_dict()
     assert dict(report["spec"]["full"], organization=hw.to_dict()["organization"]) == hw.to_dict()
     assert report["spec"]["precision"] == placed["hardware"]["precision"] == hw.to_dict()["precision"]
+
+
+def leaves(d, prefix=""):
+    """Every leaf of a nested dict by its dotted path."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, dict):
+            out.update(leaves(v, f"{prefix}{k}."))
+        else:
+            out[prefix + k] = v
+    return out
+
+
+def test_one_figure_has_one_key_in_every_output():
+    """Placement.figures, Placement.to_dict() (kvcim map --json) and a run report's mapping key each
+    figure alike; the mapping holds nothing else but the page placed and the macro map."""
+    placement = kvcim.map(context=16)
+    figures = leaves(placement.figures)
+    placed = leaves(placement.to_dict())
+    assert all(placed[k] == v for k, v in figures.items())
+    assert "energy_per_token_pj.cim" in figures and "weights.onchip_fraction" in figures
+    mapping = kvcim.run(steps=8, eval_text_path="").mapping
+    figure_keys = set(figures) - {"context", "energy_per_token_pj.conventional_iso_area"}
+    assert figure_keys <= set(leaves(mapping)), figure_keys - set(leaves(mapping))
+    extra = set(leaves({k: v for k, v in mapping.items() if k != "macro_map"})) - figure_keys
+    assert extra == {"kv.tokens_per_page"}, extra

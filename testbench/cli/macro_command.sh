@@ -32,8 +32,7 @@ print('valid', len(d['points']))
 
 for f in "$SRC"/configs/macros/*.yaml; do
   n=$(basename "$f" .yaml)
-  "$KVCIM" macro --hw "$f" --json "$T/$n.json" > "$T/$n.txt" 2> "$T/$n.err"
-  check "$n: exit code 0" "0" "$?"
+  ran_ok "$n" macro --hw "$f"
   check "$n: prints TOPS/W against the published figure" "1" "$(grep -c '^    TOPS/W .* published .* error .*(model)' "$T/$n.txt")"
   check "$n: prints the model's uncertainty" "1" "$(grep -c '^  model uncertainty: held-out median' "$T/$n.txt")"
   check "$n: JSON valid, figures follow from its components" "valid 1" "$(validate "$T/$n.json")"

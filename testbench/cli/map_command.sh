@@ -31,8 +31,7 @@ print('valid')
 
 for hw in "$SRC"/configs/hw/*.yaml; do
   n=$(basename "$hw" .yaml)
-  "$KVCIM" map --hw "$hw" --json "$T/$n.json" > "$T/$n.txt" 2> "$T/$n.err"
-  check "$n: exit code 0" "0" "$?"
+  ran_ok "$n" map --hw "$hw"
   check "$n: summary has the energy line" "1" "$(grep -c '^energy ' "$T/$n.txt")"
   check "$n: summary has a row per layer (5) and the model row" "6" "$(grep -cE '^ +([0-9]+|model) \|' "$T/$n.txt")"
   check "$n: JSON valid with the fixed keys" "valid" "$(validate "$T/$n.json")"

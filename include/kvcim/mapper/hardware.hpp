@@ -76,8 +76,8 @@ constexpr auto spec_fields(const Organization*) {
           .needed(),
       ::kvcim::flag_field("macros_auto", &Self::macros_auto, "macros: auto (sized by the mapper)").derived(),
       ::kvcim::range_field("area_mm2", &Self::area_mm2, 0.0, 1e9, "mm2", "area budget at the comparison node; 0 = none").sparse(),
-      ::kvcim::choice_field("weights", &Self::weights, Names(kHomeNames), "where the weights live").sparse(),
-      ::kvcim::choice_field("kv", &Self::kv, Names(kHomeNames), "where the KV cache lives").sparse(),
+      ::kvcim::choice_field("weights", &Self::weights, Names(kHomeNames), "where the weights live").sparse().always_reported(),
+      ::kvcim::choice_field("kv", &Self::kv, Names(kHomeNames), "where the KV cache lives").sparse().always_reported(),
       ::kvcim::range_field("macros_per_tile", &Self::macros_per_tile, 1, 1048576, "", "macros sharing a tile's buffer and periphery"),
       ::kvcim::range_field("tiles_per_bank", &Self::tiles_per_bank, 1, 1048576, "", "tiles per bank"),
   };
@@ -142,6 +142,41 @@ constexpr auto spec_fields(const Precision*) {
   };
 }
 
+// The on-chip buffer the tiles share (its area and leakage; chip.hpp).
+struct BufferSpec {
+  int64_t bytes = 256 * 1024;
+};
+constexpr auto spec_fields(const BufferSpec*) {
+  return std::tuple{
+      ::kvcim::range_field("bytes", &BufferSpec::bytes, 0, 1125899906842624.0, "bytes", "on-chip buffer capacity"),
+  };
+}
+
+// The off-chip memory beside the CIM chip: what a bit moved costs, and what it holds at most.
+struct OffchipSpec {
+  cmodel::energy::OffchipKind kind = cmodel::energy::OffchipKind::hbm;
+  int64_t capacity = int64_t{16} << 30;
+};
+constexpr auto spec_fields(const OffchipSpec*) {
+  using Names = std::span<const std::string_view>;
+  return std::tuple{
+      ::kvcim::choice_field("kind", &OffchipSpec::kind, Names(cmodel::energy::kOffchipKindNames),
+                            "the off-chip memory (its bit price)"),
+      ::kvcim::range_field("capacity", &OffchipSpec::capacity, 0, 1152921504606846976.0, "bytes",
+                           "what it holds at most; a placement needing more is refused"),
+  };
+}
+
+// The digital periphery: parallel lanes for the work outside the macros.
+struct DigitalSpec {
+  int64_t units = 64;
+};
+constexpr auto spec_fields(const DigitalSpec*) {
+  return std::tuple{
+      ::kvcim::range_field("units", &DigitalSpec::units, 1, 1073741824.0, "", "parallel lanes of the digital periphery"),
+  };
+}
+
 struct HardwareSpec {
   std::string name, description;
   std::string source;  // the file it was read from, or "<dict>"
@@ -150,10 +185,9 @@ struct HardwareSpec {
   Organization organization;
   KvSpec kv;
   Precision precision;
-  int64_t buffer_bytes = 256 * 1024;
-  cmodel::energy::OffchipKind offchip = cmodel::energy::OffchipKind::hbm;
-  int64_t offchip_bytes = int64_t{16} << 30;
-  int64_t digital_units = 64;
+  BufferSpec buffer;
+  OffchipSpec offchip;
+  DigitalSpec digital;
   cmodel::energy::BaselineConfig baseline;
   DieSpec die;    // the largest die the chip is cut into (mapper/dies.hpp)
   LinkSpec link;  // what a bit costs between two dies
@@ -174,7 +208,7 @@ struct HardwareSpec {
   cmodel::cim::TileParams tile(int head_dim) const;
   int64_t macro_cells() const { return int64_t{macro.rows} * macro.cols; }
   cmodel::energy::EventKind offchip_event() const {
-    return offchip == cmodel::energy::OffchipKind::hbm ? cmodel::energy::EventKind::hbm_bit
+    return offchip.kind == cmodel::energy::OffchipKind::hbm ? cmodel::energy::EventKind::hbm_bit
                                                       : cmodel::energy::EventKind::dram_bit;
   }
   // Compares at `node_nm` from now on (supply: that of the macro table, else the KV or baseline
@@ -212,6 +246,9 @@ nlohmann::json to_json(const cmodel::cim::MacroSpec& m);
 nlohmann::json to_json(const Organization& o);
 nlohmann::json to_json(const KvSpec& k);  // k_bits and v_bits always (the spec omits defaults)
 nlohmann::json to_json(const Precision& p);
+nlohmann::json to_json(const BufferSpec& b);
+nlohmann::json to_json(const OffchipSpec& o);
+nlohmann::json to_json(const DigitalSpec& d);
 nlohmann::json to_json(const cmodel::energy::BaselineConfig& b);
 nlohmann::json to_json(const cmodel::energy::NodePoint& n);
 nlohmann::json to_json(const DieSpec& d);

@@ -15,6 +15,15 @@
 
 namespace kvcim::mapper {
 
+// A plain integer ("17179869184"), read exactly, rather than a quantity ("16 GiB") read as a
+// double, which holds whole numbers exactly only up to 2^53.
+inline bool plain_integer(const cmodel::energy::Section& sec, const std::string& key) {
+  const YAML::Node n = sec.node()[key];
+  if (!n.IsScalar()) return false;
+  const std::string& t = n.Scalar();
+  return !t.empty() && t.size() <= 19 && t.find_first_not_of("0123456789") == std::string::npos;
+}
+
 // Reads every row of S's table that `sec` holds into s; a row it does not hold keeps s's value
 // (the caller's default) unless the row is required. `by_hand` are further keys the caller
 // reads itself (a technology path, `macros: auto`). Rows for every kind (the kind among them) are
@@ -48,7 +57,9 @@ void read_fields(const cmodel::energy::Section& sec, S& s, std::initializer_list
       } else if constexpr (std::is_same_v<T, std::string>) {
         v = sec.get_string(key);
       } else if constexpr (std::is_integral_v<T>) {
-        if (row.type() == SpecType::bytes) {
+        if (row.type() == SpecType::bytes && plain_integer(sec, key)) {
+          v = static_cast<T>(sec.get_int(key, row.ilo(), row.ihi()));  // exact beyond 2^53 too
+        } else if (row.type() == SpecType::bytes) {
           const double b = sec.get_quantity(key, cmodel::energy::Unit::bytes);
           if (b != std::floor(b) || b < row.lo || b > row.hi) sec.error(key, expected_text(row));
           v = static_cast<T>(b);

@@ -35,7 +35,11 @@ inline constexpr int64_t kMaxListedPages = 20000;
 // max_context_tokens, kv_cell_writes_per_token, energy_per_token_pj, latency_per_token_ns,
 // bound_per_token, batch, comparison, endurance, weights {macros_used, blocks_offchip, onchip_fraction} and kv
 // {tiles, slots, macros_reserved, macros_used, pages_in_use, tokens}. Python's Placement.figures.
+// figures_json(p, r) adds the context and the iso-area baseline to figures_json(f), the keys a
+// Figures alone gives, which the explorer's design points and the run report's `mapping` record
+// too: one figure has one key in every output.
 nlohmann::json figures_json(const Placement& p, const MapReport& r);
+nlohmann::json figures_json(const Figures& f);
 nlohmann::json to_json(const Placement& p, const MapReport& r);
 std::string summary(const Placement& p, const MapReport& r);
 

@@ -5,6 +5,13 @@ T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fails=0
 check() { if [ "$2" = "$3" ]; then echo "ok   $1"; else echo "FAIL $1"; echo "  expected: $2"; echo "  got:      $3"; fails=$((fails+1)); fi; }
 finish() { [ $fails -eq 0 ] && echo "all $1 checks passed" || { echo "$fails $1 check(s) failed"; exit 1; }; }
+# ran_ok NAME ARGS...: kvcim ARGS --json $T/NAME.json, its output in $T/NAME.txt and $T/NAME.err,
+# exits 0.
+ran_ok() {
+  local name=$1; shift
+  "$KVCIM" "$@" --json "$T/$name.json" > "$T/$name.txt" 2> "$T/$name.err"
+  check "$name: exit code 0" "0" "$?"
+}
 # bad NAME [SUBSTRING... --] ARGS...: kvcim ARGS fails as bad input must: exit code 2 within 120 s,
 # one line on stderr containing every SUBSTRING, and no output left behind (no $T/out* and no
 # $T/bad.json: the names the tests give their output files). kvcim's own arguments never hold a

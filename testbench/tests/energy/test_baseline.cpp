@@ -4,23 +4,14 @@
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/tech.hpp"
 #include "kvcim/error.hpp"
+#include "config_of.hpp"
 
 using namespace kvcim::cmodel;
 using namespace kvcim::cmodel::energy;
 
 namespace {
 // dim 4, hidden 6, 1 layer, 2 query heads sharing 1 KV head (head_dim 2, kv_dim 2), vocab 5.
-Config tiny() {
-  Config c;
-  c.dim = 4;
-  c.hidden_dim = 6;
-  c.n_layers = 1;
-  c.n_heads = 2;
-  c.n_kv_heads = 1;
-  c.vocab_size = 5;
-  c.seq_len = 8;
-  return c;
-}
+Config tiny() { return kvcim::test::config_of(4, 6, 1, 2, 1, 5, 8); }
 }  // namespace
 
 TEST(Baseline, Int8FromHbmMatchesHandCount) {

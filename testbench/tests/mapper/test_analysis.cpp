@@ -35,16 +35,28 @@ HardwareSpec random_hw(std::mt19937_64& rng) {
   return hw;
 }
 
+// A random spec and model shape, placed under overflow=spill (any capacity works).
+struct Spilled {
+  HardwareSpec hw;
+  ModelShape shape;
+  Policy policy;
+  Placement placement;
+};
+Spilled random_spilled(std::mt19937_64& rng) {
+  HardwareSpec hw = random_hw(rng);
+  ModelShape shape{"random", random_cases::random_shape(rng)};
+  Policy p;
+  p.overflow = KvOverflow::spill;
+  Placement pl = place(shape, hw, p, 0);
+  return {std::move(hw), std::move(shape), p, std::move(pl)};
+}
+
 }  // namespace
 
 TEST(Analysis, LinearEventsEqualBlockByBlockSums) {
   std::mt19937_64 rng(4242);
   for (int trial = 0; trial < 40; ++trial) {
-    const HardwareSpec hw = random_hw(rng);
-    const ModelShape shape{"random", random_cases::random_shape(rng)};
-    Policy p;
-    p.overflow = KvOverflow::spill;  // any capacity works
-    const Placement pl = place(shape, hw, p, 0);
+    const auto [hw, shape, p, pl] = random_spilled(rng);
     const TokenLedgers t = token_ledgers(shape, hw, p, pl.weights, pl.kv, 3);
     for (const MatrixPlacement& m : pl.weights.matrices) {
       cim::MacroEvents sum;
@@ -227,11 +239,7 @@ TEST(Analysis, GenerationLedgerSumsTokens) {
 TEST(Analysis, CollapsedLayersKeepTotalsAndFastEnergyEqualsBreakdown) {
   std::mt19937_64 rng(8);
   for (int trial = 0; trial < 20; ++trial) {
-    const HardwareSpec hw = random_hw(rng);
-    const ModelShape shape{"random", random_cases::random_shape(rng)};
-    Policy p;
-    p.overflow = KvOverflow::spill;
-    const Placement pl = place(shape, hw, p, 0);
+    const auto [hw, shape, p, pl] = random_spilled(rng);
     const int64_t ctx = 1 + static_cast<int64_t>(rng() % 50);
     const TokenLedgers a = token_ledgers(shape, hw, p, pl.weights, pl.kv, ctx, true);
     const TokenLedgers b = token_ledgers(shape, hw, p, pl.weights, pl.kv, ctx, false);
@@ -260,13 +268,13 @@ TEST(Analysis, OffchipMemoryMustHoldWhatIsNotInCim) {
   const int64_t spilled_all = 20 * 200 - f.resident_tokens;  // one sequence
   EXPECT_EQ(f.offchip_tokens, spilled_all);
   EXPECT_EQ(f.offchip_bytes, 512 * 64 + spilled_all * 16);
-  hw.offchip_bytes = f.offchip_bytes - 1;
+  hw.offchip.capacity = f.offchip_bytes - 1;
   try {
     place(shape, hw, spill, 200);
     FAIL() << "placed more than off-chip memory holds";
   } catch (const kvcim::Error& e) {
     EXPECT_NE(std::string(e.what()).find("offchip.capacity"), std::string::npos) << e.what();
   }
-  hw.offchip_bytes = f.offchip_bytes;
+  hw.offchip.capacity = f.offchip_bytes;
   EXPECT_NO_THROW(place(shape, hw, spill, 200));
 }

@@ -49,9 +49,7 @@ TEST(Batch, OneSequenceIsTheSingleToken) {
 // sequence) plus every sequence's K and V; per token the weight term divides by B, the KV term
 // does not.
 TEST(Batch, ConventionalWeightsDivideByBatchKvDoesNot) {
-  HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
-  hw.baseline.mac = MacType::fp16;
-  hw.baseline.sram_bytes = 0;  // everything from HBM
+  const HardwareSpec hw = kvcim::test::fp16_from_hbm();
   const ModelShape shape = shape_preset("llama2-7b");
   const auto& c = shape.config;
   const int64_t context = 4096;

@@ -21,8 +21,8 @@ HardwareSpec small_hw() {
   hw.macro.cols = 16;
   hw.macro.rows_per_cycle = 16;
   hw.organization.macros = 128;
-  hw.buffer_bytes = 1024;
-  hw.digital_units = 4;
+  hw.buffer.bytes = 1024;
+  hw.digital.units = 4;
   hw.baseline.sram_bytes = 4096;
   hw.baseline.mac_units = 8;
   hw.kv.tokens_per_tile = 8;

@@ -6,26 +6,38 @@
 #include <set>
 
 #include "kvcim/error.hpp"
+#include "kvcim/mapper/shape.hpp"
 #include "kvcim/mapper/placement.hpp"
 
 using namespace kvcim::mapper;
 
 namespace {
 
-KvLayout small_layout(std::mt19937_64& rng) {
-  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+// Tiles of head_dim 4 at 8 bits holding `tokens` tokens in pages of `page`; one sequence.
+KvLayout layout(int tokens, int page, int64_t tiles, int layers, int stored_heads) {
   KvLayout k;
   k.tile.head_dim = 4;
-  k.tile.tokens = pick(0, 1) ? 4 : 8;
+  k.tile.tokens = tokens;
   k.tile.kv_bits = 8;
+  k.tokens_per_page = page;
+  k.pages_per_tile = tokens / page;
+  k.tile_cells = 2 * 4 * tokens * 8;
+  k.tiles = tiles;
+  k.layers = layers;
+  k.stored_heads = stored_heads;
+  k.sequences = 1;
+  return k;
+}
+
+KvLayout small_layout(std::mt19937_64& rng) {
+  auto pick = [&](int lo, int hi) { return lo + static_cast<int>(rng() % (hi - lo + 1)); };
+  const int tokens = pick(0, 1) ? 4 : 8;
   const int divisors[] = {1, 2, 4, 8};
-  do k.tokens_per_page = divisors[pick(0, 3)];
-  while (k.tokens_per_page > k.tile.tokens);
-  k.pages_per_tile = k.tile.tokens / k.tokens_per_page;
-  k.tile_cells = 2 * 4 * k.tile.tokens * 8;
-  k.tiles = pick(0, 12);
-  k.layers = pick(1, 3);
-  k.stored_heads = pick(1, 3);
+  int page;
+  do page = divisors[pick(0, 3)];
+  while (page > tokens);
+  const int tiles = pick(0, 12), layers = pick(1, 3), stored_heads = pick(1, 3);  // in this order
+  KvLayout k = layout(tokens, page, tiles, layers, stored_heads);
   k.query_heads_per_stream = pick(1, 2);
   k.sequences = pick(1, 3);
   return k;
@@ -160,14 +172,7 @@ TEST(Kv, TokensOnChipNeverShareCells) {
 
 TEST(Kv, CapacityFollowsTheHandFormula) {
   const HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
-  kvcim::cmodel::Config c;  // stories260K: head_dim 8, 5 layers, 4 KV heads
-  c.dim = 64;
-  c.hidden_dim = 172;
-  c.n_layers = 5;
-  c.n_heads = 8;
-  c.n_kv_heads = 4;
-  c.vocab_size = 512;
-  c.seq_len = 512;
+  const kvcim::cmodel::Config c = shape_preset("stories260k").config;  // head_dim 8, 5 layers, 4 KV heads
   Policy p;
   p.tokens_per_page = 16;
   // A tile: K 8 x 64*8 + V 64 x 8*8 = 8192 one-bit cells; a 256x256 macro holds 8 tiles.
@@ -216,17 +221,7 @@ TEST(Kv, CapacityFollowsTheHandFormula) {
 }
 
 TEST(Kv, ReleasedSlotsAreReusedLowestFirstAndWearFollowsTheFormula) {
-  KvLayout k;
-  k.tile.head_dim = 4;
-  k.tile.tokens = 4;
-  k.tile.kv_bits = 8;
-  k.tokens_per_page = 2;
-  k.pages_per_tile = 2;
-  k.tile_cells = 2 * 4 * 4 * 8;
-  k.tiles = 3;  // 6 slots
-  k.layers = 1;
-  k.stored_heads = 2;  // 2 streams: 3 pages each
-  k.sequences = 1;
+  const KvLayout k = layout(4, 2, 3, 1, 2);  // 6 slots; 2 streams: 3 pages each
   Policy p;
   p.overflow = KvOverflow::spill;
   KvAllocator a(k, p);
@@ -251,16 +246,7 @@ TEST(Kv, ReleasedSlotsAreReusedLowestFirstAndWearFollowsTheFormula) {
 TEST(Kv, TokenWindowKeepsSinksAndNewestTokensInItsPages) {
   // 2 sinks + 4 recent in pages of 4 tokens: two pages per stream, taken as the stream first
   // fills them; then each token overwrites the oldest non-sink token's place in them.
-  KvLayout k;
-  k.tile.head_dim = 4;
-  k.tile.tokens = 8;
-  k.tile.kv_bits = 8;
-  k.tokens_per_page = 4;
-  k.pages_per_tile = 2;
-  k.tile_cells = 2 * 4 * 8 * 8;
-  k.tiles = 4;
-  k.layers = 2;
-  k.stored_heads = 1;
+  const KvLayout k = layout(8, 4, 4, 2, 1);
   const Policy p = parse_policy("sinks=2,window=6,granularity=token");
   KvAllocator a(k, p);
   const int context = 20;

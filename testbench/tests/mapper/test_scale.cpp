@@ -171,9 +171,7 @@ TEST(Scale, LargePlacementUsesTheClosedForm) {
 // row of it) crosses HBM once per token, 16 bits each, plus the K and V of every cached token.
 // The hand formula of the issue: 6.74e9 x 16 bits x the HBM energy per bit (within 2%) + KV.
 TEST(Scale, ConventionalFp16DecodeIsTheHbmHandFormula) {
-  HardwareSpec hw = load_hardware_spec(default_hardware_spec_path());
-  hw.baseline.mac = MacType::fp16;
-  hw.baseline.sram_bytes = 0;  // everything from HBM
+  const HardwareSpec hw = kvcim::test::fp16_from_hbm();
   const ModelShape shape = shape_preset("llama2-7b");
   const auto& c = shape.config;
   const int64_t context = 1024;

@@ -162,6 +162,9 @@ TEST(SpecFields, EveryBaselineFieldRoundTripsAndRefusesBadValues) {
 TEST(SpecFields, EveryComparisonFieldRoundTripsAndRefusesBadValues) {
   check_every_field("comparison", &HardwareSpec::comparison);
 }
+TEST(SpecFields, EveryBufferFieldRoundTripsAndRefusesBadValues) { check_every_field("buffer", &HardwareSpec::buffer); }
+TEST(SpecFields, EveryOffchipFieldRoundTripsAndRefusesBadValues) { check_every_field("offchip", &HardwareSpec::offchip); }
+TEST(SpecFields, EveryDigitalFieldRoundTripsAndRefusesBadValues) { check_every_field("digital", &HardwareSpec::digital); }
 
 // The kv section's analog fields reach the tile by key: every shared row, set to a value of its
 // own, arrives in HardwareSpec::tile.

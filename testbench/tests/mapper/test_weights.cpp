@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kvcim/cmodel/energy/workload.hpp"
+#include "kvcim/mapper/shape.hpp"
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/placement.hpp"
 #include "random_cases.hpp"
@@ -88,14 +89,7 @@ TEST(Weights, EmbeddedModelNeedsHandCountedMacros) {
   // stories260K on 256x256 one-bit cells, 8-bit weights: 8 slices, 32 outputs per macro row.
   // Per layer: q 64x64 -> 2, k 64x32 -> 1, v 1, o 2, w1 64x172 -> 6, w3 6, w2 172x64 -> 2 = 20;
   // 5 layers = 100, classifier 64x512 -> 16: 116 macros.
-  kvcim::cmodel::Config c;
-  c.dim = 64;
-  c.hidden_dim = 172;
-  c.n_layers = 5;
-  c.n_heads = 8;
-  c.n_kv_heads = 4;
-  c.vocab_size = 512;
-  c.seq_len = 512;
+  const kvcim::cmodel::Config c = shape_preset("stories260k").config;
   cim::MacroSpec s;
   s.rows = 256;
   s.cols = 256;

@@ -7,6 +7,7 @@
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/error.hpp"
 #include "test_paths.hpp"
+#include "config_of.hpp"
 
 using namespace kvcim;
 using namespace kvcim::cmodel;
@@ -34,13 +35,6 @@ void expect_error_naming(const std::string& path, const std::string& field) {
   }
 }
 
-Config small(int dim, int hidden, int layers, int heads, int kv, int vocab, int seq, bool shared) {
-  Config c;
-  c.dim = dim, c.hidden_dim = hidden, c.n_layers = layers, c.n_heads = heads, c.n_kv_heads = kv;
-  c.vocab_size = vocab, c.seq_len = seq, c.shared_classifier = shared;
-  return c;
-}
-
 }  // namespace
 
 TEST(Checkpoint, EmbeddedModelHeader) {
@@ -58,13 +52,13 @@ TEST(Checkpoint, EmbeddedModelHeader) {
 TEST(Checkpoint, RejectsTruncatedFile) {
   expect_error_naming(write_header("short.bin", {64, 172}, 0), "header");
   // a valid header with half the tensors
-  Config c = small(8, 16, 1, 2, 2, 300, 4, true);
+  Config c = test::config_of(8, 16, 1, 2, 2, 300, 4, true);
   expect_error_naming(write_header("half.bin", {8, 16, 1, 2, 2, 300, 4}, c.checkpoint_floats() / 2),
                       "file length");
 }
 
 TEST(Checkpoint, RejectsTrailingData) {
-  Config c = small(8, 16, 1, 2, 2, 300, 4, true);
+  Config c = test::config_of(8, 16, 1, 2, 2, 300, 4, true);
   expect_error_naming(write_header("long.bin", {8, 16, 1, 2, 2, 300, 4}, c.checkpoint_floats() + 3),
                       "file length");
 }
@@ -83,7 +77,7 @@ TEST(Checkpoint, RejectsIndivisibleHeads) {
 
 TEST(Checkpoint, WriterRoundTripsSeparateClassifierAndOddSizes) {
   for (bool shared : {true, false}) {
-    Config c = small(12, 37, 3, 6, 2, 301, 7, shared);  // odd hidden and vocab, GQA 3:1
+    Config c = test::config_of(12, 37, 3, 6, 2, 301, 7, shared);  // odd hidden and vocab, GQA 3:1
     Weights w = random_weights(c, 7);
     const std::string path = ::testing::TempDir() + "/rt.bin";
     write_checkpoint(path, c, w);
@@ -97,7 +91,7 @@ TEST(Checkpoint, WriterRoundTripsSeparateClassifierAndOddSizes) {
 }
 
 TEST(Checkpoint, RandomWeightsDependOnSeed) {
-  Config c = small(8, 16, 1, 2, 1, 300, 4, true);
+  Config c = test::config_of(8, 16, 1, 2, 1, 300, 4, true);
   EXPECT_TRUE(random_weights(c, 1).layers[0].wq.isApprox(random_weights(c, 1).layers[0].wq, 0.0f));
   EXPECT_FALSE(random_weights(c, 1).layers[0].wq.isApprox(random_weights(c, 2).layers[0].wq));
 }
@@ -105,7 +99,7 @@ TEST(Checkpoint, RandomWeightsDependOnSeed) {
 // A loaded checkpoint's matrices view one mapping of the file; a copy of the weights is a copy
 // (changing it changes neither the original nor the file), a move keeps the view.
 TEST(Checkpoint, LoadedMatricesViewTheFileAndCopiesAreDeep) {
-  Config c = small(12, 37, 2, 6, 2, 301, 7, false);
+  Config c = test::config_of(12, 37, 2, 6, 2, 301, 7, false);
   const Weights w = random_weights(c, 5);
   const std::string path = ::testing::TempDir() + "/view.bin";
   write_checkpoint(path, c, w);
@@ -162,7 +156,7 @@ void for_each_matrix(const Weights& w, F f) {
 // Residency::resident keeps the pages, and releasing is a no-op there (a changed weight stays
 // changed).
 TEST(Checkpoint, OnDemandLoadGivesPagesBackAndKeepsValues) {
-  Config c = small(256, 688, 2, 8, 8, 4096, 16, false);  // about 15 MB of floats
+  Config c = test::config_of(256, 688, 2, 8, 8, 4096, 16, false);  // about 15 MB of floats
   const Weights w = random_weights(c, 11);
   const std::string path = ::testing::TempDir() + "/on_demand.bin";
   write_checkpoint(path, c, w);

@@ -20,9 +20,12 @@
 #include "kvcim/runtime/cim_linear.hpp"
 #include "kvcim/runtime/session_backend.hpp"
 #include "test_paths.hpp"
+#include "random_matrix.hpp"
 
 using namespace kvcim::cmodel;
 using namespace kvcim::cmodel::quant;
+
+using kvcim::test::random_matrix;
 
 namespace {
 
@@ -63,13 +66,6 @@ void expect_kernels_equal_scalar(const QuantizedMatrix& q, const std::vector<int
     for (int o = 0; o < q.rows; ++o)
       ASSERT_EQ(int64_t{got[o]}, want[o]) << what << " kernel " << name(k) << " row " << o;
   }
-}
-
-Matrix random_matrix(int rows, int cols, std::mt19937& g) {
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  Matrix w(rows, cols);
-  for (int64_t i = 0; i < w.size(); ++i) w.data()[i] = d(g);
-  return w;
 }
 
 }  // namespace

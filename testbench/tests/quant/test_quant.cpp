@@ -10,12 +10,15 @@
 
 #include "kvcim/cmodel/quant/quant.hpp"
 #include "error_of.hpp"
+#include "random_matrix.hpp"
 #include "kvcim/error.hpp"
 
 using namespace kvcim::cmodel;
 using namespace kvcim::cmodel::quant;
 
 using kvcim::test::error_of;
+
+using kvcim::test::random_matrix;
 
 TEST(Quant, QmaxPerWidthAndRejectsOtherWidths) {
   EXPECT_EQ(qmax(2), 1);
@@ -74,10 +77,8 @@ TEST(Quant, WeightsHavePerOutputChannelScales) {
 
 TEST(Quant, WeightReconstructionErrorIsAtMostHalfAStep) {
   std::mt19937 gen(7);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
   for (int bits = kMinBits; bits <= kMaxBits; ++bits) {
-    Matrix w(5, 33);
-    for (int i = 0; i < w.size(); ++i) w.data()[i] = nd(gen);
+    const Matrix w = random_matrix(5, 33, gen);
     const auto q = quantize_weights(w, bits);
     for (int r = 0; r < 5; ++r) {
       bool hit_qmax = false;
@@ -95,10 +96,8 @@ TEST(Quant, WeightReconstructionErrorIsAtMostHalfAStep) {
 // quantize_weights' inlined rounding gives exactly quantize_value's codes, ties included.
 TEST(Quant, WeightCodesAreQuantizeValueOfEachElement) {
   std::mt19937 gen(11);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
   for (int bits = kMinBits; bits <= kMaxBits; ++bits) {
-    Matrix w(7, 40);
-    for (int i = 0; i < w.size(); ++i) w.data()[i] = nd(gen);
+    Matrix w = random_matrix(7, 40, gen);
     // exact ties x / scale = k + 0.5 in row 0 (scale = 2 / qmax: the row maximum is 2)
     const float s = 2.0f / qmax(bits);
     w(0, 0) = 2.0f;

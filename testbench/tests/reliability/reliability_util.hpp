@@ -37,4 +37,24 @@ std::string pod_bytes(const std::vector<T>& v) {
 #define EXPECT_NAMES(msg, text) EXPECT_NE((msg).find(text), std::string::npos) << "message: " << (msg)
 #define EXPECT_ONE_LINE(msg) EXPECT_EQ((msg).find('\n'), std::string::npos) << "message: " << (msg)
 
+// A file a reader must refuse: what it is, its bytes, and the field its message must name.
+struct BadFile {
+  const char* what;
+  std::string bytes;
+  std::string field;
+};
+
+// Each file written as `name` and given to `read`: refused in one line naming the file and the field.
+inline void expect_each_refused(const std::vector<BadFile>& files, const std::string& name,
+                                const std::function<void(const std::string&)>& read) {
+  for (const auto& c : files) {
+    SCOPED_TRACE(c.what);
+    const std::string path = write_bytes(name, c.bytes);
+    const std::string e = error_of([&] { read(path); });
+    EXPECT_NAMES(e, path);
+    EXPECT_NAMES(e, c.field);
+    EXPECT_ONE_LINE(e);
+  }
+}
+
 }  // namespace kvcim::test

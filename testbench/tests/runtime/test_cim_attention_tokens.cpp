@@ -87,14 +87,8 @@ void check_streaming(KvWindow w, int positions) {
     }
     CimAttention fresh(c, cmodel_tiles(tp));
     feed(fresh, c, s, windowed.slot_positions(0, 0));
-    std::vector<float> q(hd), a(hd), b(hd);
-    for (int l = 0; l < c.n_layers; ++l)
-      for (int h = 0; h < c.n_heads; ++h) {
-        for (auto& x : q) x = d(g);
-        windowed.attend(l, h, q.data(), a.data(), ev);
-        fresh.attend(l, h, q.data(), b.data(), ev);
-        ASSERT_EQ(a, b) << "position " << pos << " layer " << l << " head " << h;
-      }
+    test::expect_same_attention(windowed, fresh, c, g, pos, ev);
+    if (::testing::Test::HasFatalFailure()) return;
     const int tiles = (std::min(pos + 1, w.tokens) + tp.tokens - 1) / tp.tokens;
     ASSERT_EQ(windowed.tiles_in_use(), tiles * c.n_layers * c.n_kv_heads);
   }

@@ -34,7 +34,7 @@ void check(KvWindow w, bool k_per_channel) {
   CimAttention windowed(c, cmodel_tiles(tp), k_per_channel, w);
   std::mt19937_64 g(11);
   std::normal_distribution<float> d(0.0f, 1.0f);
-  const int kv = c.kv_dim(), hd = c.head_dim();
+  const int kv = c.kv_dim();
   std::vector<std::vector<float>> ks, vs;  // [pos][layer * kv_dim]
   AttentionEvents ev;
   for (int pos = 0; pos < 30; ++pos) {
@@ -50,14 +50,8 @@ void check(KvWindow w, bool k_per_channel) {
     for (int j : kept_tiles(pos + 1, tp.tokens, w))
       for (int t = j * tp.tokens; t < std::min(pos + 1, (j + 1) * tp.tokens); ++t, ++n)
         for (int l = 0; l < c.n_layers; ++l) fresh.append(l, n, ks[t].data() + l * kv, vs[t].data() + l * kv, ev);
-    std::vector<float> q(hd), a(hd), b(hd);
-    for (int l = 0; l < c.n_layers; ++l)
-      for (int h = 0; h < c.n_heads; ++h) {
-        for (auto& x : q) x = d(g);
-        windowed.attend(l, h, q.data(), a.data(), ev);
-        fresh.attend(l, h, q.data(), b.data(), ev);
-        ASSERT_EQ(a, b) << "position " << pos << " layer " << l << " head " << h;
-      }
+    test::expect_same_attention(windowed, fresh, c, g, pos, ev);
+    if (::testing::Test::HasFatalFailure()) return;
     const int held = static_cast<int>(kept_tiles(pos + 1, tp.tokens, w).size());
     ASSERT_EQ(windowed.tiles_in_use(), held * c.n_layers * c.n_kv_heads);
   }

@@ -3,6 +3,7 @@
 // report carries its fixed keys.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -13,6 +14,7 @@
 #include "kvcim/runtime/run_summary.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/explore.hpp"
 #include "kvcim/mapper/report.hpp"
 #include "kvcim/runtime/defaults.hpp"
 #include "main_job.hpp"
@@ -211,4 +213,40 @@ TEST(Run, ComparisonIsTheMappersForTheSameWorkload) {
   const mapper::MapReport map = mapper::analyse(*run.placement);
   EXPECT_EQ(report["comparison"], mapper::figures_json(*run.placement, map)["comparison"]);
   EXPECT_EQ(report["comparison"]["conditions"]["context"].get<int64_t>(), 12);
+}
+
+// One figure, one key: `kvcim map --json`, the run report's `mapping` and the explorer's design
+// points hold every figure of mapper::figures_json under its key with its value, and nothing else
+// but their own fields (a figure under a second name fails).
+TEST(Run, FiguresHaveOneKeyInEveryOutput) {
+  MainJob run("sram_digital.yaml", 8);
+  GenerationResult generated = run.go();
+  const RunReport rep = make_run_report(std::move(generated), run.options, *run.placement, {});
+  const nlohmann::json figures = mapper::figures_json(rep.figures).flatten();
+  ASSERT_GT(figures.size(), 30u);
+  mapper::DesignPoint d;
+  d.figures = rep.figures;
+  const nlohmann::json map = mapper::to_json(*run.placement, mapper::analyse(*run.placement)).flatten();
+  const nlohmann::json mapping = to_json(rep)["mapping"].flatten();
+  const nlohmann::json point = mapper::to_json(d).flatten();
+  for (const nlohmann::json* out : {&map, &mapping, &point})
+    for (const auto& [path, v] : figures.items()) {
+      ASSERT_TRUE(out->contains(path)) << path;
+      EXPECT_EQ((*out)[path], v) << path;
+    }
+  auto only_figures_and = [&](const nlohmann::json& out, const std::vector<std::string>& own) {
+    for (const auto& [path, v] : out.items()) {
+      // a field of its own: the key itself, or under a folder ("/macro_map/")
+      const bool mine = std::any_of(own.begin(), own.end(), [&](const std::string& p) {
+        return path == p || (p.back() == '/' && path.rfind(p, 0) == 0);
+      });
+      EXPECT_TRUE(figures.contains(path) || mine) << path << " is not a figure's key";
+    }
+  };
+  only_figures_and(mapping, {"/kv/tokens_per_page", "/macro_map/", "/dies/"});
+  only_figures_and(point, {"/rows", "/cols", "/cell_bits", "/adc_bits", "/macros", "/tokens_per_page", "/overflow",
+                           "/fits", "/context", "/area_mm2/"});
+  // per layer, the energy under the same key as the token's
+  const nlohmann::json layer = mapper::to_json(*run.placement, mapper::analyse(*run.placement))["layers"].at(0);
+  EXPECT_TRUE(layer.contains("energy_per_token_pj") && layer["energy_per_token_pj"].contains("cim")) << layer.dump();
 }
