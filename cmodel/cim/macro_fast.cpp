@@ -109,7 +109,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const uint32_t half = shift > 0 ? (1u << (shift - 1)) : 0u;
   const uint32_t top_code = static_cast<uint32_t>((int64_t{1} << spec_.adc_bits) - 1);
   const double read_sigma = spec_.read_noise_sigma;
-  const bool noisy = read_sigma > 0.0 || !cell_noise_.empty();
+  const bool noisy = read_sigma > 0.0 || cell_noisy_;
   std::vector<uint32_t> p(noisy ? C : 0);  // one row group's column partial sums (< 2^31, validate())
   std::vector<double> rn(noisy ? C : 0);  // one step's read noise, in levels
   // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
