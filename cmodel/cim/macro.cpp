@@ -62,6 +62,7 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   }
   row_words_ = (spec_.rows + 63) / 64;
   slices_ = detail::weight_slices(spec_);
+  pieces_ = detail::input_pieces(spec_);
   // Only the analog fast path reads the bit-planes; the digital one reads weights_.
   if (spec_.kind == MacroKind::analog)
     planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);

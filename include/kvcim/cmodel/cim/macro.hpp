@@ -247,6 +247,7 @@ class Macro {
   std::vector<uint64_t> planes_;    // [cell_bits][row words][cols] bit-planes (analog only)
   int row_words_ = 0;               // ceil(rows / 64)
   std::vector<detail::Piece> slices_;  // the layout of one weight's column group
+  std::vector<detail::Piece> pieces_;  // the input cycles' pieces (detail::input_pieces)
 
   void check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_out,
                      const char* where) const;
