@@ -39,7 +39,18 @@ void CimLinear::compute_blocks_batch(int b0, int b1) {
 
 void CimLinear::apply_batch(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
   if (n < 0) throw Error("CimLinear::apply_batch: n = " + std::to_string(n) + ": expected a count >= 0");
-  if (n == 0) return;
+  // The tokens' partial sums take 8 bytes per block output each (a classifier's 96,000 per token):
+  // runs of at most 16 MiB of them, each token's floats its own either way; the scratch is given
+  // back afterwards, so a model's hundred matrices do not each keep a chunk's worth.
+  const int most = std::max<int>(1, static_cast<int>((size_t{16} << 20) / (8 * std::max<size_t>(1, parts_.size()))));
+  for (int t0 = 0; t0 < n; t0 += most)
+    apply_run(x + static_cast<size_t>(t0) * q_.cols, std::min(most, n - t0), y + static_cast<size_t>(t0) * q_.rows, ev,
+              keys + t0);
+  std::vector<int32_t>().swap(batch_xq_);
+  std::vector<int64_t>().swap(batch_parts_);
+}
+
+void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
   const int cols = q_.cols;
   batch_xq_.resize(static_cast<size_t>(n) * cols);
   std::vector<float> scale(static_cast<size_t>(n));

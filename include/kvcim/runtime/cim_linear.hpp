@@ -69,6 +69,7 @@ class CimLinear {
   const uint64_t* batch_keys_ = nullptr;
   int batch_n_ = 0;
   void compute_blocks_batch(int b0, int b1);
+  void apply_run(const float* x, int n, float* y, LinearEvents& events, const uint64_t* keys);  // n >= 1
 };
 
 // Row tiles over the inputs x column tiles over the outputs, one block per macro: the plain
