@@ -16,6 +16,7 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/cim/attention_tile_analog.cpp
     cmodel/cim/attention_tile_combine.cpp
     cmodel/cim/macro.cpp
+    cmodel/cim/macro_batch.cpp
     cmodel/cim/macro_fast.cpp
     cmodel/cim/macro_kernels.cpp
     cmodel/cim/macro_reference.cpp
@@ -82,6 +83,7 @@ set(KVCIM_RUNTIME_SOURCES
     runtime/bootstrap.cpp
     runtime/cim_attention.cpp
     runtime/cim_linear.cpp
+    runtime/cim_linear_batch.cpp
     runtime/eval_corpus.cpp
     runtime/evaluation.cpp
     runtime/explain.cpp
@@ -165,6 +167,7 @@ set(KVCIM_PY_TESTS
 set(KVCIM_BENCH_SOURCES
     benchmarks/bench_attention_tile.cpp
     benchmarks/bench_decode.cpp
+    benchmarks/bench_eval.cpp
     benchmarks/bench_macro.cpp
     benchmarks/bench_mapper.cpp
     benchmarks/bench_memory.cpp
@@ -297,6 +300,7 @@ set(KVCIM_TEST_rtl_SOURCES
     testbench/tests/rtl/test_tile_lifetime.cpp
 )
 set(KVCIM_TEST_runtime_SOURCES
+    testbench/tests/runtime/test_batched_eval.cpp
     testbench/tests/runtime/test_bootstrap.cpp
     testbench/tests/runtime/test_cim_attention_tokens.cpp
     testbench/tests/runtime/test_cim_attention_window.cpp

@@ -10,6 +10,14 @@
 //                                           counts the codes (a quarter of the checkpoint), not
 //                                           the floats, which it reads once and gives back
 //                               mode idle:  the child starts and exits (the process baseline)
+//                               mode cim:   a CIM run's decode on configs/hw/sram_analog.yaml
+//                                           (placed and sized as `kvcim run` does): every
+//                                           matrix in its macros, the tokens through them and
+//                                           through the float shadow; vs_float = its peak /
+//                                           float decode's of the same run (target <= 1.5)
+//                               mode cim_eval: the evaluation's pass instead: one sequence of
+//                                           the whole context teacher-forced in chunks through
+//                                           the float reference and the macros
 //
 // Checkpoints: random weights of the shapes of stories15M and stories110M written with
 // cmodel::write_checkpoint into a temporary directory when first needed (removed at exit), and
@@ -29,6 +37,9 @@
 
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/cmodel/transformer.hpp"
+#include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/sizing.hpp"
+#include "kvcim/runtime/hardware.hpp"
 
 extern char** environ;
 
@@ -54,8 +65,48 @@ long long vm_hwm_bytes() {
   return -1;
 }
 
+// A CIM run's work on the checkpoint: decode (with the float shadow) or one evaluation sequence.
+void cim(const std::string& mode, const std::string& path) {
+  using namespace kvcim::runtime;
+  const Checkpoint ck = read_checkpoint(path);
+  const Config& c = ck.config;
+  auto hw = kvcim::mapper::load_hardware_spec(std::string(KVCIM_SOURCE_DIR) + "/configs/hw/sram_analog.yaml");
+  const int context = mode == "cim" ? std::min(kDecodeTokens, c.seq_len) : c.seq_len;
+  // as `kvcim run` places it: sized to the model when the spec is too small
+  kvcim::mapper::fit_if_too_small(hw, c, kvcim::mapper::Policy{}, false);
+  const kvcim::mapper::Placement placement = place_for_run(ck, hw, kvcim::mapper::Policy{}, std::min(kDecodeTokens, c.seq_len));
+  const SessionHardware shw = session_hardware(ck, placement, cmodel_tiles(hw.tile(c.head_dim())));
+  SessionBackend be(c, ck.weights, BackendChoice{},
+                    std::make_shared<CimWeights>(c, ck.weights, shw.macro, shw.blocks), shw.tiles,
+                    shw.k_per_channel, shw.kv_window);
+  ReferenceBackend ref(c, ck.weights);
+  if (mode == "cim") {
+    RunState s_cim(c), s_ref(c);
+    for (int pos = 0; pos < context; ++pos) {
+      const int token = (pos * 31 + 1) % c.vocab_size;
+      benchmark::DoNotOptimize(forward(c, ck.weights, s_cim, be, token, pos).data());
+      benchmark::DoNotOptimize(forward(c, ck.weights, s_ref, ref, token, pos).data());
+    }
+    return;
+  }
+  std::vector<int> ids;
+  for (int pos = 0; pos < context; ++pos) ids.push_back((pos * 31 + 1) % c.vocab_size);
+  std::vector<float> a, b;
+  for (int p0 = 0; p0 < context; p0 += 128) {  // the evaluation's chunks (runtime/evaluation.cpp)
+    const int n = std::min(128, context - p0);
+    forward_sequence(c, ck.weights, ref, ids.data() + p0, p0, n, a);
+    forward_sequence(c, ck.weights, be, ids.data() + p0, p0, n, b);
+    benchmark::DoNotOptimize(a.data());
+    benchmark::DoNotOptimize(b.data());
+  }
+}
+
 int decode(const std::string& mode, const std::string& path) {
   if (mode == "idle") return 0;
+  if (mode == "cim" || mode == "cim_eval") {
+    cim(mode, path);
+    return 0;
+  }
   if (mode != "float" && mode != "int8") return 3;
   auto m = Model::load(path, mode == "int8" ? WeightFormat::int8 : WeightFormat::float32);
   const Config& c = m->config();
@@ -181,6 +232,10 @@ void BM_PeakRss(benchmark::State& state, std::string mode, Shape shape) {
   state.counters["kv_cache_MB"] = kv / 1e6;
   state.counters["budget_MB"] = budget / 1e6;
   state.counters["headroom_MB"] = (budget - static_cast<double>(peak)) / 1e6;
+  static std::map<std::string, long long> float_peak;  // per shape, from the float row of this run
+  if (mode == "float") float_peak[shape.name] = peak;
+  if (mode.rfind("cim", 0) == 0 && float_peak.count(shape.name))
+    state.counters["vs_float"] = static_cast<double>(peak) / static_cast<double>(float_peak[shape.name]);
 }
 
 }  // namespace
@@ -197,7 +252,7 @@ int main(int argc, char** argv) {
   benchmark::RegisterBenchmark("BM_PeakRss/idle", BM_PeakRss, std::string("idle"), shapes().front())
       ->Iterations(1)->Unit(benchmark::kMillisecond);
   for (const Shape& s : shapes())
-    for (const char* mode : {"float", "int8"})
+    for (const char* mode : {"float", "int8", "cim", "cim_eval"})
       benchmark::RegisterBenchmark(("BM_PeakRss/" + std::string(mode) + "/" + s.name).c_str(), BM_PeakRss,
                                    std::string(mode), s)
           ->Iterations(1)->Unit(benchmark::kMillisecond);

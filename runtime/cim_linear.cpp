@@ -56,6 +56,11 @@ CimLinear::CimLinear(cmodel::MatrixRef w, const MacroSpec& spec, std::vector<Blo
     for (int o = 0; o < bl.outs; ++o) partial_sum_adds_ += blocks_per_output[bl.out0 + o]++ > 0;
   }
   block_events_.resize(blocks_.size());
+  // The codes stay only for blocks the digital engine computes: the macros hold the others.
+  if (std::all_of(blocks_.begin(), blocks_.end(), [](const Block& bl) { return bl.onchip; })) {
+    q_.q.clear();
+    q_.q.shrink_to_fit();
+  }
 }
 
 void CimLinear::compute_blocks(int b0, int b1) {

@@ -1,6 +1,7 @@
 #include "kvcim/runtime/eval_corpus.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/cmodel/transformer.hpp"
@@ -25,12 +26,57 @@ int EvalCorpus::predicted_tokens() const {
 
 namespace {
 
+// Sampled sequences decoded side by side: each its own float KV cache (up to the model's context).
+constexpr int kSideBySide = 4;
+
 // The sampler seed of sequence i: splitmix64 of (seed, i), never 0 (run.c's xorshift would stick).
 uint64_t sequence_seed(uint64_t seed, int i) {
   uint64_t z = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(i) + 1;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return (z ^ (z >> 31)) | 1;
+}
+
+// Sequences first .. first + k - 1 sampled from the reference side by side, one position of all
+// at a time (cmodel::forward_streams: each matrix read once per position for all of them, the
+// floats of sampling each alone): prompt i % prompts, temperature 1, no nucleus, until BOS or
+// `length` positions.
+std::vector<EvalSequence> sample_side_by_side(const Checkpoint& ck, const Tokenizer& tok,
+                                              const std::vector<std::vector<int>>& prompts, uint64_t seed, int first,
+                                              int k, int length) {
+  const Config& c = ck.config;
+  std::vector<EvalSequence> out(static_cast<size_t>(k));
+  std::vector<Sampler> samplers;
+  std::vector<std::unique_ptr<ReferenceBackend>> refs;
+  for (int j = 0; j < k; ++j) {
+    out[j].prompt = (first + j) % static_cast<int>(prompts.size());
+    out[j].ids = prompts[static_cast<size_t>(out[j].prompt)];
+    samplers.emplace_back(1.0f, 1.0f, sequence_seed(seed, first + j));
+    refs.push_back(std::make_unique<ReferenceBackend>(c, ck.weights));
+  }
+  std::vector<char> done(static_cast<size_t>(k), 0);
+  std::vector<float> logits;
+  for (int pos = 0;; ++pos) {
+    std::vector<int> active, ids;
+    std::vector<Backend*> streams;
+    for (int j = 0; j < k; ++j)
+      if (!done[j]) {
+        active.push_back(j);
+        ids.push_back(out[j].ids[static_cast<size_t>(pos)]);
+        streams.push_back(refs[j].get());
+      }
+    if (active.empty()) break;
+    forward_streams(c, ck.weights, streams, ids.data(), pos, logits);
+    for (size_t a = 0; a < active.size(); ++a) {
+      EvalSequence& s = out[active[a]];
+      if (pos + 1 < static_cast<int>(s.ids.size())) continue;  // still in the prompt
+      const Vector row = Eigen::Map<const Vector>(logits.data() + a * static_cast<size_t>(c.vocab_size), c.vocab_size);
+      const int next = samplers[active[a]].sample(row);
+      s.ids.push_back(next);
+      if (tok.ends_text(next) || static_cast<int>(s.ids.size()) >= length) done[active[a]] = 1;
+    }
+  }
+  return out;
 }
 
 }  // namespace
@@ -100,26 +146,20 @@ EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const E
   }
 
   EvalCorpus corpus;
-  ReferenceBackend ref(c, ck.weights);
-  RunState state(c);
   int left = o.tokens;
-  for (int i = 0; left > 0; ++i) {
-    EvalSequence s;
-    s.prompt = i % static_cast<int>(prompts.size());
-    s.ids = prompts[static_cast<size_t>(s.prompt)];
-    Sampler sampler(1.0f, 1.0f, sequence_seed(o.seed, i));  // temperature 1, no nucleus
-    ref.cache().reset();
-    for (int pos = 0;; ++pos) {
-      const Vector& logits = forward(c, ck.weights, state, ref, s.ids[static_cast<size_t>(pos)], pos);
-      if (pos + 1 < static_cast<int>(s.ids.size())) continue;  // still in the prompt
-      const int next = sampler.sample(logits);
-      s.ids.push_back(next);
-      if (tok.ends_text(next) || static_cast<int>(s.ids.size()) >= length) break;
+  for (int i = 0; left > 0;) {
+    // as many sequences side by side as the tokens left need if none ends early (each one's
+    // tokens depend on its index alone, so a sequence sampled beyond the last one needed is
+    // dropped, and the corpus is the one of sampling them one after another)
+    const int k = std::clamp((left + length - 2) / (length - 1), 1, kSideBySide);
+    for (EvalSequence& s : sample_side_by_side(ck, tok, prompts, o.seed, i, k, length)) {
+      if (left <= 0) break;
+      const int predicted = static_cast<int>(s.ids.size()) - 1;
+      if (predicted > left) s.ids.resize(static_cast<size_t>(left) + 1);
+      left -= static_cast<int>(s.ids.size()) - 1;
+      corpus.sequences.push_back(std::move(s));
     }
-    const int predicted = static_cast<int>(s.ids.size()) - 1;
-    if (predicted > left) s.ids.resize(static_cast<size_t>(left) + 1);
-    left -= static_cast<int>(s.ids.size()) - 1;
-    corpus.sequences.push_back(std::move(s));
+    i += k;
   }
   corpus.sampled_sequences = static_cast<int>(corpus.sequences.size());
   for (EvalSequence& s : text) {

@@ -1,10 +1,7 @@
 #include "kvcim/runtime/evaluation.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
-#include <future>
-#include <mutex>
 
 #include "kvcim/runtime/accuracy.hpp"
 
@@ -14,37 +11,39 @@ using namespace kvcim::cmodel;
 
 namespace {
 
-constexpr size_t kLanes = 2;
-
-// Teacher-forced logits of one sequence: row pos = logits after feeding ids[0..pos].
-std::vector<Vector> logits_of(const Config& c, const Weights& w, Backend& backend,
-                              const std::vector<int>& ids) {
-  RunState s(c);
-  std::vector<Vector> rows;
-  rows.reserve(ids.size() - 1);
-  for (size_t pos = 0; pos + 1 < ids.size(); ++pos)
-    rows.push_back(forward(c, w, s, backend, ids[pos], static_cast<int>(pos)));
-  return rows;
-}
+// Positions per batched pass: each matrix's weights are read once for this many tokens; the
+// logits of a chunk (reference and CIM) are scored and dropped before the next.
+constexpr int kChunk = 128;
 
 // Scores of one sequence: a float reference and `cim` fed the same tokens on fresh caches.
 struct SequenceScores {
   std::vector<double> nll_reference, nll_cim, kl, top1_agree;
 };
 
-SequenceScores score_sequence(const Config& c, const Weights& w, SessionBackend& cim,
-                              ReferenceBackend& ref, const std::vector<int>& ids) {
+SequenceScores score_sequence(const Config& c, const Weights& w, SessionBackend& cim, ReferenceBackend& ref,
+                              const std::vector<int>& ids, uint64_t stream) {
   cim.reset();
+  cim.set_noise_stream(stream);
   ref.cache().reset();
-  const std::vector<Vector> rows = logits_of(c, w, ref, ids), cim_rows = logits_of(c, w, cim, ids);
   SequenceScores t;
-  for (size_t pos = 0; pos < rows.size(); ++pos) {
-    const int next = ids[pos + 1];
-    const StepAccuracy a = compare_logits(rows[pos], cim_rows[pos], static_cast<int>(pos));
-    t.nll_reference.push_back(-log_prob(rows[pos], next));
-    t.nll_cim.push_back(-log_prob(cim_rows[pos], next));
-    t.kl.push_back(a.kl);
-    t.top1_agree.push_back(a.top1_agree ? 1.0 : 0.0);
+  std::vector<float> rows, cim_rows;
+  const int predicted = static_cast<int>(ids.size()) - 1;
+  const auto V = static_cast<size_t>(c.vocab_size);
+  for (int pos0 = 0; pos0 < predicted; pos0 += kChunk) {
+    const int n = std::min(kChunk, predicted - pos0);
+    forward_sequence(c, w, ref, ids.data() + pos0, pos0, n, rows);
+    forward_sequence(c, w, cim, ids.data() + pos0, pos0, n, cim_rows);
+    for (int i = 0; i < n; ++i) {
+      const int pos = pos0 + i;
+      const Vector r = Eigen::Map<const Vector>(rows.data() + i * V, c.vocab_size);
+      const Vector m = Eigen::Map<const Vector>(cim_rows.data() + i * V, c.vocab_size);
+      const int next = ids[static_cast<size_t>(pos) + 1];
+      const StepAccuracy a = compare_logits(r, m, pos);
+      t.nll_reference.push_back(-log_prob(r, next));
+      t.nll_cim.push_back(-log_prob(m, next));
+      t.kl.push_back(a.kl);
+      t.top1_agree.push_back(a.top1_agree ? 1.0 : 0.0);
+    }
   }
   return t;
 }
@@ -52,41 +51,23 @@ SequenceScores score_sequence(const Config& c, const Weights& w, SessionBackend&
 }  // namespace
 
 TokenScores score_corpus(const Config& c, const Weights& w, const std::function<std::unique_ptr<SessionBackend>()>& make_cim,
-                         const EvalCorpus& corpus, int threads, const std::function<void(int, int)>& progress) {
-  // Two lanes, each with its own CIM backend and reference, take the even and the odd sequences.
-  // The split is fixed, not by thread: with one thread the lanes run one after the other, so a
-  // backend sees the same sequences in the same order (and draws the same read noise) either way.
+                         const EvalCorpus& corpus, int /*threads*/, const std::function<void(int, int)>& progress) {
+  // One CIM backend and one reference take the sequences in order, each pass over a chunk of
+  // positions shared with the GEMV's helper thread (cmodel::parallel_rows). Sequence i's read
+  // noise is keyed by its own stream, so its scores depend on it alone.
   const size_t n = corpus.sequences.size();
-  std::vector<SequenceScores> scored(n);
-  std::atomic<int> done{0};
-  const int total = corpus.predicted_tokens();
-  std::mutex progress_mutex;
-  auto lane = [&](size_t first) {
-    const std::unique_ptr<SessionBackend> cim = make_cim();
-    ReferenceBackend ref(c, w);
-    for (size_t i = first; i < n; i += kLanes) {
-      scored[i] = score_sequence(c, w, *cim, ref, corpus.sequences[i].ids);
-      const int now = done += static_cast<int>(scored[i].kl.size());
-      if (progress) {
-        const std::lock_guard<std::mutex> lock(progress_mutex);
-        progress(now, total);
-      }
-    }
-  };
-  if (threads > 1) {
-    std::future<void> second = std::async(std::launch::async, lane, size_t{1});
-    lane(0);
-    second.get();
-  } else {
-    for (size_t first = 0; first < kLanes; ++first) lane(first);
-  }
+  const std::unique_ptr<SessionBackend> cim = make_cim();
+  ReferenceBackend ref(c, w);
   TokenScores t;
-  for (const SequenceScores& s : scored) {
+  const int total = corpus.predicted_tokens();
+  for (size_t i = 0; i < n; ++i) {
+    const SequenceScores s = score_sequence(c, w, *cim, ref, corpus.sequences[i].ids, kEvalStreams + i);
     t.sequence_starts.push_back(static_cast<int>(t.kl.size()));
     t.nll_reference.insert(t.nll_reference.end(), s.nll_reference.begin(), s.nll_reference.end());
     t.nll_cim.insert(t.nll_cim.end(), s.nll_cim.begin(), s.nll_cim.end());
     t.kl.insert(t.kl.end(), s.kl.begin(), s.kl.end());
     t.top1_agree.insert(t.top1_agree.end(), s.top1_agree.begin(), s.top1_agree.end());
+    if (progress) progress(static_cast<int>(t.kl.size()), total);
   }
   return t;
 }

@@ -176,35 +176,37 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
 
   GenerationResult r;
   r.ledger = r.simulated = r.conventional = r.load_ledger = energy::Ledger(c.n_layers);
-  // A backend on the weights in their macros (none when the linear layers are reference); the
-  // batch shares one CimWeights, written once (before the evaluation's), each evaluation lane
-  // writes its own (a CimLinear is not shared across threads).
-  auto cim_weights = [&]() -> std::shared_ptr<CimWeights> {
-    return o.backends.linear == BackendKind::cim ? std::make_shared<CimWeights>(c, w, hw.macro, hw.blocks) : nullptr;
-  };
+  // The weights in their macros (none when the linear layers are reference), written once: the
+  // batch and the evaluation share them, one after the other (a CimLinear has scratch, so never
+  // on two threads at once); the macros' read noise is keyed by stream and position, so no run's
+  // draws depend on another's.
   auto backend = [&](const std::shared_ptr<CimWeights>& linears) {
     auto b = std::make_unique<SessionBackend>(c, w, o.backends, linears, hw.tiles, hw.k_per_channel, hw.kv_window);
     b->set_token_interval_ns(hw.token_interval_ns);
     return b;
   };
   std::vector<std::unique_ptr<Sequence>> batch;
-  const std::shared_ptr<CimWeights> linears = cim_weights();
+  const std::shared_ptr<CimWeights> linears =
+      o.backends.linear == BackendKind::cim ? std::make_shared<CimWeights>(c, w, hw.macro, hw.blocks) : nullptr;
   for (int b = 0; b < o.sequences; ++b) {
     const size_t p = static_cast<size_t>(b) % prompts.size();
-    batch.push_back(std::make_unique<Sequence>(c, w, backend(linears), prompts[p], o, o.seed + static_cast<uint64_t>(b)));
+    const uint64_t seed = o.seed + static_cast<uint64_t>(b);
+    batch.push_back(std::make_unique<Sequence>(c, w, backend(linears), prompts[p], o, seed));
     batch.back()->out.prompt = o.prompts[p];
+    // the sequence's read noise follows its sampler seed: a batch member makes a single run's tokens
+    batch.back()->cim->set_noise_stream(seed % kEvalStreams);
   }
 
-  // The evaluation, on its own backends: the same hardware (a macro's noise comes from its seed),
-  // fresh caches per sequence, its events kept out of the generation's ledger, and the
-  // generation's tokens (and read-noise draws) independent of the evaluation's size.
+  // The evaluation, on its own backend over the same macros: fresh caches per sequence, its
+  // events kept out of the generation's ledger, and the generation's tokens (and read-noise
+  // draws, keyed) independent of the evaluation's size.
   if (!o.eval_text.empty()) {
     EvalCorpusOptions eo;
     eo.tokens = o.eval_tokens;
     eo.seed = o.eval_seed;
     eo.text = o.eval_text;
     const EvalCorpus corpus = build_eval_corpus(ck, tok, eo);
-    auto make_cim = [&] { return backend(cim_weights()); };
+    auto make_cim = [&] { return backend(linears); };
     r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap,
                                     corpus.sampled_sequences);
     r.eval_prompts = eo.prompts;

@@ -99,12 +99,46 @@ const energy::Ledger& SessionBackend::load_ledger() const {
   return linears_ ? linears_->load_ledger() : no_load_;
 }
 
+void SessionBackend::set_noise_stream(uint64_t stream) {
+  if (stream >> kStreamBits)
+    fail("run", "noise stream", std::to_string(stream), "below 2^" + std::to_string(kStreamBits));
+  stream_ = stream;
+}
+
+const uint64_t* SessionBackend::next_keys(int layer, MatrixKind kind, int n) {
+  const size_t kinds = std::size(kAllMatrixKinds);
+  if (products_.empty()) products_.assign(static_cast<size_t>(config_.n_layers) * kinds, 0);
+  const size_t at = static_cast<size_t>(kind == MatrixKind::classifier ? 0 : layer) * kinds + static_cast<size_t>(kind);
+  int& done = products_[at];
+  if (done + n > (1 << kPositionBits))
+    fail("run", "position", std::to_string(done + n), "below 2^" + std::to_string(kPositionBits) + " for keyed read noise");
+  keys_.resize(static_cast<size_t>(n));
+  for (int t = 0; t < n; ++t) keys_[t] = (stream_ << kPositionBits) | static_cast<uint64_t>(done + t);
+  done += n;
+  return keys_.data();
+}
+
+void SessionBackend::charge_linear(int layer, MatrixKind kind, const LinearEvents& e) {
+  energy::charge_cim_linear(ledger_, ledger_layer(kind, layer), op_of(kind), e.macro,
+                            e.partial_sum_adds, e.dequant_muls, e.quant_ops);
+}
+
 void SessionBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
   if (choice_.linear == BackendKind::reference) return reference_.linear(layer, kind, x, y);
   LinearEvents e;
-  linears_->at(layer, kind).apply(x, y, e);
-  energy::charge_cim_linear(ledger_, ledger_layer(kind, layer), op_of(kind), e.macro,
-                            e.partial_sum_adds, e.dequant_muls, e.quant_ops);
+  linears_->at(layer, kind).apply_keyed(x, y, e, *next_keys(layer, kind, 1));
+  charge_linear(layer, kind, e);
+}
+
+void SessionBackend::linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out) {
+  if (choice_.linear == BackendKind::reference) return reference_.linear_batch(layer, kind, n, x, in, y, out);
+  CimLinear& lin = linears_->at(layer, kind);
+  if (in != lin.inputs() || out != lin.outputs())
+    fail("run", "linear_batch", std::to_string(in) + " -> " + std::to_string(out),
+         "the matrix is " + std::to_string(lin.inputs()) + " -> " + std::to_string(lin.outputs()));
+  LinearEvents e;
+  lin.apply_batch(x, n, y, e, next_keys(layer, kind, n));
+  charge_linear(layer, kind, e);
 }
 
 void SessionBackend::write_kv(int layer, int pos, const float* k, const float* v) {
@@ -124,6 +158,7 @@ void SessionBackend::attend(int layer, int head, int pos, const float* q, float*
 }
 
 void SessionBackend::reset() {
+  std::fill(products_.begin(), products_.end(), 0);
   reference_.cache().reset();
   if (attention_) attention_->reset();
 }

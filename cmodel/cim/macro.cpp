@@ -35,11 +35,13 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
          "an integer in [2, 8] for the bit-accurate Macro (wider weights are priced analytically only)");
   const size_t n = static_cast<size_t>(spec_.rows) * spec_.cols;
   // A digital macro keeps its weights (weights_) and derives a cell's level from them
-  // (cell_level); an analog macro keeps the levels, which noise and the bit-planes build on.
-  if (spec_.kind == MacroKind::analog) cells_.assign(n, 0);
-  if (spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || deviates())) cell_noise_.assign(n, 0.f);
+  // (cell_level); an analog macro keeps its cells' bits only, as bit-planes, and reads a level
+  // from them: one bit per one-bit cell, what the array holds.
+  cell_noisy_ = spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || deviates());
   fixed_q_ = spec_.noise_grid_bits();
-  if (!cell_noise_.empty() && fixed_q_ > 0) {
+  // The exact model keeps every deviation as a float; the fixed model only on its grid (int16).
+  if (cell_noisy_ && fixed_q_ == 0) cell_noise_.assign(n, 0.f);
+  if (cell_noisy_ && fixed_q_ > 0) {
     noise_q_ = fixed_q_;
     const size_t groups = static_cast<size_t>(spec_.row_groups(spec_.rows));
     const size_t pairs = static_cast<size_t>(spec_.rows_per_cycle + 1) / 2;
@@ -60,11 +62,12 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   }
   row_words_ = (spec_.rows + 63) / 64;
   slices_ = detail::weight_slices(spec_);
+  pieces_ = detail::input_pieces(spec_);
   // Only the analog fast path reads the bit-planes; the digital one reads weights_.
   if (spec_.kind == MacroKind::analog)
     planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);
-  weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
-  if (spec_.kind == MacroKind::analog && cell_noise_.empty() && spec_.adc_shift() == 0)
+  if (spec_.kind == MacroKind::digital) weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
+  if (spec_.kind == MacroKind::analog && !cell_noisy_ && spec_.adc_shift() == 0)
     rounded_ = detail::rounded_noise_law(spec_.read_noise_sigma);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
   // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
@@ -79,11 +82,11 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   spec_.stuck_rate = stuck;
 }
 
-void Macro::mirror_deviation(int row, int col) {
+void Macro::mirror_deviation(int row, int col, float deviation) {
   if (cell_noise_q_.empty()) return;
   const int rpc = spec_.rows_per_cycle, g = row / rpc, i = row % rpc;
   const size_t pair = static_cast<size_t>(g) * ((rpc + 1) / 2) + i / 2;
-  double v = std::nearbyint(std::ldexp(static_cast<double>(cell_noise_[static_cast<size_t>(row) * spec_.cols + col]), noise_q_));
+  double v = std::nearbyint(std::ldexp(static_cast<double>(deviation), noise_q_));
   if (fixed_q_ > 0) v = std::clamp(v, -32767.0, 32767.0);  // the fixed model saturates (+-32 levels at q 10)
   if (std::fabs(v) > 32767.0) {  // not expected (|draw| < 5.8); the double sums then do it all
     cell_noise_q_.clear();
@@ -159,29 +162,33 @@ void Macro::store(int row, int out, int32_t w) {
     const int col = out * S + j;
     const uint32_t level = detail::slice_level(spec_, slices_[j], w);
     const size_t idx = static_cast<size_t>(row) * spec_.cols + col;
-    if (!cells_.empty()) cells_[idx] = static_cast<uint8_t>(level);
     for (int b = 0; b < spec_.cell_bits && !planes_.empty(); ++b) {
       uint64_t& word = planes_[(static_cast<size_t>(b) * row_words_ + row / 64) * spec_.cols + col];
       const uint64_t bit = uint64_t{1} << (row % 64);
       word = ((level >> b) & 1u) ? (word | bit) : (word & ~bit);
     }
     // One programming-variation draw per cell written, slices in ascending order.
-    if (!cell_noise_.empty()) {
+    if (cell_noisy_) {
       const double noise = spec_.cell_noise_sigma > 0.0 ? spec_.cell_noise_sigma * gaussian() : 0.0;
-      cell_noise_[idx] = deviation(idx, level, noise);
-      mirror_deviation(row, col);
+      const float dev = deviation(idx, level, noise);
+      if (!cell_noise_.empty()) cell_noise_[idx] = dev;
+      mirror_deviation(row, col, dev);
     }
   }
-  weights_[static_cast<size_t>(row) * (spec_.cols / S) + out] = static_cast<int8_t>(w);
+  if (!weights_.empty()) weights_[static_cast<size_t>(row) * (spec_.cols / S) + out] = static_cast<int8_t>(w);
 }
 
 void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
   const int S = static_cast<int>(slices_.size());
   const int cols = spec_.cols, wpr = spec_.weights_per_row(), n_cols = n_out * S;
-  for (int r = 0; r < n_rows; ++r)
-    std::memcpy(weights_.data() + static_cast<size_t>(r) * wpr, w + static_cast<size_t>(r) * n_out,
-                static_cast<size_t>(n_out));
-  if (cells_.empty()) return;  // digital: the weights are the stored state
+  if (spec_.kind == MacroKind::digital) {  // the weights are the stored state
+    for (int r = 0; r < n_rows; ++r)
+      std::memcpy(weights_.data() + static_cast<size_t>(r) * wpr, w + static_cast<size_t>(r) * n_out,
+                  static_cast<size_t>(n_out));
+    return;
+  }
+  // the block's cell levels, [row][column used]: the bit-planes and the noise are made from them
+  std::vector<uint8_t> cells(static_cast<size_t>(n_rows) * n_cols);
   // The S levels of each of the 256 int8 values, formed once per block: a weight's cells are
   // then a copy.
   std::vector<uint8_t> levels(256 * static_cast<size_t>(S));
@@ -189,7 +196,7 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
     for (int j = 0; j < S; ++j)
       levels[static_cast<size_t>(v + 128) * S + j] = static_cast<uint8_t>(detail::slice_level(spec_, slices_[j], v));
   for (int r = 0; r < n_rows; ++r) {
-    uint8_t* cell = cells_.data() + static_cast<size_t>(r) * cols;
+    uint8_t* cell = cells.data() + static_cast<size_t>(r) * n_cols;
     const int8_t* wr = w + static_cast<size_t>(r) * n_out;
     for (int o = 0; o < n_out; ++o) {
       const uint8_t* lv = &levels[static_cast<size_t>(wr[o] + 128) * S];
@@ -204,7 +211,7 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
       const int r1 = std::min(n_rows, r0 + 64);
       std::fill(word.begin(), word.end(), uint64_t{0});
       for (int r = r0; r < r1; ++r) {
-        const uint8_t* cell = cells_.data() + static_cast<size_t>(r) * cols;
+        const uint8_t* cell = cells.data() + static_cast<size_t>(r) * n_cols;
         for (int c = 0; c < n_cols; ++c) word[c] |= static_cast<uint64_t>((cell[c] >> b) & 1u) << (r - r0);
       }
       const uint64_t keep = r1 - r0 == 64 ? uint64_t{0} : ~uint64_t{0} << (r1 - r0);
@@ -213,7 +220,7 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
     }
   // One programming-variation draw per cell written, in store()'s order (row, output, slice):
   // the counter-based generator gives draw k the same value whichever call takes it.
-  if (!cell_noise_.empty()) {
+  if (cell_noisy_) {
     std::vector<float> draws(static_cast<size_t>(n_rows) * n_cols, 0.f);
     if (spec_.cell_noise_sigma > 0.0) {
       detail::normal_draws(noise_key_, noise_draws_, static_cast<int>(draws.size()), draws.data());
@@ -223,14 +230,20 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
       for (int c = 0; c < n_cols; ++c) {
         const size_t idx = static_cast<size_t>(r) * cols + c;
         const double noise = spec_.cell_noise_sigma * static_cast<double>(draws[static_cast<size_t>(r) * n_cols + c]);
-        cell_noise_[idx] = deviation(idx, cells_[idx], noise);
-        mirror_deviation(r, c);
+        const float dev = deviation(idx, cells[static_cast<size_t>(r) * n_cols + c], noise);
+        if (!cell_noise_.empty()) cell_noise_[idx] = dev;
+        mirror_deviation(r, c, dev);
       }
   }
 }
 
 uint32_t Macro::cell_level(int row, int col) const {
-  if (!cells_.empty()) return cells_[static_cast<size_t>(row) * spec_.cols + col];
+  if (spec_.kind == MacroKind::analog) {
+    uint32_t level = 0;
+    for (int b = 0; b < spec_.cell_bits; ++b)
+      level |= static_cast<uint32_t>((planes_[(static_cast<size_t>(b) * row_words_ + row / 64) * spec_.cols + col] >> (row % 64)) & 1u) << b;
+    return level;
+  }
   const int S = static_cast<int>(slices_.size());
   if (col >= spec_.weights_per_row() * S) return 0;  // a column no weight uses stays erased
   const int8_t w = weights_[static_cast<size_t>(row) * spec_.weights_per_row() + col / S];

@@ -49,6 +49,15 @@ void code_planes(const int32_t* x, int n_rows, int B, int nw, uint64_t* cb) {
     }
   }
 }
+// Per-thread scratch of the fast paths, slot `Slot` of element type T, n copies of `value`: a
+// batch makes thousands of calls a token, each of which would otherwise allocate and free a dozen
+// small vectors. Each slot is one variable of the functions below (never two alive at once).
+template <class T, int Slot>
+std::vector<T>& scratch(size_t n, T value) {
+  thread_local std::vector<T> v;
+  v.assign(n, value);
+  return v;
+}
 }  // namespace
 
 void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out) {
@@ -59,7 +68,7 @@ void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n
   const int64_t wmax = int64_t{1} << (spec_.weight_bits - 1);
   if (xmax * wmax * n_rows <= std::numeric_limits<int32_t>::max()) {
     // No partial sum can leave int32: accumulate in 32-bit lanes (twice the vector width).
-    std::vector<int32_t> acc(n_out, 0);
+    std::vector<int32_t>& acc = scratch<int32_t, 0>(n_out, 0);
     for (int r = 0; r < n_rows; ++r) {
       const int32_t xr = x[r];
       if (xr == 0) continue;
@@ -82,8 +91,8 @@ void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n
 void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out) {
   std::fill(y, y + n_out, int64_t{0});
   if (n_rows == 0 || n_out == 0) return;
-  const auto slices = detail::weight_slices(spec_);
-  const auto pieces = detail::input_pieces(spec_);
+  const auto& slices = slices_;
+  const auto& pieces = pieces_;
   const int S = static_cast<int>(slices.size()), T = static_cast<int>(pieces.size());
   const int C = n_out * S, cols = spec_.cols, c_bits = spec_.cell_bits;
   const int rpc = spec_.rows_per_cycle, G = spec_.row_groups(n_rows);
@@ -97,9 +106,9 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   // mispredicted half of random bits: a fifth of the noise-free call), then each piece's planes
   // copied from them.
   const int B = spec_.input_bits;
-  std::vector<uint64_t> cb(static_cast<size_t>(B) * nw, 0);
+  std::vector<uint64_t>& cb = scratch<uint64_t, 0>(static_cast<size_t>(B) * nw, 0);
   code_planes(x, n_rows, B, nw, cb.data());
-  std::vector<uint64_t> xb(static_cast<size_t>(T) * dmax * nw, 0);
+  std::vector<uint64_t>& xb = scratch<uint64_t, 1>(static_cast<size_t>(T) * dmax * nw, 0);
   for (int k = 0; k < T; ++k)
     for (int a = 0; a < pieces[k].width && pieces[k].offset + a < B; ++a)
       std::copy_n(cb.data() + static_cast<size_t>(pieces[k].offset + a) * nw, nw,
@@ -109,16 +118,16 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const uint32_t half = shift > 0 ? (1u << (shift - 1)) : 0u;
   const uint32_t top_code = static_cast<uint32_t>((int64_t{1} << spec_.adc_bits) - 1);
   const double read_sigma = spec_.read_noise_sigma;
-  const bool noisy = read_sigma > 0.0 || !cell_noise_.empty();
-  std::vector<uint32_t> p(noisy ? C : 0);  // one row group's column partial sums (< 2^31, validate())
-  std::vector<double> rn(noisy ? C : 0);  // one step's read noise, in levels
+  const bool noisy = read_sigma > 0.0 || cell_noisy_;
+  std::vector<uint32_t>& p = scratch<uint32_t, 0>(noisy ? C : 0, 0u);  // one row group's column partial sums (< 2^31, validate())
+  std::vector<double>& rn = scratch<double, 0>(noisy ? C : 0, 0.0);  // one step's read noise, in levels
   // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
   // group (top code * 2^s < 2 * range, or p itself when s = 0), so with validate()'s limits the
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
-  std::vector<int64_t> acc(C, 0);      // sum over k of sign_k 2^offset_k pk
+  std::vector<int64_t>& acc = scratch<int64_t, 0>(C, 0);      // sum over k of sign_k 2^offset_k pk
   // The popcount terms of every step (k, g), steps in order k * G + g.
-  std::vector<detail::PopTerm> terms;
-  std::vector<int> step_begin;
+  std::vector<detail::PopTerm>& terms = scratch<detail::PopTerm, 0>(0, {});
+  std::vector<int>& step_begin = scratch<int, 0>(0, 0);
   step_begin.reserve(static_cast<size_t>(T) * G + 1);
   for (int k = 0; k < T; ++k)
     for (int g = 0; g < G; ++g) {
@@ -139,7 +148,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   // Shared by the noisy paths. The generator is counter-based: step (k, g) reads draws
   // base + (k * G + g) * C + col wherever it runs, as the reference takes them in order.
   const uint64_t base = noise_draws_;
-  std::vector<uint32_t> levels;  // the input levels of one row group, [row][k]
+  std::vector<uint32_t>& levels = scratch<uint32_t, 1>(0, 0u);  // the input levels of one row group, [row][k]
   const auto group_levels = [&](int r0, int r1) {
     levels.resize(static_cast<size_t>(rpc) * T);
     for (int r = r0; r < r1; ++r)
@@ -170,7 +179,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   if (!noisy) {
     // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
     // quant::shift_round(p, s), which the reference path calls. Fused per column block.
-    std::vector<int> sign(T), offset(T);
+    std::vector<int>& sign = scratch<int, 1>(T, 0);
+    std::vector<int>& offset = scratch<int, 2>(T, 0);
     for (int k = 0; k < T; ++k) {
       sign[k] = pieces[k].sign;
       offset[k] = pieces[k].offset;
@@ -183,7 +193,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // the reference does. The codes of input cycle k are summed over the row groups in 32-bit
     // lanes (p <= rows * 255 * 15 < 2^28 with validate()'s limits, so p + k and the sum fit),
     // then weighted into acc.
-    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
+    std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
     const int32_t top = static_cast<int32_t>(top_code);
     for (int k = 0; k < T; ++k)
       for (int g = 0; g < G; ++g) {
@@ -196,9 +206,9 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   } else if (fixed_q_ > 0) {
     // The fixed noise model: the grid deviations summed in integers (cell_noise_isums), the read
     // noise drawn onto the same grid, each code rounded in integers (detail::adc_fixed).
-    std::vector<int32_t> S(cell_noise_q_.empty() ? 0 : static_cast<size_t>(T) * C);
-    std::vector<int32_t> R(read_sigma > 0.0 ? C : 0);
-    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
+    std::vector<int32_t>& S = scratch<int32_t, 1>(cell_noise_q_.empty() ? 0 : static_cast<size_t>(T) * C, 0);
+    std::vector<int32_t>& R = scratch<int32_t, 2>(read_sigma > 0.0 ? C : 0, 0);
+    std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
     const size_t pairs = static_cast<size_t>(rpc + 1) / 2;
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
@@ -230,9 +240,9 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     const double scale = std::ldexp(1.0, -shift), top = static_cast<double>(top_code);
     const double qscale = std::ldexp(1.0, -noise_q_), half_q = std::ldexp(1.0 + 0x1p-20, -noise_q_ - 1);
     const size_t pairs = static_cast<size_t>(rpc + 1) / 2;
-    std::vector<int32_t> S(static_cast<size_t>(T) * C);
-    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
-    std::vector<int> uncertain(C);
+    std::vector<int32_t>& S = scratch<int32_t, 1>(static_cast<size_t>(T) * C, 0);
+    std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
+    std::vector<int>& uncertain = scratch<int, 3>(C, 0);
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       group_levels(r0, r1);
@@ -264,9 +274,9 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // reference's, so the sums are bit-identical), then each step (k, g) in turn.
     const double scale = std::ldexp(1.0, -shift);  // exact: v * 2^-s == ldexp(v, -s)
     const double top = static_cast<double>(top_code);
-    std::vector<double> pn_all(cell_noise_.empty() ? 0 : static_cast<size_t>(T) * C);
-    std::vector<uint32_t> pk_all(static_cast<size_t>(T) * C, 0u);
-    const std::vector<double> zeros(pn_all.empty() ? C : 0, 0.0);
+    std::vector<double>& pn_all = scratch<double, 1>(cell_noise_.empty() ? 0 : static_cast<size_t>(T) * C, 0.0);
+    std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
+    const std::vector<double>& zeros = scratch<double, 2>(pn_all.empty() ? C : 0, 0.0);
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       if (!cell_noise_.empty()) {
@@ -286,7 +296,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   }
   // Every noisy path leaves the generator after the call's T * G * C read-noise draws.
   if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
-  std::vector<int> slice_sign(S), slice_offset(S);  // read once, not per output
+  std::vector<int>& slice_sign = scratch<int, 4>(S, 0);
+  std::vector<int>& slice_offset = scratch<int, 5>(S, 0);  // read once, not per output
   for (int j = 0; j < S; ++j) {
     slice_sign[j] = slices[j].sign;
     slice_offset[j] = slices[j].offset;

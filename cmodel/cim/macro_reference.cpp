@@ -64,13 +64,13 @@ void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_ou
           for (int r = r0; r < r1; ++r) {
             const uint32_t u = detail::input_level(spec_, pieces[k], x[r]);
             const size_t idx = static_cast<size_t>(r) * spec_.cols + col;
-            p_int += int64_t{u} * cells_[idx];
-            if (fixed && !cell_noise_.empty()) p_grid += int64_t{u} * grid_deviation(r, col);
+            p_int += int64_t{u} * cell_level(r, col);
+            if (fixed && cell_noisy_) p_grid += int64_t{u} * grid_deviation(r, col);
             else if (!cell_noise_.empty()) p_noise += static_cast<double>(u) * cell_noise_[idx];
           }
           if (!read_draws.empty()) p_noise += read_draws[col];
           int64_t code;
-          if (cell_noise_.empty() && spec_.read_noise_sigma == 0.0) {
+          if (!cell_noisy_ && spec_.read_noise_sigma == 0.0) {
             code = std::min(quant::shift_round(p_int, shift), top_code);  // p_int >= 0
           } else if (fixed) {
             // integers on the grid of 2^-q levels, rounded as detail::adc_fixed_code

@@ -122,6 +122,94 @@ const Vector& forward(const Config& c, const Weights& w, RunState& s, Backend& b
   return s.logits;
 }
 
+void Backend::linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out) {
+  for (int t = 0; t < n; ++t)
+    linear(layer, kind, x + static_cast<size_t>(t) * in, y + static_cast<size_t>(t) * out);
+}
+
+namespace {
+
+// n rows through the decoder at once: row t is token ids[t] at position pos[t] of the sequence
+// whose cache and attention are attn[t]'s; every matrix one linear_batch of `lin` over the rows.
+// Row by row the operations of forward(), in its order, so the floats are forward()'s.
+void forward_rows(const Config& c, const Weights& w, Backend& lin, Backend* const* attn, const int* ids,
+                  const int* pos, int n, std::vector<float>& logits) {
+  for (int t = 0; t < n; ++t) {
+    if (ids[t] < 0 || ids[t] >= c.vocab_size)
+      throw Error("forward: token = " + std::to_string(ids[t]) + ": outside the vocabulary of " +
+                  std::to_string(c.vocab_size));
+    if (pos[t] < 0 || pos[t] >= c.seq_len)
+      throw Error("forward: position = " + std::to_string(pos[t]) + ": outside the context of " +
+                  std::to_string(c.seq_len) + " tokens");
+  }
+  const int dim = c.dim, hd = c.head_dim(), qd = c.q_dim(), kvd = c.kv_dim(), hid = c.hidden_dim;
+  const auto N = static_cast<size_t>(n);
+  // every row's activations side by side, [row][...]: forward()'s RunState per row
+  std::vector<float> x(N * dim), xb(N * dim), xb2(N * dim), xa(N * qd), q(N * qd), k(N * kvd), v(N * kvd),
+      hb(N * hid), hb2(N * hid);
+  auto row = [](std::vector<float>& m, int t, int width) { return m.data() + static_cast<size_t>(t) * width; };
+  auto add_bias_rows = [&](std::vector<float>& m, int width, const Vector& b) {
+    if (!b.size()) return;
+    for (int t = 0; t < n; ++t) Eigen::Map<Vector>(row(m, t, width), width) += b;
+  };
+  for (int t = 0; t < n; ++t) Eigen::Map<Vector>(row(x, t, dim), dim) = w.token_embedding.row(ids[t]);
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    for (int t = 0; t < n; ++t) rmsnorm(row(xb, t, dim), row(x, t, dim), lw.rms_att.data(), dim, c.rms_norm_eps);
+    lin.linear_batch(l, MatrixKind::wq, n, xb.data(), dim, q.data(), qd);
+    lin.linear_batch(l, MatrixKind::wk, n, xb.data(), dim, k.data(), kvd);
+    lin.linear_batch(l, MatrixKind::wv, n, xb.data(), dim, v.data(), kvd);
+    add_bias_rows(q, qd, lw.bq);
+    add_bias_rows(k, kvd, lw.bk);
+    add_bias_rows(v, kvd, lw.bv);
+    for (int t = 0; t < n; ++t) {
+      norm_heads(row(q, t, qd), lw.q_norm, c.n_heads, hd, c.rms_norm_eps);
+      norm_heads(row(k, t, kvd), lw.k_norm, c.n_kv_heads, hd, c.rms_norm_eps);
+      rope(row(q, t, qd), row(k, t, kvd), pos[t], c);
+    }
+    // causal: a row's K and V are written before its queries, after those of the rows before it
+    for (int t = 0; t < n; ++t) {
+      attn[t]->write_kv(l, pos[t], row(k, t, kvd), row(v, t, kvd));
+      for (int h = 0; h < c.n_heads; ++h) attn[t]->attend(l, h, pos[t], row(q, t, qd) + h * hd, row(xa, t, qd) + h * hd);
+    }
+    lin.linear_batch(l, MatrixKind::wo, n, xa.data(), qd, xb2.data(), dim);
+    add_bias_rows(xb2, dim, lw.bo);
+    for (size_t i = 0; i < N * dim; ++i) x[i] += xb2[i];
+    for (int t = 0; t < n; ++t) rmsnorm(row(xb, t, dim), row(x, t, dim), lw.rms_ffn.data(), dim, c.rms_norm_eps);
+    lin.linear_batch(l, MatrixKind::w1, n, xb.data(), dim, hb.data(), hid);
+    lin.linear_batch(l, MatrixKind::w3, n, xb.data(), dim, hb2.data(), hid);
+    for (size_t i = 0; i < N * hid; ++i) {
+      const float g = hb[i];
+      hb[i] = g * (1.0f / (1.0f + std::exp(-g))) * hb2[i];
+    }
+    lin.linear_batch(l, MatrixKind::w2, n, hb.data(), hid, xb.data(), dim);
+    for (size_t i = 0; i < N * dim; ++i) x[i] += xb[i];
+  }
+  for (int t = 0; t < n; ++t) rmsnorm(row(x, t, dim), row(x, t, dim), w.rms_final.data(), dim, c.rms_norm_eps);
+  logits.resize(N * c.vocab_size);
+  lin.linear_batch(0, MatrixKind::classifier, n, x.data(), dim, logits.data(), c.vocab_size);
+}
+
+}  // namespace
+
+void forward_sequence(const Config& c, const Weights& w, Backend& be, const int* ids, int pos0, int n,
+                      std::vector<float>& logits) {
+  if (n < 0 || pos0 < 0 || pos0 + n > c.seq_len)
+    throw Error("forward_sequence: positions " + std::to_string(pos0) + " .. " + std::to_string(pos0 + n - 1) +
+                ": outside the context of " + std::to_string(c.seq_len) + " tokens");
+  std::vector<int> pos(static_cast<size_t>(n));
+  for (int t = 0; t < n; ++t) pos[t] = pos0 + t;
+  const std::vector<Backend*> attn(static_cast<size_t>(n), &be);
+  forward_rows(c, w, be, attn.data(), ids, pos.data(), n, logits);
+}
+
+void forward_streams(const Config& c, const Weights& w, const std::vector<Backend*>& streams, const int* ids,
+                     int pos, std::vector<float>& logits) {
+  if (streams.empty()) return logits.clear();
+  const std::vector<int> at(streams.size(), pos);
+  forward_rows(c, w, *streams[0], streams.data(), ids, at.data(), static_cast<int>(streams.size()), logits);
+}
+
 // ---- the float reference backend -----------------------------------------------------------
 
 ReferenceBackend::ReferenceBackend(const Config& config, const Weights& weights)
@@ -130,6 +218,36 @@ ReferenceBackend::ReferenceBackend(const Config& config, const Weights& weights)
 void ReferenceBackend::linear(int layer, MatrixKind kind, const float* x, float* y) {
   const WeightMatrix& W = weights_.matrix(layer, kind);
   gemv_f32(W.data(), W.cols(), x, y, static_cast<int>(W.rows()), static_cast<int>(W.cols()));
+}
+
+namespace {
+struct BatchGemv {
+  const float* W;
+  int64_t cols;
+  int n, in, out, rows_per_block;
+  const float* x;
+  float* y;
+};
+}  // namespace
+
+void ReferenceBackend::linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out) {
+  const WeightMatrix& W = weights_.matrix(layer, kind);
+  const int rows = static_cast<int>(W.rows()), cols = static_cast<int>(W.cols());
+  // Blocks of rows of about 64 KiB, each run over every input while it is in cache; a row's dot
+  // product is gemv_f32's whichever rows surround it, so the floats are linear()'s.
+  const int per_block = std::max(1, (64 << 10) / (cols * 4));
+  BatchGemv job{W.data(), cols, n, in, out, per_block, x, y};
+  const int blocks = (rows + per_block - 1) / per_block;
+  parallel_rows(blocks, int64_t{rows} * cols * n, [](void* ctx, int b0, int b1) {
+    const auto& j = *static_cast<const BatchGemv*>(ctx);
+    for (int b = b0; b < b1; ++b) {
+      const int r0 = b * j.rows_per_block;
+      const int r1 = std::min(static_cast<int>((r0 + j.rows_per_block)), static_cast<int>(j.out));
+      for (int t = 0; t < j.n; ++t)
+        gemv_f32_serial(j.W + static_cast<size_t>(r0) * j.cols, j.cols, j.x + static_cast<size_t>(t) * j.in,
+                        j.y + static_cast<size_t>(t) * j.out + r0, r1 - r0, static_cast<int>(j.cols));
+    }
+  }, &job);
 }
 
 void ReferenceBackend::write_kv(int layer, int pos, const float* k, const float* v) {

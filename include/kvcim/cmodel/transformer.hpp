@@ -33,6 +33,10 @@ class Backend {
   // Attention of query head `head` at position `pos` over positions 0..pos (the reference: the
   // last Config::sliding_window of them when set): out [head_dim].
   virtual void attend(int layer, int head, int pos, const float* q, float* out) = 0;
+  // The same product for n inputs at once, positions in order (forward_sequence): y + t * out =
+  // W (x + t * in) for t < n, in and out W's columns and rows. Backends that keep their weights
+  // in place override it; the result must equal n calls of linear(), token by token.
+  virtual void linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out);
 };
 
 // The float32 reference: Eigen matrix-vector products and softmax attention over a KvCache.
@@ -42,6 +46,8 @@ class ReferenceBackend : public Backend {
   void linear(int layer, MatrixKind kind, const float* x, float* y) override;
   void write_kv(int layer, int pos, const float* k, const float* v) override;
   void attend(int layer, int head, int pos, const float* q, float* out) override;
+  // Row blocks of W that fit in cache, each run over every input: the floats of linear().
+  void linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out) override;
 
   KvCache& cache() { return cache_; }
   // Softmax weights of the last attend() call: [pos + 1].
@@ -74,6 +80,19 @@ void softmax(float* x, int size);
 // One decoder step: feeds `token` at position `pos` and returns the logits.
 const Vector& forward(const Config& config, const Weights& weights, RunState& state,
                       Backend& backend, int token, int pos);
+
+// Teacher-forced passes of positions pos0 .. pos0 + n - 1 fed ids[0 .. n - 1], the backend's cache
+// holding positions 0 .. pos0 - 1: each layer over all n positions at once (every matrix one
+// Backend::linear_batch, its weights read once for the n positions), attention position by
+// position in order. logits[t * vocab_size + v]. The same floats as forward() at each position in
+// turn.
+void forward_sequence(const Config& config, const Weights& weights, Backend& backend, const int* ids, int pos0,
+                      int n, std::vector<float>& logits);
+// One position of several sequences at once (sampling them side by side): sequence t feeds
+// ids[t] at `pos` on streams[t]'s cache; every matrix one linear_batch of streams[0] (the
+// backends must share their weights). logits[t * vocab_size + v]: forward() of each in turn.
+void forward_streams(const Config& config, const Weights& weights, const std::vector<Backend*>& streams,
+                     const int* ids, int pos, std::vector<float>& logits);
 
 class Int8Backend;
 

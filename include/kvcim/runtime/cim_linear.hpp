@@ -38,6 +38,12 @@ class CimLinear {
   // y = W x as the macros compute it. Adds the events to `events`. The blocks are shared with
   // the float GEMV's helper thread (cmodel::parallel_rows); results do not depend on it.
   void apply(const float* x, float* y, LinearEvents& events);
+  // n tokens at once: y[t * outputs() + o] = (W x_t)[o], x_t = x + t * inputs(), token t's read
+  // noise keyed keys[t] (cim::Macro::compute_batch): each macro runs every token while its
+  // weights are in cache. The same floats as apply_keyed() of each token in turn, whatever n and
+  // whatever came before; the events are their sum (cim_linear_batch.cpp).
+  void apply_batch(const float* x, int n, float* y, LinearEvents& events, const uint64_t* keys);
+  void apply_keyed(const float* x, float* y, LinearEvents& events, uint64_t key) { apply_batch(x, 1, y, events, &key); }
   // Events of writing the weights into the macros (once, at load).
   const cmodel::cim::MacroEvents& load_events() const { return load_events_; }
   int outputs() const { return q_.rows; }
@@ -56,6 +62,14 @@ class CimLinear {
   std::vector<cmodel::cim::MacroEvents> block_events_;
   int64_t macs_ = 0, partial_sum_adds_ = 0;
   void compute_blocks(int b0, int b1);  // blocks [b0, b1) into their slots
+  // apply_batch's: the tokens' codes [t][inputs], their keys, every block's partial sums
+  // [slot * n + t * outs + o] (slot_ scaled by n)
+  std::vector<int32_t> batch_xq_;
+  std::vector<int64_t> batch_parts_;
+  const uint64_t* batch_keys_ = nullptr;
+  int batch_n_ = 0;
+  void compute_blocks_batch(int b0, int b1);
+  void apply_run(const float* x, int n, float* y, LinearEvents& events, const uint64_t* keys);  // n >= 1
 };
 
 // Row tiles over the inputs x column tiles over the outputs, one block per macro: the plain

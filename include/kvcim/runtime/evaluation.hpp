@@ -42,10 +42,16 @@ struct Evaluation : EvalStatistics {
   std::optional<EvalStatistics> text;  // none without a text
 };
 
-// Scores every sequence of `corpus` on CIM backends made by `make_cim` (two, each taking a fixed
-// half of the sequences, reset before each; their ledgers are dropped) against float references.
-// With threads > 1 the two halves run side by side; the results do not depend on it.
-// `progress(done, total)` after each sequence, in tokens (from either thread, one at a time).
+// The read-noise streams of the evaluation's sequences: sequence i is kEvalStreams + i
+// (SessionBackend::set_noise_stream); the generation's are below (its sampler seeds).
+constexpr uint64_t kEvalStreams = uint64_t{1} << (SessionBackend::kStreamBits - 1);
+
+// Scores every sequence of `corpus` on one CIM backend made by `make_cim` (reset before each
+// sequence, its noise stream the sequence's; its ledger is dropped) against a float reference,
+// both teacher-forced a chunk of positions at a time (cmodel::forward_sequence: each matrix once
+// per chunk, the same floats as a position at a time). The passes share the GEMV's helper
+// thread when there is one; the results do not depend on it (`threads` is kept for callers).
+// `progress(done, total)` after each sequence, in tokens.
 TokenScores score_corpus(const cmodel::Config& config, const cmodel::Weights& weights,
                          const std::function<std::unique_ptr<SessionBackend>()>& make_cim,
                          const EvalCorpus& corpus, int threads,

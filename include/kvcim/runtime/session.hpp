@@ -24,7 +24,7 @@ namespace kvcim::runtime {
 struct SessionOptions {
   // The batch: `sequences` sequences, sequence b from prompts[b % prompts.size()] with sampler
   // seed `seed + b`, so that it makes exactly the tokens of a single run with that prompt and
-  // seed (on a noise-free spec: in a batch the macros' read noise is drawn in the batch's order).
+  // seed (the macros' read noise is keyed by the sampler seed and the position, not the batch order).
   std::vector<std::string> prompts{"Once upon a time"};
   int sequences = 1;
   int steps = 64;                // forward passes (positions 0..steps-1), prompt included

@@ -64,6 +64,14 @@ class SessionBackend : public cmodel::Backend {
   void linear(int layer, cmodel::MatrixKind kind, const float* x, float* y) override;
   void write_kv(int layer, int pos, const float* k, const float* v) override;
   void attend(int layer, int head, int pos, const float* q, float* out) override;
+  // n positions through each matrix's macros at once: linear() of each in turn, bit for bit.
+  void linear_batch(int layer, cmodel::MatrixKind kind, int n, const float* x, int in, float* y, int out) override;
+  // The macros' read noise of a product is keyed by (stream, position): the position is the
+  // count of that matrix's products since reset(), the stream this backend's (set by the session:
+  // a generation's sampler seed, an evaluation's sequence). So a token's noise does not depend on
+  // which tokens, sequences or batches ran before it on the same macros (cim::Macro::compute_batch).
+  void set_noise_stream(uint64_t stream);
+  static constexpr int kStreamBits = 20, kPositionBits = 17;  // a key of Macro::kKeyBits
 
   // Events of the operations that ran on CIM (reference operations are costed by the caller).
   cmodel::energy::Ledger& ledger() { return ledger_; }
@@ -83,6 +91,12 @@ class SessionBackend : public cmodel::Backend {
   std::unique_ptr<CimAttention> attention_;
   double token_ns_ = 0;
   cmodel::energy::Ledger ledger_, no_load_;
+  uint64_t stream_ = 0;
+  std::vector<int> products_;  // per (layer, matrix kind): products since reset()
+  std::vector<uint64_t> keys_;
+  // keys_ of the next n products of (layer, kind), counted
+  const uint64_t* next_keys(int layer, cmodel::MatrixKind kind, int n);
+  void charge_linear(int layer, cmodel::MatrixKind kind, const LinearEvents& e);
 };
 
 // The decoder operation a matrix serves.

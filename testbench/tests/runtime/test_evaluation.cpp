@@ -63,6 +63,12 @@ TEST(EvalCorpus, ExactTokenCountPromptsInTurnTextLastAndSeeded) {
   // the same options give the same tokens; another seed others (with the same prompts)
   const EvalCorpus again = build_eval_corpus(j.ck, j.tok, o);
   for (size_t i = 0; i < a.sequences.size(); ++i) EXPECT_EQ(again.sequences[i].ids, a.sequences[i].ids);
+  // sequences are sampled several side by side, as many as the tokens need: each one's tokens are
+  // its own whatever the others (a longer corpus starts with the same sequences)
+  EvalCorpusOptions longer = o;
+  longer.tokens = 3 * o.tokens;
+  const EvalCorpus more = build_eval_corpus(j.ck, j.tok, longer);
+  for (size_t i = 0; i + 1 < static_cast<size_t>(a.sampled_sequences); ++i) EXPECT_EQ(more.sequences[i].ids, a.sequences[i].ids) << i;
   o.seed = 2;
   const EvalCorpus other = build_eval_corpus(j.ck, j.tok, o);
   EXPECT_NE(other.sequences[0].ids, a.sequences[0].ids);

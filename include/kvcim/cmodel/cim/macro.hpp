@@ -203,14 +203,29 @@ class Macro {
   // The weight that the cells of (row, out) encode (decoded from the stored levels).
   int32_t read(int row, int out) const;
 
+  // Keyed read noise: the read-noise draws of a compute come from a counter range fixed by a
+  // token key (read_noise_base(key)) instead of the generator's running count, and the generator
+  // is left as it was, so a token's result depends on the stored state, its inputs and its key
+  // only, whichever tokens ran before it and in whatever order (keys < 2^37; each token's
+  // T x G x C draws < 2^26). compute_batch runs n_tokens inputs x[t * n_rows + r] through the
+  // stationary weights into y[t * n_out + o], token t keyed keys[t]: bit for bit
+  // compute_keyed() of each token in turn (macro_batch.cpp), its events those of n_tokens calls.
+  void compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys);
+  void compute_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key);
+  void compute_reference_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key);
+  static constexpr int kKeyBits = 37, kDrawsPerKeyBits = 26;
+  static uint64_t read_noise_base(uint64_t key);  // throws for key >= 2^kKeyBits
+
   const MacroEvents& events() const { return events_; }
   void reset_events() { events_ = MacroEvents{}; }
 
  private:
   MacroSpec spec_;
   MacroEvents events_;
-  std::vector<uint8_t> cells_;      // [rows, cols] stored cell levels (analog only)
-  std::vector<float> cell_noise_;   // [rows, cols] programmed deviation and drift (analog, noisy only)
+  // Whether cells deviate from their levels (analog: cell noise, drift or stuck cells). The exact
+  // model keeps the deviations in cell_noise_; the fixed model on its grid only (cell_noise_q_).
+  bool cell_noisy_ = false;
+  std::vector<float> cell_noise_;   // [rows, cols] programmed deviation and drift (exact model only)
   // The same deviations as int16 multiples of 2^-noise_q_ levels, the row pairs of each row group
   // interleaved per column ([group][pair][col][2], detail::cell_noise_isums): the fast path sums
   // them in integers and goes back to the double sums of cell_noise_ only for the conversions whose
@@ -226,11 +241,13 @@ class Macro {
   uint64_t noise_draws_ = 0;        // draws taken so far: the generator's whole state
   std::vector<float> draws_;        // scratch of read_noise()
   // Kept in step by every write: the weights (a digital macro's whole stored state: its cell
-  // levels are the weights' slices, cell_level()) and the analog fast path's bit-planes.
-  std::vector<int8_t> weights_;     // [rows, weights_per_row] weights
+  // levels are the weights' slices, cell_level()), or an analog macro's bit-planes (its whole
+  // stored state: cell_level() reads them).
+  std::vector<int8_t> weights_;     // [rows, weights_per_row] weights (digital only)
   std::vector<uint64_t> planes_;    // [cell_bits][row words][cols] bit-planes (analog only)
   int row_words_ = 0;               // ceil(rows / 64)
   std::vector<detail::Piece> slices_;  // the layout of one weight's column group
+  std::vector<detail::Piece> pieces_;  // the input cycles' pieces (detail::input_pieces)
 
   void check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_out,
                      const char* where) const;
@@ -243,7 +260,7 @@ class Macro {
   // stuck cell's level minus `level`, else (level + noise) drifted to spec_.drift_time_s, minus level.
   float deviation(size_t idx, uint32_t level, double noise) const;
   bool deviates() const { return spec_.drifts() || spec_.stuck_rate > 0.0; }
-  void mirror_deviation(int row, int col);  // cell_noise_q_ of the cell from cell_noise_
+  void mirror_deviation(int row, int col, float deviation);  // cell_noise_q_ of the cell
   double gaussian();                        // next N(0, 1) draw of the macro's generator
   // The next n draws times sigma (read noise of one step); both compute paths call this.
   void read_noise(double sigma, double* out, int n);

@@ -1,0 +1,57 @@
+// Keyed and batched computes of a Macro: a token's read-noise draws come from a counter range
+// named by its key, so the same token gives the same bits alone, in a batch, or after any other
+// tokens (the evaluation runs every position of a sequence through a macro at once; the
+// generation one position at a time). The weights stay in place for the whole batch: the macro's
+// bit-planes (and cell deviations) are read from cache for every token after the first.
+#include <string>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/error.hpp"
+
+namespace kvcim::cmodel::cim {
+
+uint64_t Macro::read_noise_base(uint64_t key) {
+  if (key >> kKeyBits)
+    fail("cim::Macro", "noise key", std::to_string(key), "below 2^" + std::to_string(kKeyBits));
+  // Above every other stream of the generator: the write-time draws count up from 0, the drift
+  // and stuck-cell streams sit below 2^60.
+  return (uint64_t{1} << 63) | (key << kDrawsPerKeyBits);
+}
+
+void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys) {
+  if (n_tokens < 0) fail("cim::Macro", "n_tokens", std::to_string(n_tokens), "a count >= 0");
+  // Every token is checked before any is computed: a rejected batch changes nothing.
+  for (int t = 0; t < n_tokens; ++t) {
+    check_compute(x + static_cast<size_t>(t) * n_rows, n_rows, y + static_cast<size_t>(t) * n_out, n_out,
+                  "cim::Macro::compute_batch");
+    (void)read_noise_base(keys[t]);
+  }
+  const int64_t draws = int64_t{spec_.input_cycles()} * spec_.row_groups(n_rows) * n_out * spec_.slices_per_weight();
+  if (draws >= (int64_t{1} << kDrawsPerKeyBits))
+    fail("cim::Macro", "read-noise draws per token", std::to_string(draws),
+         "below 2^" + std::to_string(kDrawsPerKeyBits) + " for keyed noise");
+  const uint64_t saved = noise_draws_;
+  for (int t = 0; t < n_tokens; ++t) {
+    noise_draws_ = read_noise_base(keys[t]);
+    const int32_t* xt = x + static_cast<size_t>(t) * n_rows;
+    int64_t* yt = y + static_cast<size_t>(t) * n_out;
+    if (spec_.kind == MacroKind::digital)
+      compute_digital_fast(xt, n_rows, yt, n_out);
+    else
+      compute_analog_fast(xt, n_rows, yt, n_out);
+  }
+  noise_draws_ = saved;
+}
+
+void Macro::compute_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key) {
+  compute_batch(x, 1, n_rows, y, n_out, &key);
+}
+
+void Macro::compute_reference_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key) {
+  const uint64_t saved = noise_draws_;
+  noise_draws_ = read_noise_base(key);
+  compute_reference(x, n_rows, y, n_out);
+  noise_draws_ = saved;
+}
+
+}  // namespace kvcim::cmodel::cim

@@ -1,0 +1,95 @@
+// CimLinear over many tokens at once: the weights stationary in their macros, every token's
+// input streamed through each macro in turn (cim::Macro::compute_batch), token t's read noise
+// keyed by keys[t], so the floats equal those of one token at a time (CimLinearBatch tests).
+#include <algorithm>
+
+#include "kvcim/cmodel/gemv.hpp"
+#include "kvcim/error.hpp"
+#include "kvcim/runtime/cim_linear.hpp"
+
+namespace kvcim::runtime {
+
+void CimLinear::compute_blocks_batch(int b0, int b1) {
+  const int n = batch_n_, cols = q_.cols;
+  for (int b = b0; b < b1; ++b) {
+    const Block& bl = blocks_[b];
+    int64_t* part = batch_parts_.data() + static_cast<size_t>(slot_[b]) * n;
+    if (!bl.onchip) {
+      for (int t = 0; t < n; ++t)
+        for (int o = 0; o < bl.outs; ++o) {
+          const int8_t* w = q_.q.data() + static_cast<size_t>(bl.out0 + o) * cols + bl.row0;
+          const int32_t* xt = batch_xq_.data() + static_cast<size_t>(t) * cols + bl.row0;
+          int64_t acc = 0;
+          for (int r = 0; r < bl.rows; ++r) acc += int64_t{w[r]} * xt[r];
+          part[static_cast<size_t>(t) * bl.outs + o] = acc;
+        }
+      continue;
+    }
+    // the block's inputs of every token, contiguous, as the macro reads them
+    std::vector<int32_t> xb(static_cast<size_t>(n) * bl.rows);
+    for (int t = 0; t < n; ++t)
+      std::copy_n(batch_xq_.data() + static_cast<size_t>(t) * cols + bl.row0, bl.rows,
+                  xb.data() + static_cast<size_t>(t) * bl.rows);
+    cmodel::cim::Macro& m = *macros_[b];
+    m.compute_batch(xb.data(), n, bl.rows, part, bl.outs, batch_keys_);
+    block_events_[b] = m.events();
+    m.reset_events();
+  }
+}
+
+void CimLinear::apply_batch(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
+  if (n < 0) throw Error("CimLinear::apply_batch: n = " + std::to_string(n) + ": expected a count >= 0");
+  // The tokens' partial sums take 8 bytes per block output each (a classifier's 96,000 per token):
+  // runs of at most 16 MiB of them, each token's floats its own either way; the scratch is given
+  // back afterwards, so a model's hundred matrices do not each keep a chunk's worth.
+  const int most = std::max<int>(1, static_cast<int>((size_t{16} << 20) / (8 * std::max<size_t>(1, parts_.size()))));
+  for (int t0 = 0; t0 < n; t0 += most)
+    apply_run(x + static_cast<size_t>(t0) * q_.cols, std::min(most, n - t0), y + static_cast<size_t>(t0) * q_.rows, ev,
+              keys + t0);
+  std::vector<int32_t>().swap(batch_xq_);
+  std::vector<int64_t>().swap(batch_parts_);
+}
+
+void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
+  const int cols = q_.cols;
+  batch_xq_.resize(static_cast<size_t>(n) * cols);
+  std::vector<float> scale(static_cast<size_t>(n));
+  for (int t = 0; t < n; ++t) {
+    // per-token dynamic activation scale, as apply()
+    const cmodel::quant::QuantizedVector xq =
+        cmodel::quant::quantize_activation(x + static_cast<size_t>(t) * cols, cols, spec_.input_bits);
+    std::copy(xq.q.begin(), xq.q.end(), batch_xq_.begin() + static_cast<std::ptrdiff_t>(t) * cols);
+    scale[t] = xq.scale;
+  }
+  ev.quant_ops += int64_t{n} * cols;
+  batch_parts_.resize(parts_.size() * static_cast<size_t>(n));
+  batch_keys_ = keys;
+  batch_n_ = n;
+  // each block into its own slot on either thread; the join below is in block order (apply())
+  cmodel::parallel_rows(static_cast<int>(blocks_.size()), macs_ * n, [](void* c, int b0, int b1) {
+    static_cast<CimLinear*>(c)->compute_blocks_batch(b0, b1);
+  }, this);
+  for (int t = 0; t < n; ++t) {
+    std::fill(acc_.begin(), acc_.end(), 0);
+    for (size_t b = 0; b < blocks_.size(); ++b) {
+      const Block& bl = blocks_[b];
+      const int64_t* part = batch_parts_.data() + static_cast<size_t>(slot_[b]) * n + static_cast<size_t>(t) * bl.outs;
+      for (int o = 0; o < bl.outs; ++o) acc_[bl.out0 + o] += part[o];
+    }
+    float* yt = y + static_cast<size_t>(t) * q_.rows;
+    for (int o = 0; o < q_.rows; ++o) yt[o] = static_cast<float>(acc_[o]) * scale[t] * q_.scale[o];
+  }
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    const Block& bl = blocks_[b];
+    if (bl.onchip) {
+      ev.macro += block_events_[b];
+    } else {
+      ev.offchip_macs += int64_t{n} * bl.rows * bl.outs;
+      ev.offchip_weight_bits += int64_t{n} * bl.rows * bl.outs * spec_.weight_bits;
+    }
+  }
+  ev.partial_sum_adds += partial_sum_adds_ * n;
+  ev.dequant_muls += int64_t{n} * q_.rows;
+}
+
+}  // namespace kvcim::runtime
