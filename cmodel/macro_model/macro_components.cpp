@@ -214,11 +214,14 @@ MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) 
   add("wordlines", 1, d.cell_kind() == Cell::time_delay ? "c_in_time_ff" : "c_wl_ff", drives * cols_used * s * va * va * 1e-3, digital ? cells_mm2 : 0.0,
       show_number(drives) + " row drives x " + show_number(cols_used) + " cells x c_wl x (" + show_number(node) + "/28 nm) x " + show_number(va, 3) +
           " V^2");
-  // a DAC holds its row for every conversion slot of the cycle (columns multiplexed onto converters)
+  // A DAC holds its row for every conversion slot of the cycle (columns multiplexed onto
+  // converters). Driving a row line to one of 2^b analog levels draws the line's charge, C x
+  // V_level x V, from the supply whatever b is (the level's code width sets the DAC's reference
+  // ladder, shared by the rows): one k_dac per row cycle, not one per input bit.
   const double row_cycles = d.rows * r.cycles;
   if (d.encoding() == Encoding::voltage_dac || d.encoding() == Encoding::c2c)
-    add("dac", 1, "k_dac_ff", row_cycles * bits_pc * va * va * 1e-3, 0.0,
-        show_number(row_cycles) + " row cycles x " + show_number(bits_pc) + " bits x k_dac x " + show_number(va, 3) + " V^2");
+    add("dac", 1, "k_dac_ff", row_cycles * va * va * 1e-3, 0.0,
+        show_number(row_cycles) + " row cycles (" + show_number(bits_pc) + "-bit levels) x k_dac x " + show_number(va, 3) + " V^2");
   if (d.encoding() == Encoding::pulse_width)
     add("pulse_counter", 1, "e_fa_fj", row_cycles * bits_pc * logic * 1e-3,
         d.rows * bits_pc * k.fa_area_um2 * area_logic * 1e-6,

@@ -145,7 +145,7 @@ TEST(MacroModel, HandComputationEqualsBreakdown) {
   const double v2 = 0.9 * 0.9;
   const double array = 512.0 * 1024 * 1 * 0.5 * 0.5 * k.c_cell_reram_ff * v2 * 1e-3;
   const double wordlines = 512.0 * 1 * 0.5 * 1024 * k.c_wl_ff * v2 * 1e-3;
-  const double dac = 512.0 * 8 * 4 * k.k_dac_ff * v2 * 1e-3;
+  const double dac = 512.0 * 8 * k.k_dac_ff * v2 * 1e-3;  // one row charge per row and slot, any level width
   const double conv = 512.0 * 256 * k.k_sar_clamped_ff * v2 * 1e-3;  // 2^8 steps
   const double shift = 512.0 * 8 * (1 + k.r_dff) * 0.5 * k.e_fa_fj * 1e-3;  // 28 nm, 0.9 V: logic factor 1
   EXPECT_NEAR(part(r, "array").energy_pj, array, 1e-9 * array);

@@ -4,7 +4,7 @@
 //
 //   array     cells switched x c_cell(cell) x (node / 28 nm) x Va^2          (switched capacitance)
 //   input     rows driven x cols x c_wl (c_in_time) x (node / 28 nm) x Va^2  (wordline swing)
-//             + rows x cycles x k_dac x bits per cycle x Va^2                 (voltage DAC, C-2C)
+//             + rows x cycles x k_dac x Va^2                                  (voltage DAC, C-2C)
 //             + rows x cycles x bits per cycle x e_fa(node, V)               (pulse-width counter)
 //   readout   conversions x max(k(kind) x 2^adc_bits x V^2, survey floor)      (SAR, clamped SAR, TDC)
 //             or adder-tree full-adder bits x e_fa(node, V)                  (digital CIM)
@@ -35,7 +35,7 @@ namespace kvcim::cmodel::macro_model {
     "ReRAM cell read energy / Va^2 per active cell per cycle at 28 nm (cell current x read time, bitline)")\
   X(c_cell_time_ff, "fF", 0.01, 30, true, "capacitance switched per time-delay cell per cycle at 28 nm")  \
   X(c_in_time_ff, "fF", 0.1, 20, true, "input load per time-delay cell crossed at 28 nm (its delay stage)")   \
-  X(k_dac_ff, "fF", 10, 5000, true, "voltage/C-2C DAC capacitance per input bit per row per cycle")       \
+  X(k_dac_ff, "fF", 10, 5000, true, "voltage/C-2C DAC: capacitance charged per row per cycle (any level width)")       \
   X(k_sar_ff, "fF", 0.5, 100, true, "SAR converter capacitance switched per conversion step (E / 2^N V^2)")\
   X(k_sar_clamped_ff, "fF", 0.5, 200, true,                                                              \
     "SAR converter with its bitline current clamp: capacitance per conversion step")                      \
