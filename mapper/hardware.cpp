@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/cmodel/macro_model/event_prices.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/read_fields.hpp"
@@ -48,7 +49,21 @@ void HardwareSpec::compare_at(double node_nm, const std::string& where) {
 }
 
 energy::Costs HardwareSpec::costs() const {
-  return tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
+  energy::Costs c = tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
+  if (described) {
+    namespace mm = cmodel::macro_model;
+    const mm::EventPrices p = mm::event_prices(described->desc, macro, comparison, mm::shipped_constants(),
+                                               (source.empty() ? std::string("hardware spec") : source));
+    auto set = [&](energy::EventKind kind, double pj) {
+      c.energy_aj[static_cast<int>(kind)] = static_cast<int64_t>(std::llround(pj * 1e6));
+    };
+    set(energy::EventKind::row_activation, p.row_activation_pj);
+    set(energy::EventKind::column_read, p.column_read_pj);
+    set(energy::EventKind::adc_conversion, p.adc_conversion_pj);
+    set(energy::EventKind::adder_op, p.adder_op_pj);
+    set(energy::EventKind::shift_add_op, p.shift_add_op_pj);
+  }
+  return c;
 }
 // The digital attention tile has no ADC: the plain table values; the analog tile's conversions
 // (scores and outputs) are priced at kv.adc_bits.
@@ -113,9 +128,19 @@ int64_t bytes(const Section& s, const std::string& key, int64_t fallback) {
   return static_cast<int64_t>(v);
 }
 
-void read_macro(const Section& m, HardwareSpec& hw) {
+void read_macro(const Section& m, HardwareSpec& hw, const std::string& base_dir) {
   cim::MacroSpec& s = hw.macro;
-  read_fields(m, s);
+  read_fields(m, s, {"describes"});
+  if (m.has("describes")) {
+    const std::string rel = m.get_string("describes");
+    const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(base_dir) / rel;
+    try {
+      hw.described = cmodel::macro_model::load_macro_file(p.lexically_normal().string());
+    } catch (const Error& e) {
+      m.error("describes", std::string("a macro spec as its paper describes it (configs/macros/*.yaml): ") + e.what());
+    }
+    hw.describes = p.lexically_normal().string();
+  }
   if (!m.has("rows_per_cycle")) s.rows_per_cycle = s.rows;
   // the ranges that depend on the geometry
   auto at_most = [&](const char* key, int v, int hi) {
@@ -139,7 +164,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   const Section prec = top.child("precision");
   read_fields(prec, hw.precision);
 
-  read_macro(top.child("macro"), hw);
+  read_macro(top.child("macro"), hw, base_dir);
   hw.macro.weight_bits = hw.precision.weight_bits;
   hw.macro.input_bits = hw.precision.activation_bits;
   hw.macro.input_signed = true;
@@ -240,10 +265,12 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
   if (hw.kv.v_bits == hw.precision.kv_bits) kv.erase("v_bits");
   nlohmann::json baseline = to_json(hw.baseline);
   baseline["technology"] = absolute(hw.baseline_tech.path);
+  nlohmann::json macro = to_json(hw.macro);
+  if (!hw.describes.empty()) macro["describes"] = absolute(hw.describes);
   return {{"name", hw.name},
           {"description", hw.description},
           {"technology", absolute(hw.tech.path)},
-          {"macro", to_json(hw.macro)},
+          {"macro", macro},
           {"organization", to_json(hw.organization)},
           {"kv", kv},
           {"precision", to_json(hw.precision)},
@@ -268,6 +295,7 @@ nlohmann::json hardware_report_json(const HardwareSpec& hw) {
                 {"drift_time_s", m.drift_time_s},
                 {"drift_compensation", m.drift_compensation},
                 {"stuck_rate", m.stuck_rate},
+                {"describes", hw.describes.empty() ? nlohmann::json(nullptr) : nlohmann::json(hw.describes)},
                 {"slices_per_weight", m.slices_per_weight()},
                 {"weights_per_row", m.weights_per_row()}});
   nlohmann::json organization = to_json(o);

@@ -56,6 +56,10 @@ MapReport analyse(const Placement& p) {
   r.conventional = conventional_ledger(p.shape, p.hw, p.context - 1);
   r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
   r.ledgers = token_ledgers(p);
+  {
+    const energy::Costs costs = p.hw.costs(), kvc = p.hw.kv_costs();
+    r.cim_band = macro_energy_band(r.ledgers.total().cost(costs, &kvc), r.figures.energy_pj_cim, p.hw);
+  }
   const HardwareSpec iso = iso_area_baseline(p.hw, p.kv.tiles);
   // A chip sized for a 70B model with a long batch of contexts has ~1e5 mm2: the SRAM of an
   // engine of that area leaks beyond the ledger's int64 range (9.2 J per token). Reported as
@@ -79,6 +83,7 @@ json figures_json(const Placement& p, const MapReport& r) {
   j["kv_cell_writes_per_token"] = f.kv_cell_writes_per_token;
   j["energy_per_token_pj"] = {{"cim", f.energy_pj_cim}, {"conventional", f.energy_pj_conventional},
                               {"conventional_iso_area", finite_or_null(r.conventional_iso_area_pj)}};
+  j["energy_band_cim_per_token"] = to_json(r.cim_band);
   j["batch"] = {{"sequences", f.sequences},
                 {"step_ns", {{"cim", f.latency_ns_cim}, {"conventional", f.latency_ns_conventional}}},
                 {"tokens_per_s", {{"cim", f.tokens_per_s_cim}, {"conventional", f.tokens_per_s_conventional}}},
@@ -302,6 +307,7 @@ std::string summary(const Placement& p, const MapReport& r) {
                   fmt("%.2f", r.conventional_iso_area_pj / f.energy_pj_cim) + "x)"
             : std::string("beyond the ledger's range (over 9.2 J/token)"))
     << "\n";
+  o << "          CIM " << fmt("%.1f", f.energy_pj_cim) << " pJ/token " << band_text(r.cim_band) << "\n";
   for (const std::string& line : conditions_lines(energy_conditions(hw, p.kv.tiles))) o << "          " << line << "\n";
   const char* per = f.sequences == 1 ? " ns/token " : " ns/step ";
   o << "latency   " << fmt("%.1f", f.latency_ns_cim) << per << "CIM (bound by " << name(f.bound_cim)

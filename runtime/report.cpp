@@ -1,5 +1,7 @@
 #include "kvcim/runtime/report.hpp"
 
+#include <algorithm>
+
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
@@ -132,7 +134,7 @@ json perplexity_json(const GenerationResult& r) {
 RunReport make_run_report(GenerationResult result, const SessionOptions& options,
                           const mapper::Placement& placement, const RunInputs& inputs) {
   // (a Placement has no empty state: every member named, the costed ones filled in below)
-  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   const GenerationResult& r = rep.result;
   const mapper::HardwareSpec& hw = placement.hw;
   const energy::Costs cim_costs = hw.costs(), kv_costs = hw.kv_costs();
@@ -150,6 +152,7 @@ RunReport make_run_report(GenerationResult result, const SessionOptions& options
   }
   rep.conditions = mapper::energy_conditions(hw, placement.kv.tiles);
   rep.figures = mapper::figures(placement);
+  rep.cim_band = mapper::macro_energy_band(rep.cim, rep.cim.energy_pj() / std::max(1, rep.result.forward_passes), hw);
   return rep;
 }
 
@@ -200,6 +203,7 @@ json to_json(const RunReport& rep) {
                  {"forward_passes", r.forward_passes},
                  {"weight_load_pj", rep.weight_load.energy_pj()}};
   energy["conventional_over_cim"] = ratio(rep.conventional_over_cim);
+  energy["cim_band_per_token"] = mapper::to_json(rep.cim_band);
   energy["conventional_iso_area"] = energy_json(rep.conventional_iso_area, r.forward_passes);
   energy["conventional_over_cim_iso_area"] = ratio(rep.conventional_over_cim_iso_area);
   // what the figures assume: one node, the tables and factors, SRAM banks, terms, areas, context

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/macro_pricing.hpp"
 
 namespace kvcim::mapper {
 
@@ -19,6 +20,8 @@ struct MapReport {
   cmodel::energy::Ledger conventional;
   // The conventional engine on a chip of the CIM chip's area (iso_area_baseline), per token.
   double conventional_iso_area_pj = 0;
+  // the component macro model's uncertainty on figures.energy_pj_cim (macro_pricing.hpp)
+  EnergyBand cim_band;
 };
 MapReport analyse(const Placement& p);
 

@@ -109,6 +109,17 @@ struct MacroResult {
   double category_pj(int c) const;
 };
 
+// The parts every pricing shares (evaluate here, event_prices.hpp):
+// the converter survey's front (pJ per conversion of `bits` at `fs_hz`: Schreier's, bounded below
+// by the best Walden figure of merit);
+double converter_floor_pj(double bits, double fs_hz);
+// the full-adder bits of a tree summing `inputs` values of `bits` bits;
+double adder_tree_fa_bits(double inputs, double bits);
+// one conversion of `bits` by d's converter kind at d.vdd_v, never below the front (pJ);
+double converter_pj(const MacroDesc& d, double bits, double fs_hz, const Constants& k);
+// e_fa's factor at node_nm / vdd_v from 28 nm / 0.9 V (Stillmaker & Baas; held at 7 nm below it).
+double logic_factor(double node_nm, double vdd_v);
+
 // Prices one operation: every row x every output for one input vector. `excluded` (bit i:
 // kCategories[i]) names categories left out of compared_energy_pj and TOPS/W (what the paper's
 // figure leaves out); energy_pj has them all. Leakage is never in energy_pj.
