@@ -32,6 +32,7 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/energy/sram_nodes.cpp
     cmodel/energy/tech.cpp
     cmodel/energy/workload.cpp
+    cmodel/macro_model/event_prices.cpp
     cmodel/macro_model/macro_components.cpp
     cmodel/macro_model/macro_desc.cpp
     cmodel/model/checkpoint.cpp

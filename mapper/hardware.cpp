@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/cmodel/macro_model/event_prices.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/read_fields.hpp"
@@ -59,8 +60,21 @@ energy::Costs with_link(energy::Costs c, const LinkSpec& link, const std::string
 }  // namespace
 
 energy::Costs HardwareSpec::costs() const {
-  return with_link(tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0}), link,
-                   source + ": link");
+  energy::Costs c = tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
+  if (described) {
+    namespace mm = cmodel::macro_model;
+    const mm::EventPrices p = mm::event_prices(described->desc, macro, comparison, mm::shipped_constants(),
+                                               (source.empty() ? std::string("hardware spec") : source));
+    auto set = [&](energy::EventKind kind, double pj) {
+      c.energy_aj[static_cast<int>(kind)] = static_cast<int64_t>(std::llround(pj * 1e6));
+    };
+    set(energy::EventKind::row_activation, p.row_activation_pj);
+    set(energy::EventKind::column_read, p.column_read_pj);
+    set(energy::EventKind::adc_conversion, p.adc_conversion_pj);
+    set(energy::EventKind::adder_op, p.adder_op_pj);
+    set(energy::EventKind::shift_add_op, p.shift_add_op_pj);
+  }
+  return with_link(c, link, source + ": link");
 }
 // The digital attention tile has no ADC: the plain table values; the analog tile's conversions
 // (scores and outputs) are priced at kv.adc_bits.
@@ -119,9 +133,19 @@ std::string resolve(const Section& s, const std::string& key, const std::string&
   return p.lexically_normal().string();
 }
 
-void read_macro(const Section& m, HardwareSpec& hw) {
+void read_macro(const Section& m, HardwareSpec& hw, const std::string& base_dir) {
   cim::MacroSpec& s = hw.macro;
-  read_fields(m, s);
+  read_fields(m, s, {"describes"});
+  if (m.has("describes")) {
+    const std::string rel = m.get_string("describes");
+    const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(base_dir) / rel;
+    try {
+      hw.described = cmodel::macro_model::load_macro_file(p.lexically_normal().string());
+    } catch (const Error& e) {
+      m.error("describes", std::string("a macro spec as its paper describes it (configs/macros/*.yaml): ") + e.what());
+    }
+    hw.describes = p.lexically_normal().string();
+  }
   if (!m.has("rows_per_cycle")) s.rows_per_cycle = s.rows;
   // the ranges that depend on the geometry
   auto at_most = [&](const char* key, int v, int hi) {
@@ -145,7 +169,7 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   const Section prec = top.child("precision");
   read_fields(prec, hw.precision);
 
-  read_macro(top.child("macro"), hw);
+  read_macro(top.child("macro"), hw, base_dir);
   hw.macro.weight_bits = hw.precision.weight_bits;
   hw.macro.input_bits = hw.precision.activation_bits;
   hw.macro.input_signed = true;
@@ -248,10 +272,12 @@ nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
   if (hw.kv.v_bits == hw.precision.kv_bits) kv.erase("v_bits");
   nlohmann::json baseline = to_json(hw.baseline);
   baseline["technology"] = absolute(hw.baseline_tech.path);
+  nlohmann::json macro = to_json(hw.macro);
+  if (!hw.describes.empty()) macro["describes"] = absolute(hw.describes);
   return {{"name", hw.name},
           {"description", hw.description},
           {"technology", absolute(hw.tech.path)},
-          {"macro", to_json(hw.macro)},
+          {"macro", macro},
           {"organization", to_json(hw.organization)},
           {"kv", kv},
           {"precision", to_json(hw.precision)},
@@ -270,6 +296,7 @@ nlohmann::json hardware_report_json(const HardwareSpec& hw) {
   // what the macro computes with (its table's always_reported rows: analog fields at their values
   // on a digital macro too) and the figures derived from it
   nlohmann::json macro = report_fields(m);
+  macro["describes"] = hw.describes.empty() ? nlohmann::json(nullptr) : nlohmann::json(hw.describes);
   macro["slices_per_weight"] = m.slices_per_weight();
   macro["weights_per_row"] = m.weights_per_row();
   nlohmann::json organization = report_fields(o);  // macros as sized, the homes always

@@ -224,4 +224,53 @@ nlohmann::json macro_to_json(const MacroFile& m, const std::vector<MacroPrice>& 
           {"points", pts}};
 }
 
+EnergyBand macro_energy_band(const cmodel::energy::Breakdown& cim, double total_pj, double median_error) {
+  using cmodel::energy::Component;
+  double macro_aj = 0;
+  for (Component c : {Component::array, Component::adc, Component::dac})
+    macro_aj += static_cast<double>(cim.component_energy_aj[static_cast<int>(c)]);
+  const double all = static_cast<double>(cim.energy_aj);
+  EnergyBand b;
+  b.median_error = median_error;
+  b.total_pj = total_pj;
+  b.macro_pj = all > 0 ? total_pj * macro_aj / all : 0.0;
+  return b;
+}
+
+EnergyBand macro_energy_band(const cmodel::energy::Breakdown& cim, double total_pj) {
+  return macro_energy_band(cim, total_pj, mm::shipped_constants().held_out_median_error);
+}
+
+EnergyBand macro_energy_band(const cmodel::energy::Breakdown& cim, double total_pj, const HardwareSpec& hw) {
+  EnergyBand b = macro_energy_band(cim, total_pj);
+  if (hw.described) {
+    b.described = hw.described->name;
+    b.described_error = price_macro(*hw.described, mm::shipped_constants()).tops_per_w_error;
+  }
+  return b;
+}
+
+nlohmann::json to_json(const EnergyBand& b) {
+  return {{"macro_model_held_out_median_error", b.median_error},
+          {"described_macro", b.described.empty() ? nlohmann::json(nullptr) : nlohmann::json(b.described)},
+          {"described_macro_tops_per_w_error", b.described_error ? nlohmann::json(*b.described_error) : nlohmann::json(nullptr)},
+          {"macro_pj", b.macro_pj},
+          {"total_pj", b.total_pj},
+          {"low_pj", b.total_pj - b.half_width_pj()},
+          {"high_pj", b.total_pj + b.half_width_pj()},
+          {"applies_to", "the macros' and tiles' array, ADC and DAC energy (the component macro model's scope)"}};
+}
+
+std::string band_text(const EnergyBand& b) {
+  const double rel = b.total_pj > 0 ? b.half_width_pj() / b.total_pj : 0.0;
+  const double part = b.total_pj > 0 ? b.macro_pj / b.total_pj : 0.0;
+  std::string t = "+- " + fmt(100 * rel, 3) + "% (the macros' " + fmt(100 * part, 3) + "% of it +- " +
+                  fmt(100 * b.median_error, 3) + "%, the macro model's held-out median error";
+  if (b.described_error)
+    t += "; macros priced as " + b.described + ", whose published TOPS/W the model misses by " + pct(*b.described_error);
+  else
+    t += "; macros priced by the technology table's classes";
+  return t + ")";
+}
+
 }  // namespace kvcim::mapper

@@ -58,6 +58,10 @@ MapReport analyse(const Placement& p) {
   r.conventional = conventional_ledger(p.shape, p.hw, p.context - 1);
   r.figures = figures(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
   r.ledgers = token_ledgers(p);
+  {
+    const energy::Costs costs = p.hw.costs(), kvc = p.hw.kv_costs();
+    r.cim_band = macro_energy_band(r.ledgers.total().cost(costs, &kvc), r.figures.energy_pj_cim, p.hw);
+  }
   // Iso-area only when both chips hold the same data; a chip sized for a 70B model with a long
   // batch of contexts has ~1e5 mm2, whose iso-area SRAM leaks beyond the ledger's int64 range
   // (9.2 J per token). Either is reported as unavailable (NaN; null in JSON, with the reason).
@@ -118,6 +122,7 @@ json figures_json(const Placement& p, const MapReport& r) {
   json j = figures_json(r.figures);
   j["context"] = p.context;
   j["energy_per_token_pj"]["conventional_iso_area"] = finite_or_null(r.conventional_iso_area_pj);
+  j["energy_band_cim_per_token"] = to_json(r.cim_band);
   j["comparison"] = to_json(r.comparison);
   j["dies"] = to_json(plan_dies(p), p.hw);
   if (const std::optional<MachineReport> m = placement_machine(p)) j["baseline_machine"] = m->json;
@@ -306,6 +311,7 @@ std::string summary(const Placement& p, const MapReport& r) {
     << fmt("%.1f", f.energy_pj_conventional) << " pJ/token conventional ("
     << fmt("%.2f", f.energy_pj_conventional / f.energy_pj_cim) << "x), each at its best throughput\n";
   for (const std::string& line : comparison_lines(r.comparison)) o << "          " << line << "\n";
+  o << "          CIM " << fmt("%.1f", f.energy_pj_cim) << " pJ/token " << band_text(r.cim_band) << "\n";
   for (const std::string& line : conditions_lines(energy_conditions(hw, p.kv.tiles))) o << "          " << line << "\n";
   const char* per = f.sequences == 1 ? " ns/token " : " ns/step ";
   o << "latency   " << fmt("%.1f", f.latency_ns_cim) << per << "CIM (bound by " << name(f.bound_cim)

@@ -1,5 +1,7 @@
 #include "kvcim/runtime/report.hpp"
 
+#include <algorithm>
+
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
@@ -154,6 +156,7 @@ RunReport make_run_report(GenerationResult result, const SessionOptions& options
   }
   rep.conditions = mapper::energy_conditions(hw, placement.kv.tiles);
   rep.figures = mapper::figures(placement);
+  rep.cim_band = mapper::macro_energy_band(rep.cim, rep.cim.energy_pj() / std::max(1, rep.result.forward_passes), hw);
   return rep;
 }
 
@@ -204,6 +207,7 @@ json to_json(const RunReport& rep) {
                  {"forward_passes", r.forward_passes},
                  {"weight_load_pj", rep.weight_load.energy_pj()}};
   energy["conventional_over_cim"] = ratio(rep.conventional_over_cim);
+  energy["cim_band_per_token"] = mapper::to_json(rep.cim_band);
   energy["conventional_iso_area"] = energy_json(rep.conventional_iso_area, r.forward_passes);
   energy["conventional_over_cim_iso_area"] = ratio(rep.conventional_over_cim_iso_area);
   // what the figures assume: one node, the tables and factors, SRAM banks, terms, areas, context

@@ -174,6 +174,7 @@ std::string run_summary(const RunReport& rep) {
             si(rep.conventional.component_energy_aj[c] * 1e-6 / passes).c_str());
   appendf(out, "  %-12s %16s %16s\n", "total", si(rep.cim.energy_pj() / passes).c_str(),
           si(rep.conventional.energy_pj() / passes).c_str());
+  appendf(out, "  CIM total %s %s\n", si(rep.cim_band.total_pj).c_str(), mapper::band_text(rep.cim_band).c_str());
   const mapper::EnergyConditions& cond = rep.conditions;
   std::string of_batch;  // appended, not "literal" + std::string&& (gcc 12 warns falsely: -Wrestrict)
   if (sequences > 1) of_batch.append(" of ").append(std::to_string(sequences)).append(" sequences, weights fetched once per step");

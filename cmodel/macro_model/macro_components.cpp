@@ -21,39 +21,12 @@ constexpr double kRefNode = 28.0;  // nm: the node the capacitances and e_fa are
 constexpr double kRefVdd = 0.9;    // V: the supply e_fa is stated at
 constexpr double kLogicRange = 0.25;  // V: logic scaled only within nominal +- this (docs/calibration.md)
 
-// Converter survey front (CiMLoop's ADC plug-in, a Pareto front of the Murmann survey;
-// research/macro-data.md section 5): Schreier FOM_S = min(302.74 - 6.4608 ln fs, 180.14) dB,
-// E = 1 / (2 x 10^((FOM_S - SNDR) / 10)) J with SNDR = 6.02 N + 1.76. Below ~5 bits that front
-// is unrealistically low; the best Walden FOM in the survey, 0.35 fJ per conversion step [A4],
-// bounds it there. No converter is priced below the larger of the two.
-double converter_floor_pj(double bits, double fs_hz) {
-  const double fom = std::min(302.74 - 6.4608 * std::log(std::max(fs_hz, 1.0)), 180.14);
-  const double sndr = 6.02 * bits + 1.76;
-  const double schreier_j = 1.0 / (2.0 * std::pow(10.0, (fom - sndr) / 10.0));
-  const double walden_j = 0.35e-15 * std::pow(2.0, bits);
-  return std::max(schreier_j, walden_j) * 1e12;
-}
-
 // CiMLoop's converter area fit: ln(um^2) = 4.85 + 0.0667 ln fs + 0.797 ln node - 0.134 N
 // + 0.424 ln(E / pJ) (research/macro-data.md section 5).
 double converter_area_um2(double bits, double fs_hz, double node_nm, double e_pj) {
   return std::exp(4.85 + 0.0667 * std::log(std::max(fs_hz, 1.0)) + 0.797 * std::log(node_nm) - 0.134 * bits +
                   0.424 * std::log(std::max(e_pj, 1e-6)));
 }
-
-// Full-adder bits of a tree summing `inputs` values of `bits` bits: level l adds pairs of
-// (bits + l - 1)-bit values into (bits + l)-bit ones.
-double adder_tree_fa_bits(double inputs, double bits) {
-  double n = inputs, fa = 0;
-  for (int l = 1; n > 1; ++l) {
-    const double pairs = std::floor(n / 2);
-    fa += pairs * (bits + l - 1);
-    n = std::ceil(n / 2);
-  }
-  return fa;
-}
-
-
 
 const char* cell_constant(Cell c) {
   switch (c) {
@@ -75,6 +48,42 @@ const char* readout_constant(Readout r) {
 }
 
 }  // namespace
+
+// Converter survey front (CiMLoop's ADC plug-in, a Pareto front of the Murmann survey;
+// research/macro-data.md section 5): Schreier FOM_S = min(302.74 - 6.4608 ln fs, 180.14) dB,
+// E = 1 / (2 x 10^((FOM_S - SNDR) / 10)) J with SNDR = 6.02 N + 1.76. Below ~5 bits that front
+// is unrealistically low; the best Walden FOM in the survey, 0.35 fJ per conversion step [A4],
+// bounds it there. No converter is priced below the larger of the two.
+double converter_floor_pj(double bits, double fs_hz) {
+  const double fom = std::min(302.74 - 6.4608 * std::log(std::max(fs_hz, 1.0)), 180.14);
+  const double sndr = 6.02 * bits + 1.76;
+  const double schreier_j = 1.0 / (2.0 * std::pow(10.0, (fom - sndr) / 10.0));
+  const double walden_j = 0.35e-15 * std::pow(2.0, bits);
+  return std::max(schreier_j, walden_j) * 1e12;
+}
+
+// Full-adder bits of a tree summing `inputs` values of `bits` bits: level l adds pairs of
+// (bits + l - 1)-bit values into (bits + l)-bit ones.
+double adder_tree_fa_bits(double inputs, double bits) {
+  double n = inputs, fa = 0;
+  for (int l = 1; n > 1; ++l) {
+    const double pairs = std::floor(n / 2);
+    fa += pairs * (bits + l - 1);
+    n = std::ceil(n / 2);
+  }
+  return fa;
+}
+
+
+
+double converter_pj(const MacroDesc& d, double bits, double fs_hz, const Constants& k) {
+  return std::max(k.get(readout_constant(d.readout_kind())) * std::pow(2.0, bits) * d.vdd_v * d.vdd_v * 1e-3,
+                  converter_floor_pj(bits, fs_hz));
+}
+
+double logic_factor(double node_nm, double vdd_v) {
+  return energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{std::max(node_nm, 7.0), vdd_v});
+}
 
 double Constants::get(std::string_view name) const {
 #define KVCIM_MC_GET(n, unit, lo, hi, fitted, meaning) \
@@ -173,9 +182,7 @@ MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) 
   const double node = d.node_nm, s = node / kRefNode, v = d.vdd_v, va = d.array_vdd_v;
   // Logic below 7 nm is held at 7 nm's polynomial, scaled by V^2: Stillmaker & Baas end at 7 nm and
   // the model takes no extrapolated gain.
-  const double logic =
-      node >= 7.0 ? energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{node, v})
-                  : energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{7.0, v});
+  const double logic = logic_factor(node, v);
   const double area_logic = energy::area_factor(kRefNode, node);
   const double f_um = node * 1e-3;
   const bool digital = d.readout_kind() == Readout::adder_tree;
@@ -214,11 +221,14 @@ MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) 
   add("wordlines", 1, d.cell_kind() == Cell::time_delay ? "c_in_time_ff" : "c_wl_ff", drives * cols_used * s * va * va * 1e-3, digital ? cells_mm2 : 0.0,
       show_number(drives) + " row drives x " + show_number(cols_used) + " cells x c_wl x (" + show_number(node) + "/28 nm) x " + show_number(va, 3) +
           " V^2");
-  // a DAC holds its row for every conversion slot of the cycle (columns multiplexed onto converters)
+  // A DAC holds its row for every conversion slot of the cycle (columns multiplexed onto
+  // converters). Driving a row line to one of 2^b analog levels draws the line's charge, C x
+  // V_level x V, from the supply whatever b is (the level's code width sets the DAC's reference
+  // ladder, shared by the rows): one k_dac per row cycle, not one per input bit.
   const double row_cycles = d.rows * r.cycles;
   if (d.encoding() == Encoding::voltage_dac || d.encoding() == Encoding::c2c)
-    add("dac", 1, "k_dac_ff", row_cycles * bits_pc * va * va * 1e-3, 0.0,
-        show_number(row_cycles) + " row cycles x " + show_number(bits_pc) + " bits x k_dac x " + show_number(va, 3) + " V^2");
+    add("dac", 1, "k_dac_ff", row_cycles * va * va * 1e-3, 0.0,
+        show_number(row_cycles) + " row cycles (" + show_number(bits_pc) + "-bit levels) x k_dac x " + show_number(va, 3) + " V^2");
   if (d.encoding() == Encoding::pulse_width)
     add("pulse_counter", 1, "e_fa_fj", row_cycles * bits_pc * logic * 1e-3,
         d.rows * bits_pc * k.fa_area_um2 * area_logic * 1e-6,

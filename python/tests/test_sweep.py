@@ -22,9 +22,10 @@ def keys_in(path):
 
 
 def write_hardware(tmp_path, rows=256):
-    """An analog hardware spec in tmp_path (technology paths pointing at the shipped tables)."""
+    """An analog hardware spec in tmp_path (technology and macro paths pointing at the shipped ones)."""
     text = (SOURCE_DIR / "configs" / "hw" / "sram_analog.yaml").read_text()
     text = text.replace("../tech/", str(SOURCE_DIR / "configs" / "tech") + "/")
+    text = text.replace("../macros/", str(SOURCE_DIR / "configs" / "macros") + "/")
     text = text.replace("  rows: 256\n", f"  rows: {rows}\n", 1)
     # the shipped spec sums all its rows per conversion; a smaller macro sums all of its own
     text = text.replace("  rows_per_cycle: 256 ", f"  rows_per_cycle: {rows} ", 1)

@@ -25,6 +25,12 @@ if b['sequences'] == 1:
     assert abs(sum(d['ledgers']['conventional']['energy_pj_by_component'].values()) - e['conventional']) <= 1e-6 * e['conventional']
     cim = d['ledgers']['cim']['energy_pj'] + d['ledgers']['periphery']['energy_pj']
     assert abs(cim - e['cim']) <= 1e-6 * e['cim'], 'cim ledgers add up to energy_per_token_pj.cim'
+# the component macro model's band on the CIM energy: the held-out median error on the macros' part
+band = d['energy_band_cim_per_token']
+assert abs(band['total_pj'] - e['cim']) <= 1e-9 * e['cim'], 'band total = energy_per_token_pj.cim'
+assert 0 <= band['macro_pj'] <= band['total_pj'], 'band macro part'
+w = band['macro_model_held_out_median_error'] * band['macro_pj']
+assert abs(band['high_pj'] - band['total_pj'] - w) <= 1e-9 * e['cim'] and abs(band['total_pj'] - band['low_pj'] - w) <= 1e-9 * e['cim'], 'band width'
 print('valid')
 " "$1" 2>&1
 }
@@ -33,6 +39,7 @@ for hw in "$SRC"/configs/hw/*.yaml; do
   n=$(basename "$hw" .yaml)
   ran_ok "$n" map --hw "$hw"
   check "$n: summary has the energy line" "1" "$(grep -c '^energy ' "$T/$n.txt")"
+  check "$n: summary has the macro model's band" "1" "$(grep -c "^ *CIM .* pJ/token +- .*the macro model's held-out median error" "$T/$n.txt")"
   check "$n: summary has a row per layer (5) and the model row" "6" "$(grep -cE '^ +([0-9]+|model) \|' "$T/$n.txt")"
   check "$n: JSON valid with the fixed keys" "valid" "$(validate "$T/$n.json")"
 done

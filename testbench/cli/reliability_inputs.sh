@@ -80,8 +80,9 @@ bad "run: evaluation tokens not a number" "--eval-tokens" "abc" -- "${RUN[@]}" -
 
 # --- hardware specs --------------------------------------------------------------------------
 HW=$SRC/configs/hw/sram_digital.yaml
-# edited copies in $T/hw, beside a link to the shipped tables, so that ../tech/ paths resolve
-mkdir -p "$T/hw" && ln -s "$SRC/configs/tech" "$T/tech"
+# edited copies in $T/hw, beside links to the shipped tables and macros, so that ../tech/ and
+# ../macros/ paths resolve
+mkdir -p "$T/hw" && ln -s "$SRC/configs/tech" "$T/tech" && ln -s "$SRC/configs/macros" "$T/macros"
 sed 's/^  macros: 1024/  macros: 2/' "$HW" > "$T/hw/tiny.yaml"
 bad "run: spec too small for the model under the fail policy" "overflow=fail" "try overflow=spill" -- "${RUN[@]}" --hw "$T/hw/tiny.yaml" --policy overflow=fail --json "$T/out.json"
 bad "run: window sinks not below the window" "sinks" "fewer tokens than the window" -- "${RUN[@]}" --policy window=64,sinks=64 --json "$T/out.json"
@@ -104,7 +105,7 @@ sed 's/^name: sram_digital/name: sram\xff\xfe/' "$HW" > "$T/hw/name.yaml"
 check "map: a spec name that is not UTF-8 still gives a report (exit 0)" "0" "$?"
 check "map: ... and valid JSON" "ok" "$($PY -c "import json,sys; json.load(open(sys.argv[1])); print('ok')" "$T/n.json" 2>&1 | tail -1)"
 mkfifo "$T/fifo.yaml"
-sed "s|^technology: .*|technology: $T/fifo.yaml|" "$HW" > "$T/fifo_tech.yaml"
+sed "s|^technology: .*|technology: $T/fifo.yaml|; s|\.\./macros/|$SRC/configs/macros/|" "$HW" > "$T/fifo_tech.yaml"
 bad "run: technology path naming a FIFO (a hang before)" "technology" -- "${RUN[@]}" --hw "$T/fifo_tech.yaml"
 bad "run: --json into a missing folder" "no/such" -- "${RUN[@]}" --json "$T/no/such/out.json"
 

@@ -13,8 +13,8 @@ fi
 export KVCIM_RTL_CACHE="$T/cache"  # never the user's cache
 HW="$SRC/configs/hw/sram_digital.yaml"
 mkdir -p "$T/hw"
-sed "s|\.\./tech/|$SRC/configs/tech/|; s/^  tokens_per_tile: 64 /  tokens_per_tile: 16 /" "$HW" > "$T/hw/t16.yaml"
-sed "s|\.\./tech/|$SRC/configs/tech/|; s/^  prob_bits: 12/  prob_bits: 6/" "$HW" > "$T/hw/p6.yaml"
+sed "s|\.\./tech/|$SRC/configs/tech/|; s|\.\./macros/|$SRC/configs/macros/|; s/^  tokens_per_tile: 64 /  tokens_per_tile: 16 /" "$HW" > "$T/hw/t16.yaml"
+sed "s|\.\./tech/|$SRC/configs/tech/|; s|\.\./macros/|$SRC/configs/macros/|; s/^  prob_bits: 12/  prob_bits: 6/" "$HW" > "$T/hw/p6.yaml"
 
 # bad input first: nothing may reach the cache
 bad "rtl build: a parameter the RTL cannot be built at" "tile: prob_bits = 6" "the RTL builds prob_bits 7..16" -- rtl build --hw "$T/hw/p6.yaml"

@@ -25,6 +25,7 @@
 // field (made from the tables).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -36,6 +37,7 @@
 #include "kvcim/cmodel/energy/baseline.hpp"
 #include "kvcim/cmodel/energy/tech.hpp"
 #include "kvcim/mapper/package.hpp"
+#include "kvcim/cmodel/macro_model/macro_desc.hpp"
 #include "kvcim/spec_fields.hpp"
 
 namespace YAML {
@@ -192,6 +194,12 @@ struct HardwareSpec {
   DieSpec die;    // the largest die the chip is cut into (mapper/dies.hpp)
   LinkSpec link;  // what a bit costs between two dies
 
+  // The published macro the weight macros are (`macro.describes`: a configs/macros/*.yaml, the
+  // macro as its paper describes it). When set, the macros' events (row activation, column read,
+  // ADC conversion, adder and shift-add ops) are priced by the component macro model
+  // (cmodel/macro_model/event_prices.hpp) at `comparison`, not by `tech`'s values for them.
+  std::string describes;  // the file, "" for none
+  std::optional<cmodel::macro_model::MacroFile> described;
   cmodel::energy::TechTable tech;           // costs the macros and the periphery
   cmodel::energy::TechTable kv_tech;        // costs the KV tiles (default: = tech)
   cmodel::energy::TechTable baseline_tech;  // costs the conventional baseline

@@ -8,6 +8,7 @@
 
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/compare.hpp"
+#include "kvcim/mapper/macro_pricing.hpp"
 
 namespace kvcim::mapper {
 
@@ -22,6 +23,8 @@ struct MapReport {
   // NaN when the two chips hold different data (comparison.iso_area_why_not says why).
   double conventional_iso_area_pj = 0;
   Comparison comparison;  // best and equal throughput, EDP, iso-area (compare.hpp)
+  // the component macro model's uncertainty on figures.energy_pj_cim (macro_pricing.hpp)
+  EnergyBand cim_band;
 };
 MapReport analyse(const Placement& p);
 

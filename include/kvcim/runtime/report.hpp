@@ -34,6 +34,7 @@
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/compare.hpp"
+#include "kvcim/mapper/macro_pricing.hpp"
 #include "kvcim/mapper/placement.hpp"
 #include "kvcim/runtime/session.hpp"
 
@@ -69,6 +70,8 @@ struct RunReport {
   // a named machine beside the synthetic engine (run_job, --baseline); null and "" without one
   nlohmann::json baseline_machine;
   std::string baseline_machine_line;
+  // the component macro model's uncertainty on the CIM energy per token (mapper::EnergyBand)
+  mapper::EnergyBand cim_band;
   int positions() const { return static_cast<int>(result.active.size()); }
 };
 

@@ -27,15 +27,17 @@ std::string read(const std::string& path) {
   return s.str();
 }
 
-// Writes `text` next to the shipped specs' folder layout (so ../tech paths resolve).
+// Writes `text` next to the shipped specs' folder layout (so ../tech and ../macros paths resolve).
 struct TempSpec {
   fs::path dir = fs::temp_directory_path() / ("kvcim_hw_" + std::to_string(::getpid()));
   fs::path path;
   explicit TempSpec(const std::string& text) {
     fs::create_directories(dir / "hw");
-    fs::create_directories(dir / "tech");
-    for (const auto& e : fs::directory_iterator(std::string(KVCIM_SOURCE_DIR) + "/configs/tech"))
-      fs::copy_file(e.path(), dir / "tech" / e.path().filename(), fs::copy_options::overwrite_existing);
+    for (const char* sub : {"tech", "macros"}) {  // the tables, and the macros specs describe
+      fs::create_directories(dir / sub);
+      for (const auto& e : fs::directory_iterator(std::string(KVCIM_SOURCE_DIR) + "/configs/" + sub))
+        fs::copy_file(e.path(), dir / sub / e.path().filename(), fs::copy_options::overwrite_existing);
+    }
     path = dir / "hw" / "spec.yaml";
     std::ofstream(path) << text;
   }
@@ -204,7 +206,7 @@ TEST(Hardware, JsonTreeReadsLikeTheFile) {
   const HardwareSpec file = load_hardware_spec(kHw + "sram_analog.yaml");
   const std::string json = R"({
     "name": "sram_analog", "technology": "../tech/sram_analog_cim.yaml",
-    "macro": {"kind": "analog", "rows": 256, "cols": 256, "cell_bits": 1, "input_bits_per_cycle": 2,
+    "macro": {"describes": "../macros/C7.yaml", "kind": "analog", "rows": 256, "cols": 256, "cell_bits": 1, "input_bits_per_cycle": 2,
               "rows_per_cycle": 256, "adc_bits": 8, "adc_share": 8, "adc_range": "calibrated",
               "adc_clip": 0.33203125, "encoding": "twos_complement", "cell_noise_sigma": 0,
               "read_noise_sigma": 0.15, "seed": 1},

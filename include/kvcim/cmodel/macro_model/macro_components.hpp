@@ -4,7 +4,7 @@
 //
 //   array     cells switched x c_cell(cell) x (node / 28 nm) x Va^2          (switched capacitance)
 //   input     rows driven x cols x c_wl (c_in_time) x (node / 28 nm) x Va^2  (wordline swing)
-//             + rows x cycles x k_dac x bits per cycle x Va^2                 (voltage DAC, C-2C)
+//             + rows x cycles x k_dac x Va^2                                  (voltage DAC, C-2C)
 //             + rows x cycles x bits per cycle x e_fa(node, V)               (pulse-width counter)
 //   readout   conversions x max(k(kind) x 2^adc_bits x V^2, survey floor)      (SAR, clamped SAR, TDC)
 //             or adder-tree full-adder bits x e_fa(node, V)                  (digital CIM)
@@ -35,7 +35,7 @@ namespace kvcim::cmodel::macro_model {
     "ReRAM cell read energy / Va^2 per active cell per cycle at 28 nm (cell current x read time, bitline)")\
   X(c_cell_time_ff, "fF", 0.01, 30, true, "capacitance switched per time-delay cell per cycle at 28 nm")  \
   X(c_in_time_ff, "fF", 0.1, 20, true, "input load per time-delay cell crossed at 28 nm (its delay stage)")   \
-  X(k_dac_ff, "fF", 10, 5000, true, "voltage/C-2C DAC capacitance per input bit per row per cycle")       \
+  X(k_dac_ff, "fF", 10, 5000, true, "voltage/C-2C DAC: capacitance charged per row per cycle (any level width)")       \
   X(k_sar_ff, "fF", 0.5, 100, true, "SAR converter capacitance switched per conversion step (E / 2^N V^2)")\
   X(k_sar_clamped_ff, "fF", 0.5, 200, true,                                                              \
     "SAR converter with its bitline current clamp: capacitance per conversion step")                      \
@@ -108,6 +108,17 @@ struct MacroResult {
   double conversion_rate_mhz = 0;  // per converter
   double category_pj(int c) const;
 };
+
+// The parts every pricing shares (evaluate here, event_prices.hpp):
+// the converter survey's front (pJ per conversion of `bits` at `fs_hz`: Schreier's, bounded below
+// by the best Walden figure of merit);
+double converter_floor_pj(double bits, double fs_hz);
+// the full-adder bits of a tree summing `inputs` values of `bits` bits;
+double adder_tree_fa_bits(double inputs, double bits);
+// one conversion of `bits` by d's converter kind at d.vdd_v, never below the front (pJ);
+double converter_pj(const MacroDesc& d, double bits, double fs_hz, const Constants& k);
+// e_fa's factor at node_nm / vdd_v from 28 nm / 0.9 V (Stillmaker & Baas; held at 7 nm below it).
+double logic_factor(double node_nm, double vdd_v);
 
 // Prices one operation: every row x every output for one input vector. `excluded` (bit i:
 // kCategories[i]) names categories left out of compared_energy_pj and TOPS/W (what the paper's
