@@ -18,6 +18,8 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/cim/macro.cpp
     cmodel/cim/macro_fast.cpp
     cmodel/cim/macro_kernels.cpp
+    cmodel/cim/macro_kind.cpp
+    cmodel/cim/macro_merged.cpp
     cmodel/cim/macro_reference.cpp
     cmodel/cim/macro_spec.cpp
     cmodel/cim/softmax_fixed.cpp
@@ -215,6 +217,7 @@ set(KVCIM_TEST_cim_macro_SOURCES
     testbench/tests/cim_macro/test_macro_events.cpp
     testbench/tests/cim_macro/test_macro_exact.cpp
     testbench/tests/cim_macro/test_macro_generator.cpp
+    testbench/tests/cim_macro/test_macro_merged.cpp
     testbench/tests/cim_macro/test_macro_noise.cpp
     testbench/tests/cim_macro/test_macro_noise_models.cpp
     testbench/tests/cim_macro/test_macro_paths.cpp

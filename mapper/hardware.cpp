@@ -48,7 +48,7 @@ void HardwareSpec::compare_at(double node_nm, const std::string& where) {
 }
 
 energy::Costs HardwareSpec::costs() const {
-  return tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
+  return tech.costs({comparison, cim::converts(macro.kind) ? macro.adc_bits : 0, 0});
 }
 // The digital attention tile has no ADC: the plain table values; the analog tile's conversions
 // (scores and outputs) are priced at kv.adc_bits.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/cmodel/cim/macro_kind.hpp"
 #include "kvcim/error.hpp"
 #include "macro_kernels.hpp"
 #include "macro_layout.hpp"
@@ -36,8 +37,8 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   const size_t n = static_cast<size_t>(spec_.rows) * spec_.cols;
   // A digital macro keeps its weights (weights_) and derives a cell's level from them
   // (cell_level); an analog macro keeps the levels, which noise and the bit-planes build on.
-  if (spec_.kind == MacroKind::analog) cells_.assign(n, 0);
-  if (spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || deviates())) cell_noise_.assign(n, 0.f);
+  if (converts(spec_.kind)) cells_.assign(n, 0);
+  if (converts(spec_.kind) && (spec_.cell_noise_sigma > 0.0 || deviates())) cell_noise_.assign(n, 0.f);
   fixed_q_ = spec_.noise_grid_bits();
   if (!cell_noise_.empty() && fixed_q_ > 0) {
     noise_q_ = fixed_q_;
@@ -317,10 +318,12 @@ void Macro::check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_
 
 void Macro::compute(const int32_t* x, int n_rows, int64_t* y, int n_out) {
   check_compute(x, n_rows, y, n_out, kWhere);
-  if (spec_.kind == MacroKind::digital)
-    compute_digital_fast(x, n_rows, y, n_out);
-  else
-    compute_analog_fast(x, n_rows, y, n_out);
+  macro_kind_model(spec_.kind).compute(*this, x, n_rows, y, n_out);
+}
+
+void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_out) {
+  check_compute(x, n_rows, y, n_out, "cim::Macro::compute_reference");
+  macro_kind_model(spec_.kind).compute_reference(*this, x, n_rows, y, n_out);
 }
 
 }  // namespace kvcim::cmodel::cim

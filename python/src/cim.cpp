@@ -94,9 +94,9 @@ void bind_tile(py::class_<Tile>& c, const std::string& name) {
 }  // namespace
 
 void bind_cim(py::module_& m) {
-  py::enum_<MacroKind>(m, "MacroKind")
-      .value("digital", MacroKind::digital)
-      .value("analog", MacroKind::analog);
+  py::enum_<MacroKind> macro_kind(m, "MacroKind");
+  for (size_t i = 0; i < std::size(kMacroKindNames); ++i)  // every kind of macro_kinds.hpp
+    macro_kind.value(std::string(kMacroKindNames[i]).c_str(), static_cast<MacroKind>(i));
   py::enum_<WeightEncoding>(m, "WeightEncoding")
       .value("twos_complement", WeightEncoding::twos_complement)
       .value("offset", WeightEncoding::offset)
