@@ -15,7 +15,7 @@ Accuracy: the teacher-forced ΔNLL and KL against the float reference (95% boots
 the embedded model (stories260K); energy: the CIM chip's pJ per token (`kvcim run`).
 
     PYTHONPATH=build/python /usr/bin/python3 python/examples/merged_adc_study.py [--out DIR]
-        [--bits 3,4,5,6,7,8,9,10] [--merged-clip 0.0078125] [--steps N] [--eval-tokens N]
+        [--bits 3,4,5,6,7,8,9,10] [--merged-clip 0.03125] [--steps N] [--eval-tokens N]
 
 Writes DIR/results.json and DIR/merged_adc_study.png (docs/cim_macro.md, "Weight bits merged in
 analog").
@@ -81,7 +81,7 @@ def main():
                           eval_help="teacher-forced evaluation tokens per point")
     parser.add_argument("--bits", default="3,4,5,6,7,8,9,10", help="ADC resolutions (each a row of the "
                         "technology table's energy_pj_by_adc_bits)")
-    parser.add_argument("--merged-clip", type=float, default=1 / 128,
+    parser.add_argument("--merged-clip", type=float, default=1 / 32,
                         help="the merged converter's range as a fraction of the merged full scale")
     args, out = parse_study_args(parser)
     bits = [int(b) for b in args.bits.split(",")]
