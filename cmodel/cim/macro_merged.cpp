@@ -141,23 +141,50 @@ class MergedKind final : public MacroKindModel {
     e.cycles = T * G * std::min<int64_t>(spec.adc_share, N);
     return e;
   }
-  void compute(Macro& m, const int32_t* x, int n_rows, int64_t* y, int n_out) const override;
-  void compute_reference(Macro& m, const int32_t* x, int n_rows, int64_t* y, int n_out) const override;
+  void compute(Macro& m, const int32_t* x, int n_rows, int64_t* y, int n_out) const override {
+    run(m, x, n_rows, y, n_out, false);
+  }
+  void compute_reference(Macro& m, const int32_t* x, int n_rows, int64_t* y, int n_out) const override {
+    run(m, x, n_rows, y, n_out, true);
+  }
+
+ private:
+  // Both paths: acc[o T + k] = the reconstructed conversions of output o in input cycle k, summed
+  // over the row groups; then the shift-and-add over the input cycles.
+  void run(Macro& m, const int32_t* x, int n_rows, int64_t* y, int n_out, bool reference) const {
+    std::fill(y, y + n_out, int64_t{0});
+    if (n_rows == 0 || n_out == 0) return;
+    const Plan pl(m, n_rows);
+    const Converter adc(m.spec(), MacroAccess::fixed_q(m));
+    std::vector<int64_t> acc(static_cast<size_t>(n_out) * pl.T, 0);
+    MacroEvents ev;
+    if (reference) {
+      reference_codes(m, pl, adc, x, n_rows, n_out, acc, ev);
+      ev.shift_add_ops += static_cast<int64_t>(n_out) * (pl.T - 1) + (pl.offset ? n_out : 0);
+      if (pl.offset) ev.adder_ops += n_rows - 1;  // the input sum, formed once
+    } else {
+      fast_codes(m, pl, adc, x, n_rows, n_out, acc);
+      ev = compute_events(m.spec(), n_rows, n_out);
+    }
+    pl.recombine(m.spec(), acc, x, n_rows, y, n_out);
+    MacroAccess::events(m) += ev;
+  }
+  // every column sum from the stored levels and deviations, merged; each event counted
+  static void reference_codes(Macro& m, const Plan& pl, const Converter& adc, const int32_t* x, int n_rows,
+                              int n_out, std::vector<int64_t>& acc, MacroEvents& ev);
+  // the merged value from the weights, the merged deviations from the kernels' column sums
+  static void fast_codes(Macro& m, const Plan& pl, const Converter& adc, const int32_t* x, int n_rows, int n_out,
+                         std::vector<int64_t>& acc);
 };
 
-void MergedKind::compute_reference(Macro& m, const int32_t* x, int n_rows, int64_t* y, int n_out) const {
-  std::fill(y, y + n_out, int64_t{0});
-  if (n_rows == 0 || n_out == 0) return;
+void MergedKind::reference_codes(Macro& m, const Plan& pl, const Converter& adc, const int32_t* x, int n_rows,
+                                 int n_out, std::vector<int64_t>& acc, MacroEvents& ev) {
   const MacroSpec& spec = m.spec();
-  const Plan pl(m, n_rows);
-  const Converter adc(spec, MacroAccess::fixed_q(m));
   const auto& cells = MacroAccess::cells(m);
   const auto& dev = MacroAccess::deviations(m);
   const bool read = spec.read_noise_sigma > 0.0;
   std::vector<double> rn(read && !pl.fixed ? n_out : 0);
   std::vector<int32_t> rq(read && pl.fixed ? n_out : 0);
-  std::vector<int64_t> acc(static_cast<size_t>(n_out) * pl.T, 0);
-  MacroEvents ev;
   for (int k = 0; k < pl.T; ++k) {
     ev.row_activations += n_rows;
     for (int g = 0; g < pl.G; ++g) {
@@ -200,18 +227,11 @@ void MergedKind::compute_reference(Macro& m, const int32_t* x, int n_rows, int64
       ev.cycles += *std::max_element(queue.begin(), queue.end());
     }
   }
-  pl.recombine(spec, acc, x, n_rows, y, n_out);
-  ev.shift_add_ops += static_cast<int64_t>(n_out) * (pl.T - 1) + (pl.offset ? n_out : 0);
-  if (pl.offset) ev.adder_ops += n_rows - 1;  // the input sum, formed once
-  MacroAccess::events(m) += ev;
 }
 
-void MergedKind::compute(Macro& m, const int32_t* x, int n_rows, int64_t* y, int n_out) const {
-  std::fill(y, y + n_out, int64_t{0});
-  if (n_rows == 0 || n_out == 0) return;
+void MergedKind::fast_codes(Macro& m, const Plan& pl, const Converter& adc, const int32_t* x, int n_rows, int n_out,
+                            std::vector<int64_t>& acc) {
   const MacroSpec& spec = m.spec();
-  const Plan pl(m, n_rows);
-  const Converter adc(spec, MacroAccess::fixed_q(m));
   const int C = n_out * pl.S, wpr = spec.weights_per_row(), T = pl.T, G = pl.G;
   const int8_t* w = MacroAccess::weights(m);
   const auto& dev = MacroAccess::deviations(m);
@@ -234,7 +254,6 @@ void MergedKind::compute(Macro& m, const int32_t* x, int n_rows, int64_t* y, int
   std::vector<int64_t> v64(static_cast<size_t>(n_out));
   std::vector<double> pn(exact_cells ? static_cast<size_t>(T) * C : 0), rn(read && !pl.fixed ? n_out : 0);
   std::vector<int32_t> S(grid_cells ? static_cast<size_t>(T) * C : 0), rq(read && pl.fixed ? n_out : 0);
-  std::vector<int64_t> acc(static_cast<size_t>(n_out) * T, 0);
   const uint64_t base = MacroAccess::noise_draws(m);
   const size_t pairs = static_cast<size_t>(pl.rpc + 1) / 2;
   for (int g = 0; g < G; ++g) {
@@ -289,8 +308,6 @@ void MergedKind::compute(Macro& m, const int32_t* x, int n_rows, int64_t* y, int
     }
   }
   if (read) MacroAccess::noise_draws(m) = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(n_out);
-  pl.recombine(spec, acc, x, n_rows, y, n_out);
-  MacroAccess::events(m) += compute_events(spec, n_rows, n_out);
 }
 
 }  // namespace

@@ -74,6 +74,17 @@ std::vector<int64_t> plain_merged(const MacroSpec& s, const Block& b, int* clipp
   return y;
 }
 
+// rows x cols of 1-bit cells, all rows summed per conversion, 8-bit weights, bit-serial inputs
+MacroSpec merged_spec(int rows, int cols, int input_bits, int adc_bits, MacroKind kind = MacroKind::analog_merged) {
+  MacroSpec s;
+  s.kind = kind;
+  s.rows = s.rows_per_cycle = rows;
+  s.cols = cols;
+  s.input_bits = input_bits;
+  s.adc_bits = adc_bits;
+  return s;
+}
+
 MacroSpec random_merged(std::mt19937_64& g) {
   MacroSpec s = random_spec(g, MacroKind::analog);
   s.kind = MacroKind::analog_merged;
@@ -119,12 +130,7 @@ TEST(MacroMerged, ClipsAtTheTopCodeOfAHandExample) {
   // 4 rows, 8-bit two's-complement weights on 1-bit cells, bit-serial 4-bit signed inputs, a 4-bit
   // bipolar converter over the merged range: full scale 4 * 1 * 128 = 512, codes [-8, 7], so the
   // step is 2^7 (7 * 64 < 512 <= 7 * 128).
-  MacroSpec s;
-  s.kind = MacroKind::analog_merged;
-  s.rows = s.rows_per_cycle = 4;
-  s.cols = 8;
-  s.input_bits = 4;
-  s.adc_bits = 4;
+  MacroSpec s = merged_spec(4, 8, 4, 4);
   ASSERT_EQ(s.adc_full_scale(), 512);
   ASSERT_EQ(s.adc_shift(), 7);
   ASSERT_EQ(s.adc_top_code(), 7);
@@ -187,11 +193,7 @@ TEST(MacroMerged, NoisyFastEqualsReferenceBitForBitInBothNoiseModels) {
 }
 
 TEST(MacroMerged, ConvertsOncePerOutputWhereTheSlicedKindConvertsEveryColumn) {
-  MacroSpec s;
-  s.kind = MacroKind::analog;
-  s.rows = s.rows_per_cycle = 64;
-  s.cols = 64;
-  s.adc_bits = 8;
+  MacroSpec s = merged_spec(64, 64, 8, 8, MacroKind::analog);
   const MacroEvents sliced = compute_events(s, 64, 8);
   s.kind = MacroKind::analog_merged;
   const MacroEvents merged = compute_events(s, 64, 8);
@@ -209,11 +211,7 @@ TEST(MacroMerged, CountsTheConversionsTheComponentModelPrices) {
   namespace mm = kvcim::cmodel::macro_model;
   for (MacroKind kind : {MacroKind::analog, MacroKind::analog_merged})
     for (int rows : {64, 256}) {
-      MacroSpec s;
-      s.kind = kind;
-      s.rows = s.rows_per_cycle = rows;
-      s.cols = 256;
-      s.input_bits_per_cycle = 1;
+      const MacroSpec s = merged_spec(rows, 256, 8, 8, kind);
       const MacroEvents e = compute_events(s, rows, s.weights_per_row());
       mm::MacroDesc d;
       d.node_nm = 28;
@@ -243,10 +241,7 @@ TEST(MacroMerged, ErrorHalvesWithEachAdcBit) {
   // 1024: 4 sigma of a bit-plane's merged sum): each bit more halves the RMS output error (the
   // step halves, 2^6 at 6 bits ... 2^1 at 11), no cliff. 8 input vectors x 128 outputs.
   std::mt19937_64 g(8);
-  MacroSpec s;
-  s.kind = MacroKind::analog_merged;
-  s.rows = s.rows_per_cycle = 128;
-  s.cols = 1024;
+  MacroSpec s = merged_spec(128, 1024, 8, 8);
   s.adc_range = AdcRange::calibrated;
   s.adc_clip = 1.0 / 16;
   std::normal_distribution<double> nd(0.0, 30.0);
