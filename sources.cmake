@@ -146,6 +146,7 @@ set(KVCIM_PY_TESTS
     python/tests/test_defaults.py
     python/tests/test_examples.py
     python/tests/test_kv_token_study.py
+    python/tests/test_merged_adc_study.py
     python/tests/test_experiment.py
     python/tests/test_explain_plot.py
     python/tests/test_hf.py

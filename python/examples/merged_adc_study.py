@@ -15,7 +15,7 @@ Accuracy: the teacher-forced ΔNLL and KL against the float reference (95% boots
 the embedded model (stories260K); energy: the CIM chip's pJ per token (`kvcim run`).
 
     PYTHONPATH=build/python /usr/bin/python3 python/examples/merged_adc_study.py [--out DIR]
-        [--bits 3,4,5,6,7,8,9,10] [--merged-clip 0.03125] [--steps N] [--eval-tokens N]
+        [--bits 3,4,5,6,7,8,9,10] [--merged-clip 0.03125] [--steps N] [--eval-tokens N] [--eval-text F]
 
 Writes DIR/results.json and DIR/merged_adc_study.png (docs/cim_macro.md, "Weight bits merged in
 analog").
@@ -36,12 +36,13 @@ SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "sram_analog.ya
 KINDS = ("analog", "analog_merged")
 
 
-def point(kind, bits, merged_clip, steps, eval_tokens):
+def point(kind, bits, merged_clip, steps, eval_tokens, eval_text):
     spec = kvcim.HardwareSpec.from_yaml(SPEC).to_dict()
     spec["macro"].update(kind=kind, adc_bits=bits)
     if kind == "analog_merged":
         spec["macro"].update(adc_range="calibrated", adc_clip=merged_clip)
-    report = kvcim.run(spec=spec, steps=steps, eval_tokens=eval_tokens)
+    options = {"eval_text_path": eval_text} if eval_text else {}
+    report = kvcim.run(spec=spec, steps=steps, eval_tokens=eval_tokens, **options)
     ev = report.accuracy["evaluation"]
     cim = report.energy["cim"]
     return {"kind": kind, "adc_bits": bits, "adc_clip": spec["macro"]["adc_clip"],
@@ -83,6 +84,7 @@ def main():
                         "technology table's energy_pj_by_adc_bits)")
     parser.add_argument("--merged-clip", type=float, default=1 / 32,
                         help="the merged converter's range as a fraction of the merged full scale")
+    parser.add_argument("--eval-text", default="", help="evaluation text (default: the shipped one)")
     args, out = parse_study_args(parser)
     bits = [int(b) for b in args.bits.split(",")]
     points = []
@@ -90,7 +92,7 @@ def main():
           f"{'nJ/token':>9} {'ADC nJ/token':>12}")
     for kind in KINDS:
         for b in bits:
-            p = point(kind, b, args.merged_clip, args.steps, args.eval_tokens)
+            p = point(kind, b, args.merged_clip, args.steps, args.eval_tokens, args.eval_text)
             points.append(p)
             d, k = p["delta_nll"], p["kl_mean"]
             print(f"{kind:>14} {b:>4} {d['value']:>+8.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}] "
