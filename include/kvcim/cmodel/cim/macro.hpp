@@ -24,7 +24,7 @@
 
 namespace kvcim::cmodel::cim {
 
-// MacroKind (digital, analog, analog_merged, ...) is declared by its table, macro_kinds.hpp; what
+// MacroKind (digital, analog, ...) is declared by its table, macro_kinds.hpp; what
 // a kind computes and counts is its MacroKindModel (macro_kind.hpp).
 // twos_complement: slices of the two's-complement code, the most significant slice weighted
 //   negatively. offset: w + 2^(weight_bits-1) stored unsigned, the offset removed digitally

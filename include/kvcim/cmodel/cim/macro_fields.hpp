@@ -22,7 +22,7 @@ constexpr auto spec_fields(const MacroSpec*) {
   constexpr unsigned analog = kConvertingMacroKinds;  // the kinds with converters (macro_kinds.hpp)
   using Names = std::span<const std::string_view>;
   return std::tuple{
-      choice_field("kind", &Self::kind, Names(kMacroKindNames), "digital: exact adder trees; analog: an ADC per bit column; analog_merged: weight bits merged in analog, one ADC conversion per output").needed(),
+      choice_field("kind", &Self::kind, Names(kMacroKindNames), "how the columns are read: exact adder trees, an ADC per bit column, or weight bits merged before one conversion per output (docs/cim_macro.md, Macro kinds)").needed(),
       // 65536 rows keep every column partial sum (and its reconstruction) inside 32 bits
       range_field("rows", &Self::rows, 1, 65536, "", "wordlines").needed(),
       range_field("cols", &Self::cols, 1, 65536, "", "bitlines").needed(),
