@@ -19,6 +19,8 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/cim/macro_batch.cpp
     cmodel/cim/macro_fast.cpp
     cmodel/cim/macro_kernels.cpp
+    cmodel/cim/macro_kind.cpp
+    cmodel/cim/macro_merged.cpp
     cmodel/cim/macro_reference.cpp
     cmodel/cim/macro_spec.cpp
     cmodel/cim/softmax_fixed.cpp
@@ -151,6 +153,7 @@ set(KVCIM_PY_TESTS
     python/tests/test_defaults.py
     python/tests/test_examples.py
     python/tests/test_kv_token_study.py
+    python/tests/test_merged_adc_study.py
     python/tests/test_experiment.py
     python/tests/test_explain_plot.py
     python/tests/test_hf.py
@@ -225,6 +228,7 @@ set(KVCIM_TEST_cim_macro_SOURCES
     testbench/tests/cim_macro/test_macro_events.cpp
     testbench/tests/cim_macro/test_macro_exact.cpp
     testbench/tests/cim_macro/test_macro_generator.cpp
+    testbench/tests/cim_macro/test_macro_merged.cpp
     testbench/tests/cim_macro/test_macro_noise.cpp
     testbench/tests/cim_macro/test_macro_noise_models.cpp
     testbench/tests/cim_macro/test_macro_paths.cpp

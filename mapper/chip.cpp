@@ -21,8 +21,7 @@ namespace {
 constexpr double kUm2PerMm2 = 1e6;
 
 int64_t adcs_per_macro(const HardwareSpec& hw) {
-  if (hw.macro.kind != cmodel::cim::MacroKind::analog) return 0;
-  return (hw.macro.cols + hw.macro.adc_share - 1) / hw.macro.adc_share;
+  return hw.macro.adc_count();
 }
 
 double macro_um2(const HardwareSpec& hw, const energy::Areas& a) {

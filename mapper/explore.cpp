@@ -37,7 +37,7 @@ EnumerationStats enumerate_designs(const ModelShape& shape, const HardwareSpec& 
   const auto macros = or_default(r.macros, base.organization.macros);
   const auto pages = or_default(r.tokens_per_page, policy.tokens_per_page);
   const auto overflows = or_default(r.overflow, policy.overflow);
-  const bool analog = base.macro.kind == cim::MacroKind::analog;
+  const bool analog = cim::converts(base.macro.kind);
   // The conventional baseline depends on the CIM design only through its SRAM size (iso-area):
   // computed once per (context, SRAM bytes).
   std::map<std::pair<int64_t, int64_t>, BaselineFigures> baselines;

@@ -60,7 +60,7 @@ energy::Costs with_link(energy::Costs c, const LinkSpec& link, const std::string
 }  // namespace
 
 energy::Costs HardwareSpec::costs() const {
-  energy::Costs c = tech.costs({comparison, macro.kind == cim::MacroKind::analog ? macro.adc_bits : 0, 0});
+  energy::Costs c = tech.costs({comparison, cim::converts(macro.kind) ? macro.adc_bits : 0, 0});
   if (described) {
     namespace mm = cmodel::macro_model;
     const mm::EventPrices p = mm::event_prices(described->desc, macro, comparison, mm::shipped_constants(),

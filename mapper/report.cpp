@@ -266,7 +266,7 @@ std::string summary(const Placement& p, const MapReport& r) {
     << (c.head_dim() * c.n_heads != c.dim ? " of " + std::to_string(c.head_dim()) : std::string()) << ", vocab "
     << c.vocab_size << ", context " << c.seq_len << "\n";
   o << "hardware  " << hw.name << " (" << hw.source << "): " << hw.organization.macros << " "
-    << (hw.macro.kind == cmodel::cim::MacroKind::digital ? "digital" : "analog") << " macros of "
+    << cmodel::cim::kMacroKindNames[static_cast<size_t>(hw.macro.kind)] << " macros of "
     << hw.macro.rows << " x " << hw.macro.cols << " cells (" << hw.macro.cell_bits
     << " bit), technology " << hw.tech.name << "\n";
   o << "policy    " << to_string(p.policy) << "; context " << p.context << " tokens";

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/cmodel/cim/macro_kind.hpp"
 #include "kvcim/error.hpp"
 #include "macro_kernels.hpp"
 #include "macro_layout.hpp"
@@ -35,12 +36,13 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
          "an integer in [2, 8] for the bit-accurate Macro (wider weights are priced analytically only)");
   const size_t n = static_cast<size_t>(spec_.rows) * spec_.cols;
   // A digital macro keeps its weights (weights_) and derives a cell's level from them
-  // (cell_level); an analog macro keeps its cells' bits only, as bit-planes, and reads a level
+  // (cell_level); a converting macro keeps its cells' bits, as bit-planes, and reads a level
   // from them: one bit per one-bit cell, what the array holds.
-  cell_noisy_ = spec_.kind == MacroKind::analog && (spec_.cell_noise_sigma > 0.0 || deviates());
+  cell_noisy_ = converts(spec_.kind) && (spec_.cell_noise_sigma > 0.0 || deviates());
   fixed_q_ = spec_.noise_grid_bits();
-  // The exact model keeps every deviation as a float; the fixed model only on its grid (int16).
-  if (cell_noisy_ && fixed_q_ == 0) cell_noise_.assign(n, 0.f);
+  // The exact model keeps every deviation as a float; the fixed model only on its grid (int16),
+  // but for the merged kind, whose computes merge the float deviations of a weight's slices.
+  if (cell_noisy_ && (fixed_q_ == 0 || spec_.kind == MacroKind::analog_merged)) cell_noise_.assign(n, 0.f);
   if (cell_noisy_ && fixed_q_ > 0) {
     noise_q_ = fixed_q_;
     const size_t groups = static_cast<size_t>(spec_.row_groups(spec_.rows));
@@ -64,9 +66,10 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   slices_ = detail::weight_slices(spec_);
   pieces_ = detail::input_pieces(spec_);
   // Only the analog fast path reads the bit-planes; the digital one reads weights_.
-  if (spec_.kind == MacroKind::analog)
+  if (converts(spec_.kind))
     planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);
-  if (spec_.kind == MacroKind::digital) weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
+  // the digital kind's stored state; the merged kind's fast path merges from them too
+  if (spec_.kind != MacroKind::analog) weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
   if (spec_.kind == MacroKind::analog && !cell_noisy_ && spec_.adc_shift() == 0)
     rounded_ = detail::rounded_noise_law(spec_.read_noise_sigma);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
@@ -181,12 +184,11 @@ void Macro::store(int row, int out, int32_t w) {
 void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
   const int S = static_cast<int>(slices_.size());
   const int cols = spec_.cols, wpr = spec_.weights_per_row(), n_cols = n_out * S;
-  if (spec_.kind == MacroKind::digital) {  // the weights are the stored state
+  if (!weights_.empty())
     for (int r = 0; r < n_rows; ++r)
       std::memcpy(weights_.data() + static_cast<size_t>(r) * wpr, w + static_cast<size_t>(r) * n_out,
                   static_cast<size_t>(n_out));
-    return;
-  }
+  if (spec_.kind == MacroKind::digital) return;  // the weights are the stored state
   // the block's cell levels, [row][column used]: the bit-planes and the noise are made from them
   std::vector<uint8_t> cells(static_cast<size_t>(n_rows) * n_cols);
   // The S levels of each of the 256 int8 values, formed once per block: a weight's cells are
@@ -238,7 +240,7 @@ void Macro::store_block(const int8_t* w, int n_rows, int n_out) {
 }
 
 uint32_t Macro::cell_level(int row, int col) const {
-  if (spec_.kind == MacroKind::analog) {
+  if (!planes_.empty()) {
     uint32_t level = 0;
     for (int b = 0; b < spec_.cell_bits; ++b)
       level |= static_cast<uint32_t>((planes_[(static_cast<size_t>(b) * row_words_ + row / 64) * spec_.cols + col] >> (row % 64)) & 1u) << b;
@@ -330,10 +332,12 @@ void Macro::check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_
 
 void Macro::compute(const int32_t* x, int n_rows, int64_t* y, int n_out) {
   check_compute(x, n_rows, y, n_out, kWhere);
-  if (spec_.kind == MacroKind::digital)
-    compute_digital_fast(x, n_rows, y, n_out);
-  else
-    compute_analog_fast(x, n_rows, y, n_out);
+  macro_kind_model(spec_.kind).compute(*this, x, n_rows, y, n_out);
+}
+
+void Macro::compute_reference(const int32_t* x, int n_rows, int64_t* y, int n_out) {
+  check_compute(x, n_rows, y, n_out, "cim::Macro::compute_reference");
+  macro_kind_model(spec_.kind).compute_reference(*this, x, n_rows, y, n_out);
 }
 
 }  // namespace kvcim::cmodel::cim

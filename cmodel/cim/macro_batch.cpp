@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/cmodel/cim/macro_kind.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel::cim {
@@ -35,10 +36,7 @@ void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y
     noise_draws_ = read_noise_base(keys[t]);
     const int32_t* xt = x + static_cast<size_t>(t) * n_rows;
     int64_t* yt = y + static_cast<size_t>(t) * n_out;
-    if (spec_.kind == MacroKind::digital)
-      compute_digital_fast(xt, n_rows, yt, n_out);
-    else
-      compute_analog_fast(xt, n_rows, yt, n_out);
+    macro_kind_model(spec_.kind).compute(*this, xt, n_rows, yt, n_out);
   }
   noise_draws_ = saved;
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "kvcim/cmodel/cim/macro_kind.hpp"
 #include "kvcim/error.hpp"
 #include "macro_layout.hpp"
 
@@ -28,8 +29,8 @@ void check_sigma(const std::string& where, const char* field, double v) {
 }  // namespace
 
 void MacroSpec::validate(const std::string& where) const {
-  if (kind != MacroKind::digital && kind != MacroKind::analog)
-    fail(where, "kind", std::to_string(static_cast<int>(kind)), "digital or analog");
+  if (static_cast<size_t>(kind) >= std::size(kMacroKindNames))
+    fail(where, "kind", std::to_string(static_cast<int>(kind)), "a kind of macro_kinds.hpp");
   if (encoding != WeightEncoding::twos_complement && encoding != WeightEncoding::offset &&
       encoding != WeightEncoding::differential)
     fail(where, "encoding", std::to_string(static_cast<int>(encoding)),
@@ -58,10 +59,11 @@ void MacroSpec::validate(const std::string& where) const {
     fail(where, "adc_clip", std::to_string(adc_clip), "a fraction of full scale in (0, 1]");
   check_sigma(where, "cell_noise_sigma", cell_noise_sigma);
   check_sigma(where, "read_noise_sigma", read_noise_sigma);
-  if (kind == MacroKind::digital && cell_noise_sigma != 0.0)
+  const bool exact_reads = !converts(kind);
+  if (exact_reads && cell_noise_sigma != 0.0)
     fail(where, "cell_noise_sigma", std::to_string(cell_noise_sigma),
          "0 for a digital macro (noise is an analog effect)");
-  if (kind == MacroKind::digital && read_noise_sigma != 0.0)
+  if (exact_reads && read_noise_sigma != 0.0)
     fail(where, "read_noise_sigma", std::to_string(read_noise_sigma),
          "0 for a digital macro (noise is an analog effect)");
   check_sigma(where, "drift_nu", drift_nu);
@@ -71,9 +73,9 @@ void MacroSpec::validate(const std::string& where) const {
   check_sigma(where, "drift_time_s", drift_time_s);
   if (!(stuck_rate >= 0.0 && stuck_rate <= 1.0))
     fail(where, "stuck_rate", std::to_string(stuck_rate), "a probability in [0, 1]");
-  if (kind == MacroKind::digital && stuck_rate != 0.0)
+  if (exact_reads && stuck_rate != 0.0)
     fail(where, "stuck_rate", std::to_string(stuck_rate), "0 for a digital macro (its cells are read exactly)");
-  if (kind == MacroKind::digital && (drift_nu != 0.0 || drift_nu_sigma != 0.0))
+  if (exact_reads && (drift_nu != 0.0 || drift_nu_sigma != 0.0))
     fail(where, drift_nu != 0.0 ? "drift_nu" : "drift_nu_sigma",
          std::to_string(drift_nu != 0.0 ? drift_nu : drift_nu_sigma),
          "0 for a digital macro (conductance drift is an analog effect)");
@@ -81,6 +83,7 @@ void MacroSpec::validate(const std::string& where) const {
     fail(where, "cols", std::to_string(cols),
          "at least slices_per_weight() = " + std::to_string(slices_per_weight()) +
              " columns to hold one weight");
+  macro_kind_model(kind).validate(*this, where);
 }
 
 int MacroSpec::slices_per_weight() const {
@@ -110,25 +113,23 @@ int32_t MacroSpec::input_max() const {
   return input_signed ? (1 << (input_bits - 1)) - 1 : (1 << input_bits) - 1;
 }
 
-int64_t MacroSpec::adc_full_scale() const {
-  int dmax = 0, cmax = 0;
-  for (const auto& p : detail::input_pieces(*this)) dmax = std::max(dmax, p.width);
-  for (const auto& p : detail::weight_slices(*this)) cmax = std::max(cmax, p.width);
-  return static_cast<int64_t>(rows_per_cycle) * ((1 << dmax) - 1) * ((1 << cmax) - 1);
-}
+int64_t MacroSpec::adc_full_scale() const { return macro_kind_model(kind).adc_full_scale(*this); }
+int64_t MacroSpec::adc_low_code() const { return macro_kind_model(kind).adc_low_code(*this); }
+int64_t MacroSpec::adc_top_code() const { return macro_kind_model(kind).adc_top_code(*this); }
+int64_t MacroSpec::adc_count() const { return macro_kind_model(kind).adc_count(*this); }
 
 int MacroSpec::adc_shift() const {
   const double range = adc_range == AdcRange::full_scale
                            ? static_cast<double>(adc_full_scale())
                            : adc_clip * static_cast<double>(adc_full_scale());
-  const double top_code = static_cast<double>((int64_t{1} << adc_bits) - 1);
+  const double top_code = static_cast<double>(adc_top_code());
   int s = 0;
   while (std::ldexp(top_code, s) < range) ++s;
   return s;
 }
 
 int MacroSpec::noise_grid_bits() const {
-  if (noise_model != NoiseModel::fixed || kind != MacroKind::analog) return 0;
+  if (noise_model != NoiseModel::fixed || !converts(kind)) return 0;
   if (cell_noise_sigma == 0.0 && read_noise_sigma == 0.0 && !drifts() && stuck_rate == 0.0) return 0;
   // Sums in int32 (detail::adc_fixed): |cell sum| < rows_per_cycle * u_max * 2^15 <= 2^30 and the
   // ADC's remainder and half step below 2^(q + s) <= 2^28.
@@ -166,23 +167,11 @@ void check_shape(const MacroSpec& spec, const char* where, int n_rows, int n_out
 }
 }  // namespace
 
-// Formulas (docs/cim_macro.md, "Events"): R rows, N outputs, S slices, T input cycles,
-// G = ceil(R / rows_per_cycle) row groups, C = N*S columns.
+// The formulas of docs/cim_macro.md, "Events": each kind's (macro_kind.hpp).
 MacroEvents compute_events(const MacroSpec& spec, int n_rows, int n_out) {
   check_shape(spec, "cim::compute_events", n_rows, n_out);
-  MacroEvents e;
-  if (n_rows == 0 || n_out == 0) return e;
-  const int64_t R = n_rows, N = n_out, S = spec.slices_per_weight(), T = spec.input_cycles();
-  const int64_t G = spec.row_groups(n_rows), C = N * S;
-  const bool analog = spec.kind == MacroKind::analog;
-  const bool offset = spec.encoding == WeightEncoding::offset;
-  e.row_activations = R * T;
-  e.column_reads = C * T * G;
-  e.adc_conversions = analog ? C * T * G : 0;
-  e.adder_ops = (analog ? 0 : C * T * (R - G)) + C * T * (G - 1) + (offset ? R - 1 : 0);
-  e.shift_add_ops = N * (S * T - 1) + (offset ? N : 0);
-  e.cycles = T * G * (analog ? std::min<int64_t>(spec.adc_share, C) : 1);
-  return e;
+  if (n_rows == 0 || n_out == 0) return {};
+  return macro_kind_model(spec.kind).compute_events(spec, n_rows, n_out);
 }
 
 MacroEvents write_events(const MacroSpec& spec, int n_rows, int n_out) {

@@ -176,6 +176,7 @@ class Macro:
 class MacroKind:
     digital: MacroKind
     analog: MacroKind
+    analog_merged: MacroKind
     def __eq__(self: object, other: object) -> bool: ...
     def __init__(self: MacroKind, value: int) -> None: ...
     name: Any

@@ -106,6 +106,10 @@ def main():
         b'"macro": {"kind": "digital", "rows": 64, "cols": 64}, "organization": {"macros": 4}}')
     put("hw_spec", "unknown_key.yaml", b"name: x\nmacro: {rowz: 3}\n")
     put("hw_spec", "duplicate.yaml", b"name: x\nname: y\n")
+    analog = open(os.path.join(SRC, "configs", "hw", "sram_analog.yaml"), "rb").read()
+    merged = analog.replace(b"  kind: analog", b"  kind: analog_merged")
+    put("hw_spec", "merged.yaml", merged)
+    put("hw_spec", "merged_one_bit_adc.yaml", merged.replace(b"  adc_bits: 8", b"  adc_bits: 1"))
 
     # policy: text of every key, a mapping by field names and by short words, broken ones
     put("policy", "every_key.txt", b"overflow=window,page=16,kv_fraction=0.25,gqa_sharing=off,replicas=2,"

@@ -125,6 +125,23 @@ TEST(Hardware, NoiseModelFieldOfAnalogMacros) {
             std::string::npos);
 }
 
+TEST(Hardware, MergedMacroKindIsSelectedRoundTripsAndRefusesBadInput) {
+  const std::string merged = replaced(read(kHw + "sram_analog.yaml"), "  kind: analog\n", "  kind: analog_merged\n");
+  TempSpec ts(merged);
+  const HardwareSpec h = load_hardware_spec(ts.path.string());
+  EXPECT_EQ(h.macro.kind, cim::MacroKind::analog_merged);
+  EXPECT_EQ(h.macro.adc_count(), 256 / 8 / 8);  // one converter per 8 outputs of 8 slices
+  const nlohmann::json j = hardware_spec_to_json(h);
+  EXPECT_EQ(j["macro"]["kind"], "analog_merged");
+  EXPECT_EQ(hardware_spec_from_text(j.dump()).macro.kind, cim::MacroKind::analog_merged);
+  // a bipolar converter needs a sign and a magnitude bit; a kind the table does not hold
+  const std::string one_bit = spec_error(replaced(merged, "  adc_bits: 8", "  adc_bits: 1"));
+  EXPECT_NE(one_bit.find("adc_bits = 1"), std::string::npos) << one_bit;
+  const std::string bad_kind = spec_error(replaced(merged, "  kind: analog_merged", "  kind: analog_merge"));
+  EXPECT_NE(bad_kind.find("kind"), std::string::npos) << bad_kind;
+  EXPECT_NE(bad_kind.find("analog_merged"), std::string::npos) << bad_kind;  // the choices named
+}
+
 TEST(Hardware, ShippedSpecsLoad) {
   for (const char* f : {"sram_digital.yaml", "sram_analog.yaml", "reram_analog.yaml"}) {
     SCOPED_TRACE(f);

@@ -19,11 +19,13 @@
 #include <string>
 #include <vector>
 
+#include "kvcim/cmodel/cim/macro_kinds.hpp"
 #include "kvcim/fields.hpp"
 
 namespace kvcim::cmodel::cim {
 
-enum class MacroKind { digital, analog };
+// MacroKind (digital, analog, ...) is declared by its table, macro_kinds.hpp; what
+// a kind computes and counts is its MacroKindModel (macro_kind.hpp).
 // twos_complement: slices of the two's-complement code, the most significant slice weighted
 //   negatively. offset: w + 2^(weight_bits-1) stored unsigned, the offset removed digitally
 //   (input sum x offset). differential: |w| split across a positive and a negative column group.
@@ -90,8 +92,13 @@ struct MacroSpec {
   // The step is 2^adc_shift(): the smallest shift s >= 0 with (2^adc_bits - 1) * 2^s >= range,
   // range = full scale (full_scale) or adc_clip * full scale (calibrated).
   // code = clamp(floor(p / 2^s + 1/2), 0, 2^adc_bits - 1); reconstructed partial sum code << s.
+  // The kind decides both: a kind that merges weight slices before converting spans the merged
+  // range with a bipolar converter (MacroKindModel::adc_full_scale, adc_low_code, adc_top_code).
   int64_t adc_full_scale() const;
   int adc_shift() const;
+  int64_t adc_low_code() const;   // the converter's lowest code (0, or -2^(A-1) when bipolar)
+  int64_t adc_top_code() const;   // its highest code (2^A - 1, or 2^(A-1) - 1 when bipolar)
+  int64_t adc_count() const;      // converters per macro (0 for a kind without converters)
   // The fixed noise model's grid: deviations and read noise are integers times 2^-q levels,
   // q = min(10, 30 - adc_shift()) (the ADC's rounding then fits 32 bits); 0 when the model is
   // exact, the macro digital or noise-free, or q would fall below 8 (the exact model runs then).
@@ -101,6 +108,7 @@ struct MacroSpec {
 namespace detail {
 // Internal (cmodel/cim/macro_layout.hpp): one weight slice or one input cycle, bits
 // [offset, offset + width) of its source value, weighted sign * 2^offset in the shift-and-add.
+struct MacroAccess;  // a kind model's access to the macro's state (cmodel/cim/macro_access.hpp)
 struct Piece {
   int offset = 0;
   int width = 1;
@@ -220,6 +228,7 @@ class Macro {
   void reset_events() { events_ = MacroEvents{}; }
 
  private:
+  friend struct detail::MacroAccess;
   MacroSpec spec_;
   MacroEvents events_;
   // Whether cells deviate from their levels (analog: cell noise, drift or stuck cells). The exact
@@ -278,6 +287,8 @@ class Macro {
   int32_t grid_deviation(int row, int col) const;
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
   void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
+  // compute_reference() of the kinds that read every bit column (digital, analog)
+  void compute_sliced_reference(const int32_t* x, int n_rows, int64_t* y, int n_out);
 };
 
 }  // namespace kvcim::cmodel::cim

@@ -11,7 +11,6 @@
 
 namespace kvcim::cmodel::cim {
 
-inline constexpr std::string_view kMacroKindNames[] = {"digital", "analog"};
 inline constexpr std::string_view kAdcRangeNames[] = {"full_scale", "calibrated"};
 inline constexpr std::string_view kEncodingNames[] = {"twos_complement", "offset", "differential"};
 inline constexpr std::string_view kNoiseModelNames[] = {"exact", "fixed"};
@@ -20,10 +19,10 @@ constexpr int spec_kind(const MacroSpec& m) { return static_cast<int>(m.kind); }
 constexpr auto spec_fields(const MacroSpec*) {
   using Self = MacroSpec;
   using ::kvcim::choice_field, ::kvcim::flag_field, ::kvcim::range_field;
-  constexpr unsigned analog = ::kvcim::kind_bit(static_cast<int>(MacroKind::analog));
+  constexpr unsigned analog = kConvertingMacroKinds;  // the kinds with converters (macro_kinds.hpp)
   using Names = std::span<const std::string_view>;
   return std::tuple{
-      choice_field("kind", &Self::kind, Names(kMacroKindNames), "digital: exact adder trees; analog: ADCs").needed(),
+      choice_field("kind", &Self::kind, Names(kMacroKindNames), "how the columns are read: exact adder trees, an ADC per bit column, or weight bits merged before one conversion per output (docs/cim_macro.md, Macro kinds)").needed(),
       // 65536 rows keep every column partial sum (and its reconstruction) inside 32 bits
       range_field("rows", &Self::rows, 1, 65536, "", "wordlines").needed(),
       range_field("cols", &Self::cols, 1, 65536, "", "bitlines").needed(),
