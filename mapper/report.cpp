@@ -82,7 +82,6 @@ json figures_json(const Figures& f) {
                 {"tokens_per_s", {{"cim", f.tokens_per_s_cim}, {"conventional", f.tokens_per_s_conventional}}},
                 {"shared_pj_per_step", {{"cim", f.shared_pj_cim}, {"conventional", f.shared_pj_conventional}}}};
 
-  j["comparison"] = to_json(r.comparison);
   j["macros_total"] = f.macros_total;
   j["fragmentation"] = f.fragmentation;
   j["offchip_bytes"] = f.offchip_bytes;
@@ -113,8 +112,6 @@ json figures_json(const Figures& f) {
              {"tokens", {{"resident", f.resident_tokens},
                          {"offchip", f.offchip_tokens},
                          {"evicted", f.evicted_tokens}}}};
-  j["dies"] = to_json(plan_dies(p), p.hw);
-  if (const std::optional<MachineReport> m = placement_machine(p)) j["baseline_machine"] = m->json;
   return j;
 }
 
