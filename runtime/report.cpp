@@ -136,7 +136,7 @@ json perplexity_json(const GenerationResult& r) {
 RunReport make_run_report(GenerationResult result, const SessionOptions& options,
                           const mapper::Placement& placement, const RunInputs& inputs) {
   // (a Placement has no empty state: every member named, the costed ones filled in below)
-  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
+  RunReport rep{inputs, options, placement, std::move(result), {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}};
   const GenerationResult& r = rep.result;
   const mapper::HardwareSpec& hw = placement.hw;
   const energy::Costs cim_costs = hw.costs(), kv_costs = hw.kv_costs();
