@@ -46,12 +46,12 @@ const char* kShape = "dim=64,hidden=172,layers=2,heads=8,kv_heads=4,vocab=512,co
 
 Placement placed_on(const HardwareSpec& hw) { return place(parse_shape(kShape), hw, Policy{}, 128); }
 
-struct Areas {
+struct DieAreas {
   double macro = 0, kv_macro = 0, spread = 1;  // own areas and die area per own area
 };
-Areas areas_of(const Placement& p) {
+DieAreas areas_of(const Placement& p) {
   const ChipArea c = cim_area(p.hw, p.kv.tiles);
-  Areas a;
+  DieAreas a;
   a.macro = (c.macros_mm2 + c.adcs_mm2) / static_cast<double>(p.hw.organization.macros);
   a.kv_macro = a.macro + c.tile_logic_mm2 / static_cast<double>(p.kv.macros);
   a.spread = c.total_mm2() / (a.macro * static_cast<double>(p.hw.organization.macros) + c.tile_logic_mm2);
@@ -67,7 +67,7 @@ TEST(Dies, TwoDieSplitCarriesTheHiddenStateOnce) {
   const Placement one = placed_on(full_cim_with_reticle(858));
   ASSERT_EQ(one.kv.macros, 2);
   ASSERT_EQ(one.hw.organization.macros, 2 * (20 + 1) + 16);  // two layers, the classifier
-  const Areas a = areas_of(one);
+  const DieAreas a = areas_of(one);
   // a reticle that holds layer 1 with the classifier (36 macros and a KV macro) but not both layers
   const double reticle = (36.5 * a.macro + a.kv_macro) * a.spread;
   const Placement p = placed_on(full_cim_with_reticle(reticle));
@@ -96,7 +96,7 @@ TEST(Dies, TwoDieSplitCarriesTheHiddenStateOnce) {
 // and needs after it, counted here from the rules of docs/mapper.md ("Dies").
 TEST(Dies, CutsInsideLayersCarryTheLiveActivations) {
   const Placement one = placed_on(full_cim_with_reticle(858));
-  const Areas a = areas_of(one);
+  const DieAreas a = areas_of(one);
   const double reticle = std::max(5.5 * a.macro, 1.2 * a.kv_macro) * a.spread;
   const Placement p = placed_on(full_cim_with_reticle(reticle));
   const DiePlan plan = plan_dies(p);
