@@ -55,10 +55,6 @@ void add_map(CLI::App& app) {
                   "conventional machine beside the spec's synthetic engine: a name of configs/machines "
                   "(kvcim baseline lists them), or synthetic alone")
       ->capture_default_str();
-  cmd->add_option("--idle", o->idle,
-                  "idle silicon on both sides (storage holding no data): gated (leaks nothing) or leaking")
-      ->check(CLI::IsMember({"gated", "leaking"}))
-      ->capture_default_str();
   cmd->add_option("--node", o->node,
                   "technology node (nm) both sides are compared at (default: the CIM macro table's)");
   cmd->add_option("--idle", o->idle,
