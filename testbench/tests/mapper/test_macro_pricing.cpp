@@ -361,9 +361,15 @@ TEST(MacroModel, DescribedChipPricesEventsByComponents) {
     hardware_spec_from_text(replaced(text, "  # (no describes)", "  describes: ../macros/C2.yaml"), kSrc + "/configs/hw");
   });
   EXPECT_NE(kind.find("macro.describes"), std::string::npos) << kind;
-  // sram_digital's macros are [C2] at 5 nm / 0.7 V: an adder-tree addition of its 256-input trees
-  // of 1-bit products costs the tree's mean full-adder bits per addition x input density x e_fa
-  const HardwareSpec dig = load_hardware_spec(kSrc + "/configs/hw/sram_digital.yaml");
+  // sram_digital's macros are [C2] at 5 nm / 0.7 V (the shipped spec keeps the class table fitted
+  // to C2's published figure; described here): an adder-tree addition of its 256-input trees of
+  // 1-bit products costs the tree's mean full-adder bits per addition x input density x e_fa
+  std::ifstream din(kSrc + "/configs/hw/sram_digital.yaml");
+  const HardwareSpec dig = hardware_spec_from_text(
+      replaced(std::string(std::istreambuf_iterator<char>(din), {}), "  kind: digital\n",
+               "  kind: digital\n  describes: ../macros/C2.yaml\n"),
+      kSrc + "/configs/hw");
+  ASSERT_TRUE(dig.described.has_value());
   const double add_pj = static_cast<double>(dig.costs().energy(cmodel::energy::EventKind::adder_op)) * 1e-6;
   const double e_fa = constants().e_fa_fj * mm::logic_factor(5, 0.7) * 1e-3;
   EXPECT_NEAR(add_pj, mm::adder_tree_fa_bits(256, 1) / 255 * 0.5 * e_fa, 2e-6);
