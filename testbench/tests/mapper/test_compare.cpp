@@ -93,7 +93,9 @@ TEST(Compare, EqualThroughputIsEqualAndTheFasterSideIsNoDearerThanIdlingAtItsSup
     expect_rel(fast.active_ns, cim_slower ? b.latency_ns : f.latency_ns_cim, 1e-12, "working ns at the supply chosen");
     // the search includes the comparison supply: never dearer than working at it and idling
     const double idle_at_v0 = (fast.step_ns - fast_best.active_ns) / static_cast<double>(c.sequences);
-    EXPECT_LE(fast.energy_pj_per_token, fast_best.energy_pj_per_token + idle_at_v0 * 1e3 /* generous pJ/ns bound */);
+    // (10 W of idle power bounds every chip here: Llama-2-7B on full_cim holding 64 x 4096 tokens
+    // of KV leaks 1.6 W idle at 0.49 V)
+    EXPECT_LE(fast.energy_pj_per_token, fast_best.energy_pj_per_token + idle_at_v0 * 1e4 /* generous pJ/ns bound */);
     // a lower supply is chosen only where it pays: at it, working costs less than at v0
     if (fast.voltage_v < c.at.voltage_v - 1e-9) {
       EXPECT_LT(fast.energy_pj_per_token - fast.idle_pj_per_token, fast_best.energy_pj_per_token);
