@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_accuracy_energy  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -82,13 +82,9 @@ def main():
         interval_errorbar(acc, x, [p["delta_nll"] for p in pts], marker="o", label=label)
         energy.plot(x, [p["kv_write_pj_per_token"] for p in pts], marker="o", label=label)
     xlabel = f"retention time constant (token intervals of {args.interval_ns:g} ns)"
-    for ax, value, ylabel, title in (
-            (acc, base["delta_nll"]["value"], "ΔNLL vs float (nats/token)",
-             f"accuracy ({base['tokens']} evaluated tokens, 95% CI)"),
-            (energy, base["kv_write_pj_per_token"], "K/V cell writes per token (pJ)",
-             f"stories260K, gain-cell KV tile, {args.steps} steps")):
-        ax.axhline(value, color="gray", linestyle="--", label="no decay")
-        finish_axes(ax, xlabel, ylabel, title, xscale="log")
+    finish_accuracy_energy(acc, energy, base, "kv_write_pj_per_token", "K/V cell writes per token (pJ)",
+                           f"stories260K, gain-cell KV tile, {args.steps} steps", xlabel, "no decay",
+                           xscale="log")
     save_figure(fig, out / "kv_retention_study.png")
 
 

@@ -43,3 +43,14 @@ def finish_axes(ax, xlabel=None, ylabel=None, title=None, xscale=None):
             setter(text)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+
+
+def finish_accuracy_energy(acc, energy, base, energy_key, energy_ylabel, energy_title, xlabel,
+                           baseline_label, acc_ylabel="ΔNLL vs float (nats/token)", xscale=None):
+    """The accuracy and energy panels of a sweep, each with the baseline point as a dashed line."""
+    for ax, value, ylabel, title in (
+            (acc, base["delta_nll"]["value"], acc_ylabel,
+             f"accuracy ({base['tokens']} evaluated tokens, 95% CI)"),
+            (energy, base[energy_key], energy_ylabel, energy_title)):
+        ax.axhline(value, color="gray", linestyle="--", label=baseline_label)
+        finish_axes(ax, xlabel, ylabel, title, xscale=xscale)
