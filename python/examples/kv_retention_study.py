@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_accuracy_energy  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, accuracy_text, finish_accuracy_energy  # noqa: E402
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -70,8 +70,7 @@ def main():
           f"{'KV pJ/token':>12} {'KV cell writes/token':>21} {'writes pJ/token':>16}")
     for p in points:
         tau = f"{p['tau_tokens']:g}" if p["tau_tokens"] else "no decay"
-        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {interval_text(p['delta_nll'])} "
-              f"{p['kl_mean']['value']:>9.4f} "
+        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {accuracy_text(p)} "
               f"{p['kv_pj_per_token']:>12.4g} {p['kv_cell_writes_per_token']:>21.4g} "
               f"{p['kv_write_pj_per_token']:>16.4g}")
 

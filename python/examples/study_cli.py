@@ -34,6 +34,11 @@ def interval_text(d):
     return f"{d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]"
 
 
+def accuracy_text(p):
+    """A point's ΔNLL with its interval and its mean KL, the accuracy columns of the drift studies."""
+    return f"{interval_text(p['delta_nll'])} {p['kl_mean']['value']:>9.4f}"
+
+
 def finish_axes(ax, xlabel=None, ylabel=None, title=None, xscale=None):
     """The labels given, a light grid and a small legend, as every study's axes have them."""
     if xscale:
