@@ -24,7 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure, accuracy_text, finish_accuracy_energy  # noqa: E402
+from study_cli import (study_parser, parse_study_args, save_figure, accuracy_text,  # noqa: E402
+                       ACCURACY_HEADINGS, finish_accuracy_energy)
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -66,7 +67,7 @@ def main():
                        for r in (False, True) for t in taus]
     (out / "results.json").write_text(json.dumps(points, indent=1) + "\n")
 
-    print(f"{'tau (tokens)':>12} {'refresh':>8} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} "
+    print(f"{'tau (tokens)':>12} {'refresh':>8} {ACCURACY_HEADINGS} "
           f"{'KV pJ/token':>12} {'KV cell writes/token':>21} {'writes pJ/token':>16}")
     for p in points:
         tau = f"{p['tau_tokens']:g}" if p["tau_tokens"] else "no decay"

@@ -34,6 +34,10 @@ def interval_text(d):
     return f"{d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]"
 
 
+# The headings of accuracy_text's columns, aligned with them.
+ACCURACY_HEADINGS = f"{'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9}"
+
+
 def accuracy_text(p):
     """A point's ΔNLL with its interval and its mean KL, the accuracy columns of the drift studies."""
     return f"{interval_text(p['delta_nll'])} {p['kl_mean']['value']:>9.4f}"
