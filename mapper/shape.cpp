@@ -9,12 +9,10 @@
 
 namespace kvcim::mapper {
 
-namespace {
-
 using cmodel::Config;
 
-Config make(int dim, int hidden, int layers, int heads, int kv_heads, int vocab, int context,
-            bool shared) {
+Config config_of(int dim, int hidden, int layers, int heads, int kv_heads, int vocab, int context,
+                 bool shared_classifier) {
   Config c;
   c.dim = dim;
   c.hidden_dim = hidden;
@@ -23,9 +21,11 @@ Config make(int dim, int hidden, int layers, int heads, int kv_heads, int vocab,
   c.n_kv_heads = kv_heads;
   c.vocab_size = vocab;
   c.seq_len = context;
-  c.shared_classifier = shared;
+  c.shared_classifier = shared_classifier;
   return c;
 }
+
+namespace {
 
 // Public configurations per their Hugging Face config.json (hidden_size, intermediate_size,
 // num_hidden_layers, num_attention_heads, num_key_value_heads, vocab_size,
@@ -36,16 +36,16 @@ Config make(int dim, int hidden, int layers, int heads, int kv_heads, int vocab,
 // model's header; tied classifiers).
 const std::map<std::string, Config>& presets() {
   static const std::map<std::string, Config> p = {
-      {"llama2-7b", make(4096, 11008, 32, 32, 32, 32000, 4096, false)},
-      {"llama2-13b", make(5120, 13824, 40, 40, 40, 32000, 4096, false)},
-      {"llama2-70b", make(8192, 28672, 80, 64, 8, 32000, 4096, false)},
-      {"llama3-8b", make(4096, 14336, 32, 32, 8, 128256, 8192, false)},
-      {"llama3-70b", make(8192, 28672, 80, 64, 8, 128256, 8192, false)},
-      {"mistral-7b", make(4096, 14336, 32, 32, 8, 32000, 32768, false)},
-      {"tinyllama-1.1b", make(2048, 5632, 22, 32, 4, 32000, 2048, false)},
-      {"stories15m", make(288, 768, 6, 6, 6, 32000, 256, true)},
-      {"stories110m", make(768, 2048, 12, 12, 12, 32000, 1024, true)},
-      {"stories260k", make(64, 172, 5, 8, 4, 512, 512, true)},
+      {"llama2-7b", config_of(4096, 11008, 32, 32, 32, 32000, 4096, false)},
+      {"llama2-13b", config_of(5120, 13824, 40, 40, 40, 32000, 4096, false)},
+      {"llama2-70b", config_of(8192, 28672, 80, 64, 8, 32000, 4096, false)},
+      {"llama3-8b", config_of(4096, 14336, 32, 32, 8, 128256, 8192, false)},
+      {"llama3-70b", config_of(8192, 28672, 80, 64, 8, 128256, 8192, false)},
+      {"mistral-7b", config_of(4096, 14336, 32, 32, 8, 32000, 32768, false)},
+      {"tinyllama-1.1b", config_of(2048, 5632, 22, 32, 4, 32000, 2048, false)},
+      {"stories15m", config_of(288, 768, 6, 6, 6, 32000, 256, true)},
+      {"stories110m", config_of(768, 2048, 12, 12, 12, 32000, 1024, true)},
+      {"stories260k", config_of(64, 172, 5, 8, 4, 512, 512, true)},
   };
   return p;
 }

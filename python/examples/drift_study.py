@@ -36,7 +36,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
+from study_cli import (study_parser, parse_study_args, save_figure, accuracy_text,  # noqa: E402
+                       ACCURACY_HEADINGS, finish_axes)
 
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "reram_analog.yaml"
 KV_SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -116,19 +117,18 @@ def show(args, out, points, kv_points):
     fresh, kv_fresh = points[0], kv_points[0]
 
     print(f"drift nu ~ N({args.nu}, {args.nu_sigma}), t0 = 1 s")
-    print(f"{'time':>16} {'compensation':>13} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} {'top-1':>7}")
+    print(f"{'time':>16} {'compensation':>13} {ACCURACY_HEADINGS} {'top-1':>7}")
     for p in points:
-        print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {interval_text(p['delta_nll'])} "
-              f"{p['kl_mean']['value']:>9.4f} "
+        print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {accuracy_text(p)} "
               f"{p['top1']['value']:>7.4f}")
     print(f"\nKV cells (gain_cell_kv's analog tile, non-volatile), nu ~ N({args.nu}, {args.nu_sigma}), "
           f"t0 = 1 s, a context of {CONTEXT} tokens spanning the time")
-    print(f"{'time':>16} {'compensation':>13} {'refresh':>8} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} "
+    print(f"{'time':>16} {'compensation':>13} {'refresh':>8} {ACCURACY_HEADINGS} "
           f"{'top-1':>7} {'KV cell writes/token':>21}")
     for p in kv_points:
         refresh = f"{p['refresh_s']:g} s" if p["refresh_s"] else "none"
         print(f"{p['label']:>16} {'global' if p['compensation'] else 'none':>13} {refresh:>8} "
-              f"{interval_text(p['delta_nll'])} {p['kl_mean']['value']:>9.4f} "
+              f"{accuracy_text(p)} "
               f"{p['top1']['value']:>7.4f} {p['kv_cell_writes_per_token']:>21.4g}")
 
     fig, (ax, kv_ax) = plt.subplots(1, 2, figsize=(13, 4))

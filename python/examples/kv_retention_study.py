@@ -24,7 +24,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
+from study_cli import (study_parser, parse_study_args, save_figure, accuracy_text,  # noqa: E402
+                       ACCURACY_HEADINGS, finish_accuracy_energy)
 
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
 SPEC = pathlib.Path(kvcim.default_hardware_spec_path()).parent / "gain_cell_kv.yaml"
@@ -66,12 +67,11 @@ def main():
                        for r in (False, True) for t in taus]
     (out / "results.json").write_text(json.dumps(points, indent=1) + "\n")
 
-    print(f"{'tau (tokens)':>12} {'refresh':>8} {'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9} "
+    print(f"{'tau (tokens)':>12} {'refresh':>8} {ACCURACY_HEADINGS} "
           f"{'KV pJ/token':>12} {'KV cell writes/token':>21} {'writes pJ/token':>16}")
     for p in points:
         tau = f"{p['tau_tokens']:g}" if p["tau_tokens"] else "no decay"
-        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {interval_text(p['delta_nll'])} "
-              f"{p['kl_mean']['value']:>9.4f} "
+        print(f"{tau:>12} {'tau/10' if p['refresh'] else 'none':>8} {accuracy_text(p)} "
               f"{p['kv_pj_per_token']:>12.4g} {p['kv_cell_writes_per_token']:>21.4g} "
               f"{p['kv_write_pj_per_token']:>16.4g}")
 
@@ -82,13 +82,9 @@ def main():
         interval_errorbar(acc, x, [p["delta_nll"] for p in pts], marker="o", label=label)
         energy.plot(x, [p["kv_write_pj_per_token"] for p in pts], marker="o", label=label)
     xlabel = f"retention time constant (token intervals of {args.interval_ns:g} ns)"
-    for ax, value, ylabel, title in (
-            (acc, base["delta_nll"]["value"], "ΔNLL vs float (nats/token)",
-             f"accuracy ({base['tokens']} evaluated tokens, 95% CI)"),
-            (energy, base["kv_write_pj_per_token"], "K/V cell writes per token (pJ)",
-             f"stories260K, gain-cell KV tile, {args.steps} steps")):
-        ax.axhline(value, color="gray", linestyle="--", label="no decay")
-        finish_axes(ax, xlabel, ylabel, title, xscale="log")
+    finish_accuracy_energy(acc, energy, base, "kv_write_pj_per_token", "K/V cell writes per token (pJ)",
+                           f"stories260K, gain-cell KV tile, {args.steps} steps", xlabel, "no decay",
+                           xscale="log")
     save_figure(fig, out / "kv_retention_study.png")
 
 

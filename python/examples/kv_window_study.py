@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 import kvcim  # noqa: E402
 from kvcim.plot import interval_errorbar  # noqa: E402
-from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_axes  # noqa: E402
+from study_cli import study_parser, parse_study_args, save_figure, interval_text, finish_accuracy_energy  # noqa: E402
 
 # the operations of KV attention in the energy breakdown (report.energy["cim"]["by_op"], pJ)
 KV_OPS = ("attn_scores", "softmax", "attn_weighted_sum", "kv_write")
@@ -70,13 +70,10 @@ def main():
         x = [p["window"] for p in pts]
         interval_errorbar(acc, x, [p["delta_nll"] for p in pts], marker="o", label=rule)
         energy.plot(x, [p["kv_pj_per_token"] for p in pts], marker="o", label=rule)
-    for ax, value, ylabel, title in (
-            (acc, full["delta_nll"]["value"], "ΔNLL vs float, full attention (nats/token)",
-             f"accuracy ({full['tokens']} evaluated tokens, 95% CI)"),
-            (energy, full["kv_pj_per_token"], "KV attention energy per token (pJ)",
-             f"stories260K, {args.steps} steps, sram_digital")):
-        ax.axhline(value, color="gray", linestyle="--", label="full attention")
-        finish_axes(ax, "KV tokens kept per stream (64-token tiles)", ylabel, title)
+    finish_accuracy_energy(acc, energy, full, "kv_pj_per_token", "KV attention energy per token (pJ)",
+                           f"stories260K, {args.steps} steps, sram_digital",
+                           "KV tokens kept per stream (64-token tiles)", "full attention",
+                           acc_ylabel="ΔNLL vs float, full attention (nats/token)")
     save_figure(fig, out / "kv_window_study.png")
 
 

@@ -34,6 +34,15 @@ def interval_text(d):
     return f"{d['value']:>+10.4f} [{d['ci_low']:+.4f}, {d['ci_high']:+.4f}]"
 
 
+# The headings of accuracy_text's columns, aligned with them.
+ACCURACY_HEADINGS = f"{'ΔNLL nats/token (95% CI)':>30} {'KL mean':>9}"
+
+
+def accuracy_text(p):
+    """A point's ΔNLL with its interval and its mean KL, the accuracy columns of the drift studies."""
+    return f"{interval_text(p['delta_nll'])} {p['kl_mean']['value']:>9.4f}"
+
+
 def finish_axes(ax, xlabel=None, ylabel=None, title=None, xscale=None):
     """The labels given, a light grid and a small legend, as every study's axes have them."""
     if xscale:
@@ -43,3 +52,14 @@ def finish_axes(ax, xlabel=None, ylabel=None, title=None, xscale=None):
             setter(text)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
+
+
+def finish_accuracy_energy(acc, energy, base, energy_key, energy_ylabel, energy_title, xlabel,
+                           baseline_label, acc_ylabel="ΔNLL vs float (nats/token)", xscale=None):
+    """The accuracy and energy panels of a sweep, each with the baseline point as a dashed line."""
+    for ax, value, ylabel, title in (
+            (acc, base["delta_nll"]["value"], acc_ylabel,
+             f"accuracy ({base['tokens']} evaluated tokens, 95% CI)"),
+            (energy, base[energy_key], energy_ylabel, energy_title)):
+        ax.axhline(value, color="gray", linestyle="--", label=baseline_label)
+        finish_axes(ax, xlabel, ylabel, title, xscale=xscale)

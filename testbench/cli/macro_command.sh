@@ -8,9 +8,7 @@ KVCIM=$1; SRC=$2; PY=/usr/bin/python3
 source "$(dirname "$0")/lib/common.sh"
 
 validate() {
-  $PY -c "
-import json, sys
-d = json.load(open(sys.argv[1]))
+  json_asserts "$1" "
 assert d['published']['tops_per_w'] > 0 and d['published']['source'], 'published'
 assert 0 <= d['uncertainty']['held_out_median_abs_error'] <= d['uncertainty']['held_out_worst_abs_error'], 'uncertainty'
 for p in d['points']:
@@ -27,7 +25,7 @@ for p in d['points']:
     if p['published_point']:
         assert abs(p['tops_per_w_error'] - (p['tops_per_w'] / d['published']['tops_per_w'] - 1)) <= 1e-12, 'error'
 print('valid', len(d['points']))
-" "$1" 2>&1
+"
 }
 
 for f in "$SRC"/configs/macros/*.yaml; do

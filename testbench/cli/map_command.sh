@@ -7,9 +7,7 @@ source "$(dirname "$0")/lib/common.sh"
 
 # The fixed keys, their types, and a few relations that hold for any placement.
 validate() {
-  $PY -c "
-import json, sys
-d = json.load(open(sys.argv[1]))
+  json_asserts "$1" "
 assert d['schema_version'] == 1, 'schema_version'
 for k in ('macros_used', 'max_context_tokens', 'kv_cell_writes_per_token'):
     assert isinstance(d[k], int) and not isinstance(d[k], bool) and d[k] >= 0, k
@@ -32,7 +30,7 @@ assert 0 <= band['macro_pj'] <= band['total_pj'], 'band macro part'
 w = band['macro_model_held_out_median_error'] * band['macro_pj']
 assert abs(band['high_pj'] - band['total_pj'] - w) <= 1e-9 * e['cim'] and abs(band['total_pj'] - band['low_pj'] - w) <= 1e-9 * e['cim'], 'band width'
 print('valid')
-" "$1" 2>&1
+"
 }
 
 for hw in "$SRC"/configs/hw/*.yaml; do

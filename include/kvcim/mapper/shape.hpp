@@ -10,6 +10,10 @@
 
 namespace kvcim::mapper {
 
+// A model configuration by its dimensions alone (the presets; tests that need a model of a shape).
+cmodel::Config config_of(int dim, int hidden, int layers, int heads, int kv_heads, int vocab, int context,
+                         bool shared_classifier = true);
+
 struct ModelShape {
   std::string name;       // preset name, checkpoint path or "custom"
   cmodel::Config config;  // validated

@@ -35,3 +35,10 @@ bad() {
   done
   check "$name: nothing written" "none" "$(ls -d "$T"/out* "$T/bad.json" 2>/dev/null || echo none)"
 }
+# json_asserts FILE BODY: runs the Python BODY with the parsed FILE as `d` (json and sys imported);
+# prints what BODY prints, or the failed assertion.
+json_asserts() {
+  /usr/bin/python3 -c "import json, sys
+d = json.load(open(sys.argv[1]))
+$2" "$1" 2>&1
+}

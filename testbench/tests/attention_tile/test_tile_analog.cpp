@@ -225,6 +225,20 @@ std::vector<int32_t> drifted_read(const TileParams& p, const Problem& pr, double
   return t.query(pr.q, pr.scale).o;
 }
 
+// A drift case: `tokens` random tokens drawn from `seed`, a lossless tile of `cell_bits`-bit cells
+// and its read without drift, the reference every drifted read is held against.
+struct DriftCase {
+  Problem pr;
+  TileParams p;
+  std::vector<int32_t> fresh;
+};
+DriftCase drift_case(uint64_t seed, int tokens, int cell_bits) {
+  std::mt19937_64 rng(seed);
+  DriftCase c{random_problem(rng, TileParams{}, tokens), lossless(TileParams{}, cell_bits), {}};
+  c.fresh = drifted_read(c.p, c.pr, 0, 0);
+  return c;
+}
+
 // nu = 0 (no spread), or every token younger than t0: bit for bit the tile without drift, with
 // cell and read noise on (the drift exponents have a stream of their own: the noises' draws are
 // the same).
@@ -255,10 +269,7 @@ TEST(AnalogTile, DriftWithNoExponentOrBeforeT0ChangesNothing) {
 // ADC's rounding. Global compensation (the mean drift divided out) then gives back the fresh read
 // bit for bit; t0 scales the age.
 TEST(AnalogTile, DriftFollowsThePowerLawByHand) {
-  std::mt19937_64 rng(23);
-  const Problem pr = random_problem(rng, TileParams{}, 1);
-  TileParams p = lossless(TileParams{}, 8);
-  const std::vector<int32_t> fresh = drifted_read(p, pr, 0, 0);
+  auto [pr, p, fresh] = drift_case(23, 1, 8);
   p.drift_nu = 0.1;
   p.drift_compensation = false;
   for (double t0 : {1.0, 1e-3}) {
@@ -323,10 +334,7 @@ TEST(AnalogTile, OlderTokensDriftMoreThanNewerOnes) {
 // seed, others); with compensation only the spread is left, so the reads move off the fresh ones.
 // Negative or non-finite drift fields, and drift on the digital tile, are bad input naming the field.
 TEST(AnalogTile, DriftSpreadIsReproduciblePerSeedAndBadFieldsAreNamed) {
-  std::mt19937_64 rng(27);
-  const Problem pr = random_problem(rng, TileParams{}, 16);
-  TileParams p = lossless(TileParams{}, 4);
-  const std::vector<int32_t> fresh = drifted_read(p, pr, 0, 0);
+  auto [pr, p, fresh] = drift_case(27, 16, 4);
   p.drift_nu = 0.05;
   p.drift_nu_sigma = 0.05;
   const double read = 3.15e16;  // a year

@@ -33,6 +33,20 @@ inline int widest_piece(const MacroSpec& s) {
   return std::min(s.input_bits_per_cycle, body);
 }
 
+// The geometry a worked example fixes by hand; every other field stays as in the base spec.
+struct HandGeometry {
+  int rows, rows_per_cycle, cols, weight_bits, input_bits, adc_bits;
+};
+inline MacroSpec with_geometry(MacroSpec s, const HandGeometry& g) {
+  s.rows = g.rows;
+  s.rows_per_cycle = g.rows_per_cycle;
+  s.cols = g.cols;
+  s.weight_bits = g.weight_bits;
+  s.input_bits = g.input_bits;
+  s.adc_bits = g.adc_bits;
+  return s;
+}
+
 // A random geometry; analog specs get an ADC just wide enough to be lossless.
 inline MacroSpec random_spec(std::mt19937_64& g, MacroKind kind) {
   MacroSpec s;

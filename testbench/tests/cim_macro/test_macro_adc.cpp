@@ -14,16 +14,12 @@ namespace {
 // 4 rows summed at once, 1-bit cells, 2-bit two's-complement weights (slice 0: bit 0, weight +1;
 // slice 1: the sign bit, weight -2), unsigned 1-bit inputs (one cycle). Full scale = 4 * 1 * 1.
 MacroSpec tiny(int adc_bits, AdcRange range = AdcRange::full_scale, double clip = 1.0) {
-  MacroSpec s;
-  s.kind = MacroKind::analog;
-  s.rows = 4;
-  s.rows_per_cycle = 4;
-  s.cols = 2;
-  s.cell_bits = 1;
-  s.weight_bits = 2;
-  s.input_signed = false;
-  s.input_bits = 1;
-  s.adc_bits = adc_bits;
+  MacroSpec base;
+  base.kind = MacroKind::analog;
+  base.cell_bits = 1;
+  base.input_signed = false;
+  MacroSpec s = with_geometry(base, {.rows = 4, .rows_per_cycle = 4, .cols = 2, .weight_bits = 2,
+                                     .input_bits = 1, .adc_bits = adc_bits});
   s.adc_range = range;
   s.adc_clip = clip;
   return s;
@@ -106,14 +102,10 @@ TEST(MacroAdc, ShiftAndAddOfQuantisedPartialSumsAcrossCyclesAndGroups) {
   // Signed 3-bit inputs bit-serial (bit 0 weight 1, bit 1 weight 2, sign bit weight -4), two row
   // groups of 2, 1-bit cells, 3-bit two's-complement weights (bits 0,1 and the sign bit).
   // Full scale = 2 rows * 1 * 1 = 2; a 1-bit ADC has step 2: p = 1 -> 1 -> 2, p = 2 -> 1 -> 2.
-  MacroSpec s;
-  s.kind = MacroKind::analog;
-  s.rows = 4;
-  s.rows_per_cycle = 2;
-  s.cols = 3;
-  s.weight_bits = 3;
-  s.input_bits = 3;
-  s.adc_bits = 1;
+  MacroSpec base;
+  base.kind = MacroKind::analog;
+  MacroSpec s = with_geometry(base, {.rows = 4, .rows_per_cycle = 2, .cols = 3,
+                                     .weight_bits = 3, .input_bits = 3, .adc_bits = 1});
   ASSERT_EQ(s.adc_shift(), 1);
   // weights 3 (011), 1 (001), 0, 2 (010); inputs 1 (001), 3 (011), -4 (100), 2 (010)
   const std::vector<int8_t> w = {3, 1, 0, 2};

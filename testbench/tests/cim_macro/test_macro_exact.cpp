@@ -76,17 +76,13 @@ TEST(MacroExact, ExtremeValuesAllEncodingsFullWidth) {
   for (int enc = 0; enc < 3; ++enc)
     for (int cb = 1; cb <= 4; ++cb)
       for (int wb = 2; wb <= 8; ++wb) {
-        MacroSpec s;
-        s.kind = MacroKind::analog;
-        s.encoding = static_cast<WeightEncoding>(enc);
-        s.cell_bits = cb;
-        s.weight_bits = wb;
-        s.rows = 8;
-        s.rows_per_cycle = 8;
-        s.cols = 64;
-        s.input_bits = 8;
-        s.input_bits_per_cycle = 3;
-        s.adc_bits = 16;
+        MacroSpec base;
+        base.kind = MacroKind::analog;
+        base.encoding = static_cast<WeightEncoding>(enc);
+        base.cell_bits = cb;
+        base.input_bits_per_cycle = 3;
+        const MacroSpec s = with_geometry(base, {.rows = 8, .rows_per_cycle = 8, .cols = 64,
+                                                 .weight_bits = wb, .input_bits = 8, .adc_bits = 16});
         Macro m(s);
         const int n_out = 2;
         std::vector<int8_t> w(8 * n_out);

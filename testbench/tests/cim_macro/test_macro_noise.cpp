@@ -160,13 +160,9 @@ TEST(MacroNoise, CellNoiseScalesWithTheInputLevel) {
   // Weight 1: a level-1 cell (deviation d0) and a level-0 sign cell (deviation d1). Input 0 reads
   // 0 exactly (no current flows), so zero inputs see no cell noise; input 1 reads
   // round(1 + d0) - 2 clamp(round(d1), 0, 3), which is 1 only when both deviations are small.
-  MacroSpec s = noisy(0.4, 0.0, 21);
+  MacroSpec s = with_geometry(noisy(0.4, 0.0, 21), {.rows = 1, .rows_per_cycle = 1, .cols = 64,
+                                                     .weight_bits = 2, .input_bits = 1, .adc_bits = 2});
   s.input_signed = false;
-  s.input_bits = 1;
-  s.weight_bits = 2;
-  s.rows = 1;
-  s.rows_per_cycle = 1;
-  s.adc_bits = 2;
   int nonzero = 0;
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     s.seed = seed;
