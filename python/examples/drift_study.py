@@ -46,24 +46,24 @@ CONTEXT = 512  # stories260K's context: a context of tokens spans the time t
 TIMES = {"1 s": 1.0, "1 h": 3600.0, "1 day": 86400.0, "1 year": 3.156e7}
 
 
-def point(time_s, compensation, nu, nu_sigma, steps, eval_tokens):
+def point(time_s, compensation, nu, nu_sigma, steps, eval_tokens, options):
     spec = kvcim.HardwareSpec.from_yaml(SPEC).to_dict()
     spec["macro"].update(drift_nu=nu, drift_nu_sigma=nu_sigma, drift_t0_s=1.0, drift_time_s=time_s,
                          drift_compensation=compensation)
-    report = kvcim.run(spec=spec, steps=steps, eval_tokens=eval_tokens)
+    report = kvcim.run(spec=spec, steps=steps, eval_tokens=eval_tokens, **options)
     ev = report.accuracy["evaluation"]
     return {"time_s": time_s, "compensation": compensation, "delta_nll": ev["delta_nll"],
             "kl_mean": ev["kl_mean"], "top1": ev["top1_agreement"], "tokens": ev["tokens"]}
 
 
-def kv_point(time_s, compensation, refresh_s, nu, nu_sigma, steps, eval_tokens):
+def kv_point(time_s, compensation, refresh_s, nu, nu_sigma, steps, eval_tokens, options):
     """KV cells drifting: a context spans time_s (0: the cells without drift); refresh_s: every
     token re-programmed that often (0: never)."""
     spec = kvcim.HardwareSpec.from_yaml(KV_SPEC).to_dict()
     spec["kv"].update(drift_nu=nu if time_s else 0.0, drift_nu_sigma=nu_sigma if time_s else 0.0,
                       drift_t0_s=1.0, drift_compensation=compensation,
                       token_interval_ns=(time_s or 1.0) * 1e9 / CONTEXT, refresh_ns=refresh_s * 1e9)
-    report = kvcim.run(spec=spec, steps=steps, eval_tokens=eval_tokens)
+    report = kvcim.run(spec=spec, steps=steps, eval_tokens=eval_tokens, **options)
     ev = report.accuracy["evaluation"]
     energy = report.energy
     writes = energy["simulated_events"]["by_op"]
@@ -81,6 +81,8 @@ def main():
     parser.add_argument("--nu-sigma", type=float, default=0.005, help="its spread across cells (assumption)")
     parser.add_argument("--kv-refresh-s", type=float, default=3600.0,
                         help="KV part: re-program every token this often (the refreshed runs)")
+    parser.add_argument("--eval-text", default=None,
+                        help="evaluation text (default: the shipped one; an empty string: none)")
     parser.add_argument("--replot", action="store_true",
                         help="no runs: print and plot the results.json and kv_results.json in --out")
     args, out = parse_study_args(parser)
@@ -95,19 +97,20 @@ def main():
 
 
 def run_all(args, out, times):
-    fresh = point(0.0, True, args.nu, args.nu_sigma, args.steps, args.eval_tokens)
+    options = {} if args.eval_text is None else {"eval_text_path": args.eval_text}
+    fresh = point(0.0, True, args.nu, args.nu_sigma, args.steps, args.eval_tokens, options)
     points = [dict(fresh, label="just programmed")]
     for comp in (False, True):
         for t in times:
-            p = point(TIMES[t], comp, args.nu, args.nu_sigma, args.steps, args.eval_tokens)
+            p = point(TIMES[t], comp, args.nu, args.nu_sigma, args.steps, args.eval_tokens, options)
             points.append(dict(p, label=t))
     (out / "results.json").write_text(json.dumps(points, indent=1) + "\n")
 
-    kv_fresh = kv_point(0.0, True, 0.0, args.nu, args.nu_sigma, args.steps, args.eval_tokens)
+    kv_fresh = kv_point(0.0, True, 0.0, args.nu, args.nu_sigma, args.steps, args.eval_tokens, options)
     kv_points = [dict(kv_fresh, label="just written")]
     for comp, refresh in ((False, 0.0), (True, 0.0), (False, args.kv_refresh_s)):
         for t in times:
-            p = kv_point(TIMES[t], comp, refresh, args.nu, args.nu_sigma, args.steps, args.eval_tokens)
+            p = kv_point(TIMES[t], comp, refresh, args.nu, args.nu_sigma, args.steps, args.eval_tokens, options)
             kv_points.append(dict(p, label=t))
     (out / "kv_results.json").write_text(json.dumps(kv_points, indent=1) + "\n")
     return points, kv_points
