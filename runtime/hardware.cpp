@@ -73,8 +73,7 @@ SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& 
   if (kv.retention_ns > 0 || kv.refresh_ns > 0 || kv.drift_nu > 0 || kv.drift_nu_sigma > 0)
     h.token_interval_ns =
         p.hw.kv.token_interval_ns > 0 ? p.hw.kv.token_interval_ns : mapper::figures(p).latency_ns_cim;
-  const Config config = ck.config;
-  h.blocks = [p, config](int layer, MatrixKind kind) {
+  h.blocks = [p](int layer, MatrixKind kind) {
     const energy::Op op = op_of(kind);
     const int l = kind == MatrixKind::classifier ? energy::kModelLevel : layer;
     const mapper::MatrixPlacement& m = p.weights.matrices.at(p.weights.find(op, l, 0));

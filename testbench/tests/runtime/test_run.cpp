@@ -235,7 +235,8 @@ TEST(Run, FiguresHaveOneKeyInEveryOutput) {
       EXPECT_EQ((*out)[path], v) << path;
     }
   auto only_figures_and = [&](const nlohmann::json& out, const std::vector<std::string>& own) {
-    for (const auto& [path, v] : out.items()) {
+    for (const auto& item : out.items()) {
+      const std::string& path = item.key();
       // a field of its own: the key itself, or under a folder ("/macro_map/")
       const bool mine = std::any_of(own.begin(), own.end(), [&](const std::string& p) {
         return path == p || (p.back() == '/' && path.rfind(p, 0) == 0);
