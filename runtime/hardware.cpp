@@ -47,7 +47,7 @@ mapper::Placement place_for_run(const Checkpoint& ck, const mapper::HardwareSpec
   return p;
 }
 
-SessionHardware session_hardware(const Checkpoint& ck, const mapper::Placement& p, TileFactory tiles) {
+SessionHardware session_hardware(const Checkpoint& /*ck: the placement holds the shape*/, const mapper::Placement& p, TileFactory tiles) {
   SessionHardware h;
   h.macro = p.hw.macro;
   h.tiles = std::move(tiles);
