@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "kvcim/mapper/shape.hpp"
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/cmodel/int8_backend.hpp"
 #include "kvcim/cmodel/quant/int8_gemv.hpp"
@@ -114,8 +115,8 @@ const char* shape_name(int id) {
 
 Config shape_config(int id) {
   Config c;
-  if (id == k15M) c = Config{288, 768, 6, 6, 6, 32000, 256, true};
-  if (id == k110M) c = Config{768, 2048, 12, 12, 12, 32000, 1024, true};
+  if (id == k15M) c = kvcim::mapper::shape_preset("stories15m").config;
+  if (id == k110M) c = kvcim::mapper::shape_preset("stories110m").config;
   return c;
 }
 

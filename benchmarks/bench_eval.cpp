@@ -26,6 +26,7 @@
 #include "kvcim/cmodel/checkpoint.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/shape.hpp"
 #include "kvcim/mapper/sizing.hpp"
 #include "kvcim/runtime/hardware.hpp"
 
@@ -48,7 +49,7 @@ Checkpoint& checkpoint(int id) {
       ck = std::make_unique<Checkpoint>(read_checkpoint(default_model_path()));
     } else {
       ck = std::make_unique<Checkpoint>();
-      ck->config = id == k15M ? Config{288, 768, 6, 6, 6, 32000, 256, true} : Config{768, 2048, 12, 12, 12, 32000, 1024, true};
+      ck->config = mapper::shape_preset(id == k15M ? "stories15m" : "stories110m").config;
       ck->weights = random_weights(ck->config, 1234 + id);
       ck->path = id == k15M ? "random:stories15M" : "random:stories110M";
     }
