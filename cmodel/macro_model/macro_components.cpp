@@ -256,11 +256,17 @@ MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) 
     if (feature * k.get(c) >= floor_pj) add("converters", 2, c, feature, area, law);
     else add("converters", 2, "", floor_pj, area, law + ", raised to the survey floor " + show_number(floor_pj / r.conversions) + " pJ");
   }
-  // digital: every conversion or tree sum shifted and added into its output register
-  const double acc = r.conversions * d.output_bits * (1 + k.r_dff) * 0.5;
-  add("shift_add", 3, "e_fa_fj", acc * logic * 1e-3,
+  // digital: every conversion or tree sum is added into its output (the shift by its weight or
+  // row-group significance is wiring); the partial sums of one output in one input cycle meet in
+  // combinational adders, and only the output's accumulator register is clocked, once per output
+  // and input cycle (never more often than there are readouts).
+  const double adds = r.conversions * d.output_bits * 0.5;
+  const double regs = std::min(r.outputs * r.input_cycles, r.conversions) * d.output_bits * k.r_dff * 0.5;
+  add("shift_add", 3, "e_fa_fj", (adds + regs) * logic * 1e-3,
       d.readout_count * d.output_bits * (1 + k.r_dff) * k.fa_area_um2 * area_logic * 1e-6,
-      show_number(r.conversions) + " accumulations x " + show_number(d.output_bits) + " bits x (adder + register) x toggle 0.5 x e_fa");
+      show_number(r.conversions) + " additions x " + show_number(d.output_bits) + " bits + " +
+          show_number(std::min(r.outputs * r.input_cycles, r.conversions)) + " output register updates x " +
+          show_number(d.output_bits) + " bits x r_dff, toggle 0.5 x e_fa");
   for (const Component& p : r.parts) {
     r.energy_pj += p.energy_pj;
     if (!(excluded & (1u << p.category))) r.compared_energy_pj += p.energy_pj;

@@ -8,7 +8,8 @@
 //             + rows x cycles x bits per cycle x e_fa(node, V)               (pulse-width counter)
 //   readout   conversions x max(k(kind) x 2^adc_bits x V^2, survey floor)      (SAR, clamped SAR, TDC)
 //             or adder-tree full-adder bits x e_fa(node, V)                  (digital CIM)
-//   digital   accumulations x output_bits x (1 + r_dff) x e_fa(node, V)     (shift-add, registers)
+//   digital   (readouts x output_bits + output register updates x output_bits x r_dff) x 0.5 x e_fa
+//             (partial sums added combinationally; one accumulator register per output and cycle)
 //   leakage   cells x p_leak(cell) x latency                                 (reported apart)
 //
 // Every energy is linear in its one constant, so the fit (scripts/fit_macro_model.py) is a linear
