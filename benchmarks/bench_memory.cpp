@@ -15,9 +15,10 @@
 //                                           matrix in its macros, the tokens through them and
 //                                           through the float shadow; vs_float = its peak /
 //                                           float decode's of the same run (target <= 1.5)
-//                               mode cim_eval: the evaluation's pass instead: one sequence of
-//                                           the whole context teacher-forced in chunks through
-//                                           the float reference and the macros
+//                               mode cim_eval: the evaluation's scoring instead (score_corpus):
+//                                           one sequence of the whole context teacher-forced in
+//                                           chunks through the float reference (its matrices
+//                                           streamed) and the macros
 //
 // Checkpoints: random weights of the shapes of stories15M and stories110M written with
 // cmodel::write_checkpoint into a temporary directory when first needed (removed at exit), and
@@ -39,6 +40,7 @@
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/mapper/hardware.hpp"
 #include "kvcim/mapper/sizing.hpp"
+#include "kvcim/runtime/evaluation.hpp"
 #include "kvcim/runtime/hardware.hpp"
 
 extern char** environ;
@@ -68,7 +70,7 @@ long long vm_hwm_bytes() {
 // A CIM run's work on the checkpoint: decode (with the float shadow) or one evaluation sequence.
 void cim(const std::string& mode, const std::string& path) {
   using namespace kvcim::runtime;
-  const Checkpoint ck = read_checkpoint(path);
+  const Checkpoint ck = read_checkpoint(path, Residency::read_only);  // as `kvcim run` loads it
   const Config& c = ck.config;
   auto hw = kvcim::mapper::load_hardware_spec(std::string(KVCIM_SOURCE_DIR) + "/configs/hw/sram_analog.yaml");
   const int context = mode == "cim" ? std::min(kDecodeTokens, c.seq_len) : c.seq_len;
@@ -76,11 +78,15 @@ void cim(const std::string& mode, const std::string& path) {
   kvcim::mapper::fit_if_too_small(hw, c, kvcim::mapper::Policy{}, false);
   const kvcim::mapper::Placement placement = place_for_run(ck, hw, kvcim::mapper::Policy{}, std::min(kDecodeTokens, c.seq_len));
   const SessionHardware shw = session_hardware(ck, placement, cmodel_tiles(hw.tile(c.head_dim())));
-  SessionBackend be(c, ck.weights, BackendChoice{},
-                    std::make_shared<CimWeights>(c, ck.weights, shw.macro, shw.blocks), shw.tiles,
-                    shw.k_per_channel, shw.kv_window);
-  ReferenceBackend ref(c, ck.weights);
+  const auto linears = std::make_shared<CimWeights>(c, ck.weights, shw.macro, shw.blocks);
+  auto make_cim = [&] {
+    return std::make_unique<SessionBackend>(c, ck.weights, BackendChoice{}, linears, shw.tiles, shw.k_per_channel,
+                                            shw.kv_window);
+  };
   if (mode == "cim") {
+    const std::unique_ptr<SessionBackend> cim = make_cim();
+    SessionBackend& be = *cim;
+    ReferenceBackend ref(c, ck.weights);
     RunState s_cim(c), s_ref(c);
     for (int pos = 0; pos < context; ++pos) {
       const int token = (pos * 31 + 1) % c.vocab_size;
@@ -89,16 +95,11 @@ void cim(const std::string& mode, const std::string& path) {
     }
     return;
   }
-  std::vector<int> ids;
-  for (int pos = 0; pos < context; ++pos) ids.push_back((pos * 31 + 1) % c.vocab_size);
-  std::vector<float> a, b;
-  for (int p0 = 0; p0 < context; p0 += 128) {  // the evaluation's chunks (runtime/evaluation.cpp)
-    const int n = std::min(128, context - p0);
-    forward_sequence(c, ck.weights, ref, ids.data() + p0, p0, n, a);
-    forward_sequence(c, ck.weights, be, ids.data() + p0, p0, n, b);
-    benchmark::DoNotOptimize(a.data());
-    benchmark::DoNotOptimize(b.data());
-  }
+  // the evaluation's scoring of one sequence of the whole context (runtime/evaluation.cpp)
+  EvalCorpus corpus;
+  corpus.sequences.emplace_back();
+  for (int pos = 0; pos < context; ++pos) corpus.sequences[0].ids.push_back((pos * 31 + 1) % c.vocab_size);
+  benchmark::DoNotOptimize(score_corpus(c, ck.weights, make_cim, corpus, 2).kl.data());
 }
 
 int decode(const std::string& mode, const std::string& path) {

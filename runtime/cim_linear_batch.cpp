@@ -25,13 +25,9 @@ void CimLinear::compute_blocks_batch(int b0, int b1) {
         }
       continue;
     }
-    // the block's inputs of every token, contiguous, as the macro reads them
-    std::vector<int32_t> xb(static_cast<size_t>(n) * bl.rows);
-    for (int t = 0; t < n; ++t)
-      std::copy_n(batch_xq_.data() + static_cast<size_t>(t) * cols + bl.row0, bl.rows,
-                  xb.data() + static_cast<size_t>(t) * bl.rows);
+    // the block's rows of every token's codes, read in place (stride: the matrix's inputs)
     cmodel::cim::Macro& m = *macros_[b];
-    m.compute_batch(xb.data(), n, bl.rows, part, bl.outs, batch_keys_);
+    m.compute_batch(batch_xq_.data() + bl.row0, n, bl.rows, part, bl.outs, batch_keys_, cols);
     block_events_[b] = m.events();
     m.reset_events();
   }
@@ -65,10 +61,12 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
   batch_parts_.resize(parts_.size() * static_cast<size_t>(n));
   batch_keys_ = keys;
   batch_n_ = n;
-  // each block into its own slot on either thread; the join below is in block order (apply())
+  // each block into its own slot on either thread; the join below is in block order (apply()).
+  // A block over the run's tokens is heavy: claimed one at a time, so that the threads finish
+  // together (in chunks of 16 the last one left a thread spinning for up to 16 blocks' time).
   cmodel::parallel_rows(static_cast<int>(blocks_.size()), macs_ * n, [](void* c, int b0, int b1) {
     static_cast<CimLinear*>(c)->compute_blocks_batch(b0, b1);
-  }, this);
+  }, this, 1);
   for (int t = 0; t < n; ++t) {
     std::fill(acc_.begin(), acc_.end(), 0);
     for (size_t b = 0; b < blocks_.size(); ++b) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <future>
+#include <optional>
 
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/error.hpp"
@@ -185,6 +186,20 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     b->set_token_interval_ns(hw.token_interval_ns);
     return b;
   };
+  // The evaluation's corpus first: its sampling is float work (the reference's KV caches of the
+  // sequences it samples side by side), done before the macros are written beside the floats;
+  // the backends' own checks (attention tiles, window) come before its seconds of sampling.
+  EvalCorpusOptions eo;
+  std::optional<EvalCorpus> corpus;
+  if (!o.eval_text.empty()) {
+    BackendChoice attention_only = o.backends;
+    attention_only.linear = BackendKind::reference;
+    SessionBackend(c, w, attention_only, nullptr, hw.tiles, hw.k_per_channel, hw.kv_window);
+    eo.tokens = o.eval_tokens;
+    eo.seed = o.eval_seed;
+    eo.text = o.eval_text;
+    corpus = build_eval_corpus(ck, tok, eo);
+  }
   std::vector<std::unique_ptr<Sequence>> batch;
   const std::shared_ptr<CimWeights> linears =
       o.backends.linear == BackendKind::cim ? std::make_shared<CimWeights>(c, w, hw.macro, hw.blocks) : nullptr;
@@ -200,16 +215,12 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
   // The evaluation, on its own backend over the same macros: fresh caches per sequence, its
   // events kept out of the generation's ledger, and the generation's tokens (and read-noise
   // draws, keyed) independent of the evaluation's size.
-  if (!o.eval_text.empty()) {
-    EvalCorpusOptions eo;
-    eo.tokens = o.eval_tokens;
-    eo.seed = o.eval_seed;
-    eo.text = o.eval_text;
-    const EvalCorpus corpus = build_eval_corpus(ck, tok, eo);
+  if (corpus) {
     auto make_cim = [&] { return backend(linears); };
-    r.evaluation = summarize_scores(score_corpus(c, w, make_cim, corpus, o.threads, o.eval_progress), o.bootstrap,
-                                    corpus.sampled_sequences);
+    r.evaluation = summarize_scores(score_corpus(c, w, make_cim, *corpus, o.threads, o.eval_progress), o.bootstrap,
+                                    corpus->sampled_sequences);
     r.eval_prompts = eo.prompts;
+    corpus.reset();
   }
 
   // The batch, one position per step: every sequence still decoding makes its next token.

@@ -3,6 +3,7 @@
 // tokens (the evaluation runs every position of a sequence through a macro at once; the
 // generation one position at a time). The weights stay in place for the whole batch: the macro's
 // bit-planes (and cell deviations) are read from cache for every token after the first.
+#include <algorithm>
 #include <string>
 
 #include "kvcim/cmodel/cim/macro.hpp"
@@ -19,11 +20,15 @@ uint64_t Macro::read_noise_base(uint64_t key) {
   return (uint64_t{1} << 63) | (key << kDrawsPerKeyBits);
 }
 
-void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys) {
+void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys,
+                          int x_stride) {
   if (n_tokens < 0) fail("cim::Macro", "n_tokens", std::to_string(n_tokens), "a count >= 0");
+  if (x_stride < 0 || (x_stride > 0 && x_stride < n_rows))
+    fail("cim::Macro", "x_stride", std::to_string(x_stride), "0 or at least n_rows (" + std::to_string(n_rows) + ")");
+  const size_t stride = x_stride > 0 ? static_cast<size_t>(x_stride) : static_cast<size_t>(std::max(n_rows, 0));
   // Every token is checked before any is computed: a rejected batch changes nothing.
   for (int t = 0; t < n_tokens; ++t) {
-    check_compute(x + static_cast<size_t>(t) * n_rows, n_rows, y + static_cast<size_t>(t) * n_out, n_out,
+    check_compute(x + static_cast<size_t>(t) * stride, n_rows, y + static_cast<size_t>(t) * n_out, n_out,
                   "cim::Macro::compute_batch");
     (void)read_noise_base(keys[t]);
   }
@@ -34,7 +39,7 @@ void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y
   const uint64_t saved = noise_draws_;
   for (int t = 0; t < n_tokens; ++t) {
     noise_draws_ = read_noise_base(keys[t]);
-    const int32_t* xt = x + static_cast<size_t>(t) * n_rows;
+    const int32_t* xt = x + static_cast<size_t>(t) * stride;
     int64_t* yt = y + static_cast<size_t>(t) * n_out;
     macro_kind_model(spec_.kind).compute(*this, xt, n_rows, yt, n_out);
   }

@@ -119,7 +119,7 @@ Checkpoint read_checkpoint(const std::string& path, Residency residency) {
   const Config c = ck.config = parse_header(path, in, file_size(path));
   const size_t floats = static_cast<size_t>(c.checkpoint_floats());
   std::shared_ptr<FloatArena> arena =
-      FloatArena::map_file(path, kHeaderBytes, floats, residency == Residency::on_demand);
+      FloatArena::map_file(path, kHeaderBytes, floats, residency != Residency::resident);
   bool on_demand = residency == Residency::on_demand;
   if (!arena) {  // not mappable (no mmap here, or a special file): one read into fresh memory
     arena = std::make_shared<FloatArena>(floats);

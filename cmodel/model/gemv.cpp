@@ -269,9 +269,9 @@ struct Pool {
     }
   }
 
-  void run(RowsFn fn_, void* ctx_, int rows_) {
+  void run(RowsFn fn_, void* ctx_, int rows_, int chunk_) {
     fn = fn_, ctx = ctx_, rows = rows_;
-    chunk = std::max(16, ((rows + 15) / 16 + 3) / 4 * 4);
+    chunk = chunk_ > 0 ? chunk_ : std::max(16, ((rows + 15) / 16 + 3) / 4 * 4);
     chunks = (rows + chunk - 1) / chunk;
     finished.store(0, std::memory_order_relaxed);
     const uint32_t gen = static_cast<uint32_t>(state.load(std::memory_order_relaxed) >> 32) + 1;
@@ -316,13 +316,13 @@ void gemv_f32_serial(const float* W, int64_t ld, const float* x, float* y, int r
   block(W, ld, x, cols, y, rows);
 }
 
-void parallel_rows(int rows, int64_t elements, RowsFn fn, void* ctx) {
+void parallel_rows(int rows, int64_t elements, RowsFn fn, void* ctx, int chunk) {
   if (rows <= 0) return;
   if (g_threads.load(std::memory_order_relaxed) < 2 ||
-      elements < g_parallel_min.load(std::memory_order_relaxed) || rows < 32)
+      elements < g_parallel_min.load(std::memory_order_relaxed) || rows < (chunk > 0 ? 2 : 32))
     return fn(ctx, 0, rows);
   if (g_busy.test_and_set(std::memory_order_acquire)) return fn(ctx, 0, rows);
-  pool().run(fn, ctx, rows);
+  pool().run(fn, ctx, rows, chunk);
   g_busy.clear(std::memory_order_release);
 }
 

@@ -238,6 +238,7 @@ void ReferenceBackend::linear_batch(int layer, MatrixKind kind, int n, const flo
   const int per_block = std::max(1, (64 << 10) / (cols * 4));
   BatchGemv job{W.data(), cols, n, in, out, per_block, x, y};
   const int blocks = (rows + per_block - 1) / per_block;
+  if (streamed_) W.populate_pages();
   parallel_rows(blocks, int64_t{rows} * cols * n, [](void* ctx, int b0, int b1) {
     const auto& j = *static_cast<const BatchGemv*>(ctx);
     for (int b = b0; b < b1; ++b) {
@@ -248,6 +249,7 @@ void ReferenceBackend::linear_batch(int layer, MatrixKind kind, int n, const flo
                         j.y + static_cast<size_t>(t) * j.out + r0, r1 - r0, static_cast<int>(j.cols));
     }
   }, &job);
+  if (streamed_) W.release_pages();
 }
 
 void ReferenceBackend::write_kv(int layer, int pos, const float* k, const float* v) {

@@ -66,7 +66,7 @@ void bind_runtime(py::module_& m) {
               model.is_none() ? default_model_path()
                               : std::string(py::str(py::module_::import("os").attr("fspath")(model)));
           py::gil_scoped_release release;
-          ck = load_checkpoint(path);
+          ck = load_checkpoint(path, Residency::read_only);  // as `kvcim run`: streamed evaluation
         }
         const std::string tok_path = tokenizer_path.value_or(tokenizer_path_for(ck.path));
 

@@ -114,7 +114,8 @@ void add_run(CLI::App& app) {
     RunChip chip{.hw = std::move(hw), .policy_text = o->policy, .policy = std::nullopt,
                  .node_nm = o->node, .fit = o->fit, .area_mm2 = o->area_mm2,
                  .baseline = o->baseline};
-    const Checkpoint ck = load_checkpoint(o->model);
+    // read-only: the evaluation streams the reference's floats (Residency::read_only)
+    const Checkpoint ck = load_checkpoint(o->model, Residency::read_only);
     const std::string tok_path = o->tokenizer.empty() ? tokenizer_path_for(o->model) : o->tokenizer;
     const Tokenizer tok = Tokenizer::load(tok_path, ck.config.vocab_size);
     // progress on an interactive terminal, unless --quiet

@@ -27,7 +27,12 @@ Config read_checkpoint_config(const std::string& path);
 //    the quantiser refuses a non-finite weight (the Model's error names the file and the
 //    tensor). Values are the same either way. A checkpoint that is not mapped (a Hugging Face
 //    folder, a file that cannot be mapped) is resident and checked whatever is asked.
-enum class Residency { resident, on_demand };
+//  read_only: checked whole at load as resident, but mapped read-only (a write faults), so that
+//    a pass reading a matrix once for many tokens may give its pages back afterwards
+//    (WeightMatrix::release_pages) and the next read them again from the page cache: what
+//    `kvcim run` loads, whose evaluation streams the float reference's matrices chunk by chunk
+//    (ReferenceBackend::set_streamed) instead of holding them all beside the macros.
+enum class Residency { resident, on_demand, read_only };
 
 // Reads and validates the whole checkpoint. Throws kvcim::Error.
 Checkpoint read_checkpoint(const std::string& path, Residency residency = Residency::resident);

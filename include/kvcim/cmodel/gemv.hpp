@@ -35,8 +35,10 @@ void attend_f32_scalar(const float* q, const float* keys, const float* values, i
 // helper. Split only when gemv_threads() is 2, elements >= gemv_parallel_min() and rows >= 32;
 // otherwise (or while another job holds the helper) one call fn(ctx, 0, rows). Results are the
 // same whichever thread runs a row as long as fn computes each row from its own data alone.
+// chunk > 0: rows are heavy (a CIM macro's block over a chunk of tokens), claimed `chunk` at a
+// time and split from 2 rows on, so that neither thread waits long for the other's last claim.
 using RowsFn = void (*)(void* ctx, int r0, int r1);
-void parallel_rows(int rows, int64_t elements, RowsFn fn, void* ctx);
+void parallel_rows(int rows, int64_t elements, RowsFn fn, void* ctx, int chunk = 0);
 
 // Threads gemv_f32 may use: 1 or 2 (default: KVCIM_THREADS if it is 1 or 2, else 2 unless the
 // 1-minute load average already reaches the machine's hardware threads).

@@ -48,6 +48,12 @@ class ReferenceBackend : public Backend {
   void attend(int layer, int head, int pos, const float* q, float* out) override;
   // Row blocks of W that fit in cache, each run over every input: the floats of linear().
   void linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out) override;
+  // Streamed: linear_batch maps its matrix's pages in one call before the pass and gives them
+  // back after it (WeightMatrix::populate_pages, release_pages), so that a pass over a chunk of
+  // many tokens (the evaluation's reference, beside the CIM macros) holds one matrix of floats
+  // at a time, not the whole checkpoint; the next chunk reads them again from the page cache.
+  // Only a read-only mapping's pages go (Residency::read_only, on_demand); the floats are the same.
+  void set_streamed(bool on) { streamed_ = on; }
 
   KvCache& cache() { return cache_; }
   // Softmax weights of the last attend() call: [pos + 1].
@@ -58,6 +64,7 @@ class ReferenceBackend : public Backend {
   const Weights& weights_;
   KvCache cache_;
   std::vector<float> attention_;
+  bool streamed_ = false;
 };
 
 // Activations of one decoder step (llama2.c's RunState).

@@ -1,10 +1,12 @@
 // The checkpoint reader validates before trusting, and the writer round-trips any shape.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <unistd.h>
 
 #include "kvcim/cmodel/checkpoint.hpp"
+#include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/error.hpp"
 #include "test_paths.hpp"
 #include "config_of.hpp"
@@ -185,4 +187,44 @@ TEST(Checkpoint, OnDemandLoadGivesPagesBackAndKeepsValues) {
   for_each_matrix(kept.weights, [](const WeightMatrix& m) { m.release_pages(); });
   EXPECT_EQ(kept.weights.layers[0].w2(1, 1), -7.0f);
   EXPECT_GT(resident_bytes() - before_resident, 0.75 * file);
+}
+
+// Residency::read_only (what `kvcim run` loads): checked whole at load like resident (its pages
+// mapped, a non-finite weight refused naming the tensor), and a streamed ReferenceBackend's
+// teacher-forced pass gives each matrix's pages back after using it, with the floats of the
+// resident checkpoint's pass bit for bit.
+TEST(Checkpoint, ReadOnlyLoadIsCheckedAndAStreamedPassGivesPagesBack) {
+  Config c = test::config_of(256, 688, 2, 8, 8, 4096, 16, false);  // about 15 MB of floats
+  Weights w = random_weights(c, 12);
+  const std::string path = ::testing::TempDir() + "/read_only.bin";
+  write_checkpoint(path, c, w);
+  const double file = static_cast<double>(c.checkpoint_floats()) * 4;
+  const std::vector<int> ids = {1, 7, 300, 4000, 22, 9, 9, 17};
+  std::vector<float> expected;
+  {
+    const Checkpoint kept = read_checkpoint(path);
+    ReferenceBackend plain(c, kept.weights);
+    forward_sequence(c, kept.weights, plain, ids.data(), 0, static_cast<int>(ids.size()), expected);
+  }
+  const double before = resident_bytes();
+  const Checkpoint ck = read_checkpoint(path, Residency::read_only);
+  EXPECT_GT(resident_bytes() - before, 0.75 * file) << "the load did not read (check) the matrices";
+  ReferenceBackend streamed(c, ck.weights);
+  streamed.set_streamed(true);
+  std::vector<float> got;
+  forward_sequence(c, ck.weights, streamed, ids.data(), 0, static_cast<int>(ids.size()), got);
+  // what stays: the embedding (its rows are read one token at a time, not streamed; this shape's
+  // classifier is its own matrix) and the pass's own memory
+  const double embedding = static_cast<double>(w.token_embedding.size()) * 4;
+  EXPECT_LT(resident_bytes() - before, embedding + 0.1 * file) << "the streamed pass kept the matrices' pages";
+  EXPECT_EQ(got, expected) << "a streamed pass changed the floats";
+
+  w.layers[1].w3(2, 3) = std::nanf("");
+  write_checkpoint(path, c, w);
+  try {
+    read_checkpoint(path, Residency::read_only);
+    FAIL() << "a NaN weight was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("w3 of layer 1"), std::string::npos) << e.what();
+  }
 }

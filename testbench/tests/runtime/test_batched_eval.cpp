@@ -122,6 +122,17 @@ TEST(BatchedMacro, BatchEqualsKeyedTokensInAnyOrderAndTheReference) {
     m.compute(x.data(), rows, a.data(), outs);
     fresh.compute(x.data(), rows, b.data(), outs);
     EXPECT_EQ(a, b);
+    {  // each token's rows read in place from a wider input (a matrix's block, CimLinear)
+      const int stride = rows + 13, skip = 6;
+      std::vector<int32_t> wide(static_cast<size_t>(n) * stride, s.input_max());  // outside: never read
+      for (int t = 0; t < n; ++t)
+        std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(t) * rows, rows,
+                    wide.begin() + static_cast<std::ptrdiff_t>(t) * stride + skip);
+      std::vector<int64_t> strided(static_cast<size_t>(n) * outs);
+      m.compute_batch(wide.data() + skip, n, rows, strided.data(), outs, keys.data(), stride);
+      EXPECT_EQ(strided, y) << "a strided batch differs from the packed one";
+      EXPECT_THROW(m.compute_batch(wide.data(), n, rows, strided.data(), outs, keys.data(), rows - 1), Error);
+    }
     if (s.read_noise_sigma > 0) {  // the key chooses the draws
       std::vector<int64_t> other(static_cast<size_t>(n) * outs);
       const std::vector<uint64_t> shifted{8, 4, 6, 1, 9};

@@ -34,6 +34,7 @@ cmodel::Matrix random_matrix(int rows, int cols, uint64_t seed) {
 struct Out {
   std::vector<float> y;
   LinearEvents ev;
+  std::vector<float> batch;  // the three tokens as one apply_batch (its blocks claimed one at a time)
 };
 
 // Three tokens through a fresh CimLinear of w; every fourth block left to the digital engine.
@@ -45,12 +46,18 @@ Out run(const cmodel::Matrix& w, const cmodel::cim::MacroSpec& spec, int threads
   Out out;
   std::mt19937_64 g(7);
   std::normal_distribution<float> d(0.0f, 1.0f);
+  std::vector<float> xs;
   for (int t = 0; t < 3; ++t) {
     std::vector<float> x(w.cols()), y(w.rows());
     for (auto& v : x) v = d(g);
     lin.apply(x.data(), y.data(), out.ev);
     out.y.insert(out.y.end(), y.begin(), y.end());
+    xs.insert(xs.end(), x.begin(), x.end());
   }
+  const std::vector<uint64_t> keys{4, 5, 6};
+  out.batch.resize(out.y.size());
+  LinearEvents batch_events;
+  lin.apply_batch(xs.data(), 3, out.batch.data(), batch_events, keys.data());
   return out;
 }
 
@@ -71,6 +78,7 @@ TEST(CimLinear, SameOnOneThreadAndTwo) {
     }
     const Out one = run(w, spec, 1), two = run(w, spec, 2);
     EXPECT_EQ(one.y, two.y);
+    EXPECT_EQ(one.batch, two.batch);
     EXPECT_EQ(one.ev.macro, two.ev.macro);
     EXPECT_EQ(one.ev.partial_sum_adds, two.ev.partial_sum_adds);
     EXPECT_EQ(one.ev.offchip_macs, two.ev.offchip_macs);

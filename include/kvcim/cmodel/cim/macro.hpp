@@ -215,10 +215,13 @@ class Macro {
   // token key (read_noise_base(key)) instead of the generator's running count, and the generator
   // is left as it was, so a token's result depends on the stored state, its inputs and its key
   // only, whichever tokens ran before it and in whatever order (keys < 2^37; each token's
-  // T x G x C draws < 2^26). compute_batch runs n_tokens inputs x[t * n_rows + r] through the
-  // stationary weights into y[t * n_out + o], token t keyed keys[t]: bit for bit
-  // compute_keyed() of each token in turn (macro_batch.cpp), its events those of n_tokens calls.
-  void compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys);
+  // T x G x C draws < 2^26). compute_batch runs n_tokens inputs x[t * x_stride + r] (x_stride 0:
+  // n_rows, the inputs side by side) through the stationary weights into y[t * n_out + o], token t
+  // keyed keys[t]: bit for bit compute_keyed() of each token in turn (macro_batch.cpp), its events
+  // those of n_tokens calls. A stride lets a matrix's block read its rows of every token's whole
+  // input in place (CimLinear), not a copy per block.
+  void compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys,
+                     int x_stride = 0);
   void compute_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key);
   void compute_reference_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key);
   static constexpr int kKeyBits = 37, kDrawsPerKeyBits = 26;
