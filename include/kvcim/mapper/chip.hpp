@@ -140,6 +140,7 @@ struct EnergyConditions {
   double tile_logic_nand2 = 0;         // per tile (tile_logic_nand2)
   double area_tile_logic_mm2 = 0;      // all of them, part of area_cim_mm2
   std::string idle_rule;               // the conditions line of the idle-silicon rule
+  std::string sram_access;             // the conditions line of the SRAM access energy at `at`
 };
 // kv_tiles: the placement's attention tiles (KvLayout::tiles); 0 for the hardware alone.
 EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles = 0);
