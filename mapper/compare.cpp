@@ -206,7 +206,46 @@ json side_json(const SidePoint& s) {
           {"how", s.how}};
 }
 
+SidePoint side_from_json(const json& j) {
+  SidePoint s;
+  s.voltage_v = j.at("voltage_v").get<double>();
+  s.active_ns = j.at("active_ns").get<double>();
+  s.step_ns = j.at("step_ns").get<double>();
+  s.tokens_per_s = j.at("tokens_per_s").get<double>();
+  s.energy_pj_per_token = j.at("energy_pj_per_token").get<double>();
+  s.idle_pj_per_token = j.at("idle_pj_per_token").get<double>();
+  s.edp_pj_s = j.at("edp_pj_s").get<double>();
+  s.how = j.at("how").get<std::string>();
+  return s;
+}
+
 }  // namespace
+
+Comparison comparison_from_json(const json& j) {
+  try {
+    Comparison c;
+    const json& cond = j.at("conditions");
+    c.context = cond.at("context").get<int64_t>();
+    c.sequences = cond.at("sequences").get<int64_t>();
+    c.at = {cond.at("node_nm").get<double>(), cond.at("voltage_v").get<double>()};
+    c.idle_leaks = cond.at("idle").get<std::string>() == "leaking";
+    c.best_cim = side_from_json(j.at("best").at("cim"));
+    c.best_conventional = side_from_json(j.at("best").at("conventional"));
+    const json& eq = j.at("equal_throughput");
+    c.equal_tokens_per_s = eq.at("tokens_per_s").get<double>();
+    c.equal_set_by = eq.at("set_by").get<std::string>();
+    c.equal_cim = side_from_json(eq.at("cim"));
+    c.equal_conventional = side_from_json(eq.at("conventional"));
+    const json& iso = j.at("iso_area");
+    if (iso.at("compared").get<bool>())
+      c.iso_area_conventional_pj = iso.at("conventional_pj_per_token").get<double>();
+    else
+      c.iso_area_why_not = iso.at("why_not").get<std::string>();
+    return c;
+  } catch (const json::exception& e) {
+    fail("report", "comparison", "(as read)", e.what());
+  }
+}
 
 json to_json(const Comparison& c) {
   json iso = {{"compared", c.iso_area_conventional_pj.has_value()}};
