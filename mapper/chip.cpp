@@ -96,11 +96,18 @@ int64_t digital_lane_cycles(const energy::Ledger& l) {
 }
 
 void charge_static_and_control(energy::Ledger& l, int64_t lane_cycles, double kib, int64_t lanes,
-                               double latency_ns) {
+                               double latency_ns, int64_t links) {
+  if (links > 0)
+    l.add(energy::kModelLevel, Op::chip, EventKind::link_idle_ns,
+          std::llround(static_cast<double>(links) * latency_ns));
   l.add(energy::kModelLevel, Op::chip, EventKind::lane_cycle, lane_cycles);
   l.add(energy::kModelLevel, Op::chip, EventKind::leak_kib_ns, std::llround(kib * latency_ns));
   l.add(energy::kModelLevel, Op::chip, EventKind::leak_lane_ns,
         std::llround(static_cast<double>(lanes) * latency_ns));
+}
+
+int64_t leaking_links(const HardwareSpec& hw, size_t dies) {
+  return hw.idle_leaks && dies > 1 ? static_cast<int64_t>(dies) - 1 : 0;
 }
 
 double cim_kib(const HardwareSpec& hw) {
@@ -219,9 +226,11 @@ EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles) {
   c.area_baseline_mm2 = baseline_area(hw).total_mm2();
   std::ostringstream idle;
   idle << "  idle silicon, one rule on both sides: "
-       << (hw.idle_leaks ? "leaking (every built macro and all conventional SRAM leak, data or not)"
+       << (hw.idle_leaks ? "leaking (every built macro and all conventional SRAM leak, data or not; every die-to-die "
+                           "link draws its idle power over the step, "
                          : "gated (CIM macros holding no data and conventional SRAM beyond the weights and KV "
-                           "it holds leak nothing)")
+                           "it holds leak nothing; die-to-die links sleep between crossings, ")
+       << num("%.4g mW", hw.link.idle_power_mw) << " a link when idle, an assumption)"
        << "; CIM macros holding no data: " << hw.idle_macros << " (--idle gated|leaking)";
   c.idle_rule = idle.str();
   return c;

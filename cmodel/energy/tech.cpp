@@ -216,7 +216,7 @@ TechTable load_tech_table(const std::string& path) {
   t.node = p.node;
   for (auto k : all_event_kinds()) {
     const auto& e = p.events[static_cast<int>(k)];
-    if (!e && k == EventKind::die_link_bit) {  // priced by the hardware spec's link section
+    if (!e && (k == EventKind::die_link_bit || k == EventKind::link_idle_ns)) {  // priced by the spec's link section
       TechValue v{0, "priced by the hardware spec's link section", true, path, p.node};
       t.events[static_cast<int>(k)].energy_pj = t.events[static_cast<int>(k)].latency_ns = v;
       continue;
