@@ -123,9 +123,10 @@ double sram_access_pj_per_bit(const std::vector<SramNode>& t, const NodePoint& p
   const double v2 = p.voltage_v * p.voltage_v;
   const SramNode& largest = t.front();
   if (p.node_nm >= largest.node_nm) {
-    // older than the table: logic's energy scaling at the largest node's supply
-    const double v = largest.access_voltage_v;
-    return pf(largest) * energy_factor({largest.node_nm, v}, {p.node_nm, v}) * v2;
+    // older than the table: the capacitance as logic's, each node at its nominal supply (where
+    // the fits hold), the supply taken out
+    const double va = nominal_voltage(largest.node_nm), vb = nominal_voltage(p.node_nm);
+    return pf(largest) * energy_factor({largest.node_nm, va}, {p.node_nm, vb}) * (va * va) / (vb * vb) * v2;
   }
   if (p.node_nm <= t.back().node_nm) return pf(t.back()) * v2;
   size_t i = 1;

@@ -57,7 +57,8 @@ double sram_area_factor(double from_nm, double to_nm);
 
 // The energy (pJ) of one bit read (or written) in an 8 KiB bank at `p`: the switched capacitance
 // interpolated in log-log between the table's nodes (held below its smallest node; above its
-// largest carried by logic energy scaling at that node's supply) times p.voltage_v^2.
+// largest carried as logic's switched capacitance, each node at its nominal supply) times
+// p.voltage_v^2.
 double sram_access_pj_per_bit(const std::vector<SramNode>& table, const NodePoint& p, bool write);
 // sram_access_pj_per_bit(to) / sram_access_pj_per_bit(from) on the shipped table: how an SRAM
 // access priced at `from` is carried to `to` (ScalingRule::sram_read / sram_write).
