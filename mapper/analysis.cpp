@@ -153,7 +153,7 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   if (context < 1) fail("map", "context", std::to_string(context), "expected >= 1 token");
   const int n_slots = per_layer ? c.n_layers : 1;
   auto slot = [&](int layer) { return per_layer || layer == energy::kModelLevel ? layer : 0; };
-  TokenLedgers t{Ledger(n_slots), Ledger(n_slots)};
+  TokenLedgers t{Ledger(n_slots), Ledger(n_slots), 0};
   const EventKind off = hw.offchip_event();
   const int wb = hw.precision.weight_bits, ab = hw.precision.activation_bits;
   // the macros holding data at this context: the weights' and the KV pages' in use (every
@@ -227,8 +227,9 @@ TokenLedgers token_ledgers(const ModelShape& shape, const HardwareSpec& hw, cons
   // and sequencing of every digital operation
   const double latency_ns =
       (latency ? *latency : cim_latency(shape, hw, policy, weights, kv, context)).total_ns();
+  t.leaking_links = leaking_links(hw, dies.dies.size());
   charge_static_and_control(t.periphery, digital_lane_cycles(t.cim) + digital_lane_cycles(t.periphery),
-                            cim_kib(hw), hw.digital.units, latency_ns);
+                            cim_kib(hw), hw.digital.units, latency_ns, t.leaking_links);
   return t;
 }
 
@@ -237,7 +238,7 @@ TokenLedgers token_ledgers(const Placement& p) {
 }
 
 TokenLedgers generation_ledgers(const Placement& p, int64_t steps) {
-  TokenLedgers sum{Ledger(p.shape.config.n_layers), Ledger(p.shape.config.n_layers)};
+  TokenLedgers sum{Ledger(p.shape.config.n_layers), Ledger(p.shape.config.n_layers), 0};
   for (int64_t c = 1; c <= steps; ++c) {
     TokenLedgers t = token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, c);
     sum.cim += t.cim;

@@ -28,7 +28,9 @@ void check_sequences(int64_t sequences) {
   if (sequences < 1) fail("batch", "sequences", std::to_string(sequences), "expected >= 1");
 }
 
-bool is_leakage(EventKind k) { return k == EventKind::leak_kib_ns || k == EventKind::leak_lane_ns; }
+bool is_leakage(EventKind k) {
+  return k == EventKind::leak_kib_ns || k == EventKind::leak_lane_ns || k == EventKind::link_idle_ns;
+}
 
 // shared + sequences x (token - shared), leaving out the token's leakage (charged per step)
 energy::Ledger step_events(const energy::Ledger& token, const energy::Ledger& shared, int64_t sequences) {
@@ -146,7 +148,8 @@ energy::Ledger cim_step_periphery(const TokenLedgers& t, const LatencyBound& lb,
   check_sequences(sequences);
   if (sequences == 1) return t.periphery;  // exactly the single token's
   energy::Ledger step = step_events(t.periphery, shared_part(t.periphery, false), sequences);
-  charge_static_and_control(step, 0, cim_kib(hw), hw.digital.units, cim_step_ns(lb, policy, sequences, nullptr));
+  charge_static_and_control(step, 0, cim_kib(hw), hw.digital.units, cim_step_ns(lb, policy, sequences, nullptr),
+                            t.leaking_links);
   return step;
 }
 

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/cmodel/energy/sram_nodes.hpp"
 #include "kvcim/cmodel/energy/workload.hpp"
 #include "kvcim/error.hpp"
 
@@ -95,11 +96,18 @@ int64_t digital_lane_cycles(const energy::Ledger& l) {
 }
 
 void charge_static_and_control(energy::Ledger& l, int64_t lane_cycles, double kib, int64_t lanes,
-                               double latency_ns) {
+                               double latency_ns, int64_t links) {
+  if (links > 0)
+    l.add(energy::kModelLevel, Op::chip, EventKind::link_idle_ns,
+          std::llround(static_cast<double>(links) * latency_ns));
   l.add(energy::kModelLevel, Op::chip, EventKind::lane_cycle, lane_cycles);
   l.add(energy::kModelLevel, Op::chip, EventKind::leak_kib_ns, std::llround(kib * latency_ns));
   l.add(energy::kModelLevel, Op::chip, EventKind::leak_lane_ns,
         std::llround(static_cast<double>(lanes) * latency_ns));
+}
+
+int64_t leaking_links(const HardwareSpec& hw, size_t dies) {
+  return hw.idle_leaks && dies > 1 ? static_cast<int64_t>(dies) - 1 : 0;
 }
 
 double cim_kib(const HardwareSpec& hw) {
@@ -175,14 +183,34 @@ std::string bytes_text(double b) {
   return num("%.0f B", b);
 }
 
+// What an SRAM access costs at the comparison node and where that figure comes from.
+std::string sram_access_line(const HardwareSpec& hw) {
+  const auto& table = energy::sram_nodes();
+  const double read = energy::sram_access_pj_per_bit(table, hw.comparison, false);
+  const double write = energy::sram_access_pj_per_bit(table, hw.comparison, true);
+  std::string from = "interpolated in log-log between the table's nodes";
+  for (const auto& n : table)
+    if (n.node_nm == hw.comparison.node_nm) from = n.read_provenance;
+  std::ostringstream o;
+  o << "  SRAM accesses (banks, buffers, digital CIM cells): " << num("read %.3g", read) << num(", write %.3g", write)
+    << " pJ/bit of an 8 KiB bank at " << num("%g nm", hw.comparison.node_nm) << num(" %.2f V", hw.comparison.voltage_v)
+    << " (configs/memory/sram_nodes.yaml; " << from << ")";
+  const auto& bank = hw.baseline_tech.event(energy::EventKind::sram_bit).energy_pj_by_bank_bytes;
+  if (bank.size() >= 2)
+    o << "; a bank of other size x (bytes / 8 KiB)^" << num("%.3g", energy::fit_bank_curve(bank).b)
+      << " (the 45 nm [H5] curve, assumed the same at every node)";
+  return o.str();
+}
+
 }  // namespace
 
 EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles) {
   EnergyConditions c;
   c.at = hw.comparison;
   c.extrapolated = energy::is_extrapolated(c.at.node_nm);
-  c.scaling = "Stillmaker & Baas 2017 (HP fits at 45 nm and below); wires: supply squared only; "
-              "off-chip memory: not scaled";
+  c.scaling = "Stillmaker & Baas 2017 (HP fits at 45 nm and below); SRAM accesses: published SRAM energies by "
+              "node (configs/memory/sram_nodes.yaml); wires: supply squared only; off-chip memory: not scaled";
+  c.sram_access = sram_access_line(hw);
   c.tables.push_back(table_conditions("cim", hw.tech, c.at));
   if (hw.kv_tech.path != hw.tech.path) c.tables.push_back(table_conditions("kv", hw.kv_tech, c.at));
   c.tables.push_back(table_conditions("baseline", hw.baseline_tech, c.at));
@@ -198,9 +226,11 @@ EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles) {
   c.area_baseline_mm2 = baseline_area(hw).total_mm2();
   std::ostringstream idle;
   idle << "  idle silicon, one rule on both sides: "
-       << (hw.idle_leaks ? "leaking (every built macro and all conventional SRAM leak, data or not)"
+       << (hw.idle_leaks ? "leaking (every built macro and all conventional SRAM leak, data or not; every die-to-die "
+                           "link draws its idle power over the step, "
                          : "gated (CIM macros holding no data and conventional SRAM beyond the weights and KV "
-                           "it holds leak nothing)")
+                           "it holds leak nothing; die-to-die links sleep between crossings, ")
+       << num("%.4g mW", hw.link.idle_power_mw) << " a link when idle, an assumption)"
        << "; CIM macros holding no data: " << hw.idle_macros << " (--idle gated|leaking)";
   c.idle_rule = idle.str();
   return c;
@@ -231,6 +261,7 @@ nlohmann::json to_json(const EnergyConditions& c) {
                         {"iso_area_sram_bytes", c.iso_area_sram_bytes}}},
           {"included", c.included},
           {"idle_rule", c.idle_rule},
+          {"sram_access", c.sram_access},
           {"area_mm2", {{"cim", c.area_cim_mm2}, {"baseline", c.area_baseline_mm2}}},
           {"tile_logic", {{"tiles", c.kv_tiles},
                           {"nand2_per_tile", c.tile_logic_nand2},
@@ -262,6 +293,7 @@ EnergyConditions energy_conditions_from_json(const nlohmann::json& j) {
     c.iso_area_sram_bytes = b.at("iso_area_sram_bytes").get<int64_t>();
     c.included = j.at("included").get<std::vector<std::string>>();
     c.idle_rule = j.value("idle_rule", std::string());
+    c.sram_access = j.value("sram_access", std::string());
     c.area_cim_mm2 = j.at("area_mm2").at("cim").get<double>();
     c.area_baseline_mm2 = j.at("area_mm2").at("baseline").get<double>();
     const auto& t = j.at("tile_logic");
@@ -294,6 +326,7 @@ std::vector<std::string> conditions_lines(const EnergyConditions& c) {
        << bytes_text(static_cast<double>(c.baseline.sram_bytes)) << " SRAM in "
        << bytes_text(static_cast<double>(c.baseline.sram_bank_bytes)) << " banks";
   out.push_back(conv.str());
+  if (!c.sram_access.empty()) out.push_back(c.sram_access);
   std::ostringstream inc;
   inc << "  included:";
   const char* sep = " ";

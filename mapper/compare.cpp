@@ -36,10 +36,11 @@ struct Working {
 };
 
 // Leakage while idle: the cells keeping data (kib, as the idle rule counts them) and, under
-// --idle leaking, the lanes.
-double idle_power(const energy::Costs& costs, double kib, int64_t lanes, bool leaking) {
+// --idle leaking, the lanes and the die-to-die links (`links`: 0 when gated).
+double idle_power(const energy::Costs& costs, double kib, int64_t lanes, bool leaking, int64_t links = 0) {
   const double aj_per_ns = kib * static_cast<double>(costs.energy(EventKind::leak_kib_ns)) +
-                           (leaking ? static_cast<double>(lanes) * static_cast<double>(costs.energy(EventKind::leak_lane_ns)) : 0.0);
+                           (leaking ? static_cast<double>(lanes) * static_cast<double>(costs.energy(EventKind::leak_lane_ns)) : 0.0) +
+                           static_cast<double>(links) * static_cast<double>(costs.energy(EventKind::link_idle_ns));
   return aj_per_ns * 1e-6;
 }
 
@@ -54,11 +55,11 @@ HardwareSpec at_supply(const HardwareSpec& hw, double v) {
 // supply as figures() prices them (token_ledgers, cim_step): a large model's search stays fast.
 TokenLedgers without_leakage(const Placement& p) {
   const TokenLedgers t = token_ledgers(p.shape, p.hw, p.policy, p.weights, p.kv, p.context, false);
-  TokenLedgers out{t.cim, energy::Ledger(t.periphery.n_layers())};
+  TokenLedgers out{t.cim, energy::Ledger(t.periphery.n_layers()), t.leaking_links};
   for (int layer = energy::kModelLevel; layer < t.periphery.n_layers(); ++layer)
     for (energy::Op op : energy::all_ops())
       for (EventKind k : energy::all_event_kinds())
-        if (k != EventKind::leak_kib_ns && k != EventKind::leak_lane_ns)
+        if (k != EventKind::leak_kib_ns && k != EventKind::leak_lane_ns && k != EventKind::link_idle_ns)
           if (const int64_t n = t.periphery.count(layer, op, k)) out.periphery.add(layer, op, k, n);
   return out;
 }
@@ -67,9 +68,10 @@ Working cim_working(const Placement& p, const TokenLedgers& no_leak, double v) {
   const HardwareSpec hw = at_supply(p.hw, v);
   const LatencyBound lb = cim_latency(p.shape, hw, p.policy, p.weights, p.kv, p.context);
   TokenLedgers t = no_leak;
-  charge_static_and_control(t.periphery, 0, cim_kib(hw), hw.digital.units, lb.total_ns());
+  charge_static_and_control(t.periphery, 0, cim_kib(hw), hw.digital.units, lb.total_ns(), t.leaking_links);
   const StepFigures s = cim_step(t, lb, hw, p.policy);
-  return {s.step_ns, s.energy_pj_per_token, idle_power(hw.costs(), cim_kib(hw), hw.digital.units, hw.idle_leaks)};
+  return {s.step_ns, s.energy_pj_per_token,
+          idle_power(hw.costs(), cim_kib(hw), hw.digital.units, hw.idle_leaks, t.leaking_links)};
 }
 
 Working conventional_working(const Placement& p, double v) {
@@ -206,7 +208,46 @@ json side_json(const SidePoint& s) {
           {"how", s.how}};
 }
 
+SidePoint side_from_json(const json& j) {
+  SidePoint s;
+  s.voltage_v = j.at("voltage_v").get<double>();
+  s.active_ns = j.at("active_ns").get<double>();
+  s.step_ns = j.at("step_ns").get<double>();
+  s.tokens_per_s = j.at("tokens_per_s").get<double>();
+  s.energy_pj_per_token = j.at("energy_pj_per_token").get<double>();
+  s.idle_pj_per_token = j.at("idle_pj_per_token").get<double>();
+  s.edp_pj_s = j.at("edp_pj_s").get<double>();
+  s.how = j.at("how").get<std::string>();
+  return s;
+}
+
 }  // namespace
+
+Comparison comparison_from_json(const json& j) {
+  try {
+    Comparison c;
+    const json& cond = j.at("conditions");
+    c.context = cond.at("context").get<int64_t>();
+    c.sequences = cond.at("sequences").get<int64_t>();
+    c.at = {cond.at("node_nm").get<double>(), cond.at("voltage_v").get<double>()};
+    c.idle_leaks = cond.at("idle").get<std::string>() == "leaking";
+    c.best_cim = side_from_json(j.at("best").at("cim"));
+    c.best_conventional = side_from_json(j.at("best").at("conventional"));
+    const json& eq = j.at("equal_throughput");
+    c.equal_tokens_per_s = eq.at("tokens_per_s").get<double>();
+    c.equal_set_by = eq.at("set_by").get<std::string>();
+    c.equal_cim = side_from_json(eq.at("cim"));
+    c.equal_conventional = side_from_json(eq.at("conventional"));
+    const json& iso = j.at("iso_area");
+    if (iso.at("compared").get<bool>())
+      c.iso_area_conventional_pj = iso.at("conventional_pj_per_token").get<double>();
+    else
+      c.iso_area_why_not = iso.at("why_not").get<std::string>();
+    return c;
+  } catch (const json::exception& e) {
+    fail("report", "comparison", "(as read)", e.what());
+  }
+}
 
 json to_json(const Comparison& c) {
   json iso = {{"compared", c.iso_area_conventional_pj.has_value()}};

@@ -55,6 +55,10 @@ energy::Costs with_link(energy::Costs c, const LinkSpec& link, const std::string
   c.energy_factor[i] = c.latency_factor[i] = 1;
   c.energy_aj[i] = energy::to_attojoules(link.energy_pj_per_bit, where);
   c.latency_fs[i] = energy::to_femtoseconds(1 / (8 * link.bandwidth_gb_s), where);  // GB/s = 8 bit/ns
+  const int idle = static_cast<int>(energy::EventKind::link_idle_ns);
+  c.energy_factor[idle] = c.latency_factor[idle] = 1;
+  c.energy_aj[idle] = energy::to_attojoules(link.idle_power_mw, where);  // 1 mW for 1 ns = 1 pJ
+  c.latency_fs[idle] = 0;
   return c;
 }
 }  // namespace

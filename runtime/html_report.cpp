@@ -8,6 +8,7 @@
 
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/chip.hpp"
+#include "kvcim/mapper/compare.hpp"
 #include "kvcim/runtime/report.hpp"
 
 namespace kvcim::runtime {
@@ -322,6 +323,50 @@ std::string str(const json& r, const std::string& key) {
   return html_escape(v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+// The design points of the report's `comparison` (mapper/compare.hpp, the JSON's one vocabulary):
+// each side at its best throughput, at equal throughput, iso-area where both chips hold the same
+// data, each with its energy x delay, under the conditions line the terminal prints.
+std::string comparison_section(const json& r) {
+  const json& j = at(r, "comparison");
+  const mapper::Comparison c = mapper::comparison_from_json(j);
+  // one side's point: every number with its key in the report
+  auto side = [&r](const std::string& point, const char* name, const std::string& key, const std::string& ratio) {
+    const bool idle = number(r, key + ".idle_pj_per_token") > 0;
+    return "<tr><td>" + point + "</td><td>" + name + "</td><td>" + energy_num(r, key + ".energy_pj_per_token") +
+           (idle ? " (idle " + energy_num(r, key + ".idle_pj_per_token") + ")" : std::string()) + "</td><td>" +
+           num(r, key + ".tokens_per_s", "%.4g") + "</td><td>" + num(r, key + ".step_ns", "%.4g", " ns") + "</td><td>" +
+           num(r, key + ".edp_pj_s", "%.4g") + "</td><td>" + num(r, key + ".voltage_v", "%.2f", " V") + "</td><td>" +
+           ratio + "</td></tr>\n";
+  };
+  std::string h = "<section id=\"comparison\"><h2>CIM against conventional: design points</h2>\n";
+  h += "<p class=\"conditions\" id=\"comparison-conditions\">" + html_escape(mapper::comparison_lines(c).front()) +
+       ". EDP: " + str(j, "conditions.edp") + ". Equal throughput: " + str(j, "conditions.equal_throughput") + ".</p>\n";
+  h += "<table id=\"comparison-points\">\n<tr><th>design point</th><th>side</th><th>energy per token</th><th>tokens/s</th>"
+       "<th>step</th><th>EDP (pJ\u00b7s)</th><th>supply</th><th>conventional / CIM</th></tr>\n";
+  const std::string best = "each at its best throughput";
+  h += side(best, "CIM", "comparison.best.cim",
+            "energy " + num(r, "comparison.best.conventional_over_cim", "%.2f", "\u00d7") + ", EDP " +
+                num(r, "comparison.best.edp_conventional_over_cim", "%.3g", "\u00d7"));
+  h += side(best, "conventional", "comparison.best.conventional", "");
+  const std::string equal = "at equal throughput, " + num(r, "comparison.equal_throughput.tokens_per_s", "%.4g") +
+                            " tokens/s (the " + (c.equal_set_by == "cim" ? "CIM chip's" : "conventional engine's") + " best)";
+  h += side(equal, "CIM", "comparison.equal_throughput.cim",
+            "energy " + num(r, "comparison.equal_throughput.conventional_over_cim", "%.2f", "\u00d7"));
+  h += side(equal, "conventional", "comparison.equal_throughput.conventional", "");
+  h += "<tr><td></td><td colspan=\"7\">the faster side: " +
+       html_escape(c.equal_set_by == "cim" ? c.equal_conventional.how : c.equal_cim.how) + "</td></tr>\n";
+  h += "<tr id=\"comparison-iso-area\"><td>iso-area</td><td colspan=\"6\">" +
+       (c.iso_area_conventional_pj
+            ? "both chips hold the same data: the conventional chip of the CIM chip's area, " +
+                  energy_num(r, "comparison.iso_area.conventional_pj_per_token") + " per token"
+            : "not compared, the chips hold different data (" + html_escape(c.iso_area_why_not) + ")") +
+       "</td><td>" +
+       (c.iso_area_conventional_pj ? "energy " + num(r, "comparison.iso_area.conventional_over_cim", "%.2f", "\u00d7")
+                                   : std::string("\u2014")) +
+       "</td></tr>\n";
+  return h + "</table></section>\n";
+}
+
 const char* kStyle = R"(body{font-family:sans-serif;margin:24px;color:#222;max-width:1160px}
 h1{font-size:22px}h2{font-size:18px;border-bottom:1px solid #ccc;padding-bottom:4px;margin-top:28px}
 table{border-collapse:collapse}th,td{padding:2px 10px;text-align:left;vertical-align:top}
@@ -366,6 +411,8 @@ std::string html_report(const json& r) {
            num(r, "energy.cim.per_token_latency_ns", "%.1f", " ns") + " / " +
                num(r, "mapping.latency_per_token_ns.cim", "%.1f", " ns"));
   h += "</table></section>\n";
+
+  if (r.contains("comparison")) h += comparison_section(r);  // reports saved before it lack it
 
   // texts
   h += "<section id=\"texts\"><h2>Texts</h2><div class=\"texts\">";

@@ -25,13 +25,13 @@ constexpr KindInfo kKinds[] = {
     {"fp32_add", Component::digital},       {"fp32_mul", Component::digital},
     {"exp_op", Component::digital},         {"lane_cycle", Component::control},
     {"leak_kib_ns", Component::leakage},    {"leak_lane_ns", Component::leakage},
-    {"die_link_bit", Component::interconnect}};
+    {"die_link_bit", Component::interconnect}, {"link_idle_ns", Component::leakage}};
 constexpr std::string_view kKindNames[] = {
     kKinds[0].name,  kKinds[1].name,  kKinds[2].name,  kKinds[3].name,  kKinds[4].name,
     kKinds[5].name,  kKinds[6].name,  kKinds[7].name,  kKinds[8].name,  kKinds[9].name,
     kKinds[10].name, kKinds[11].name, kKinds[12].name, kKinds[13].name, kKinds[14].name,
     kKinds[15].name, kKinds[16].name, kKinds[17].name, kKinds[18].name, kKinds[19].name,
-    kKinds[20].name, kKinds[21].name, kKinds[22].name};
+    kKinds[20].name, kKinds[21].name, kKinds[22].name, kKinds[23].name};
 constexpr std::string_view kComponentNames[] = {
     "array",       "adc",          "dac",     "cell_write", "buffer",  "weight_sram",
     "kv_sram",     "offchip",      "interconnect", "digital", "control", "leakage"};

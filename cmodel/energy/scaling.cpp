@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "kvcim/cmodel/energy/sram_nodes.hpp"
 #include "kvcim/error.hpp"
 
 namespace kvcim::cmodel::energy {
@@ -72,6 +73,8 @@ std::string_view name(ScalingRule r) {
     case ScalingRule::device: return "device";
     case ScalingRule::wire: return "wire";
     case ScalingRule::none: return "none";
+    case ScalingRule::sram_read: return "sram_read";
+    case ScalingRule::sram_write: return "sram_write";
   }
   return "device";
 }
@@ -123,12 +126,15 @@ double energy_factor(ScalingRule rule, const NodePoint& from, const NodePoint& t
     case ScalingRule::device: return energy_factor(from, to);
     case ScalingRule::wire: return (to.voltage_v * to.voltage_v) / (from.voltage_v * from.voltage_v);
     case ScalingRule::none: return 1.0;
+    case ScalingRule::sram_read: return sram_energy_factor(false, from, to);
+    case ScalingRule::sram_write: return sram_energy_factor(true, from, to);
   }
   return 1.0;
 }
 
 double delay_factor(ScalingRule rule, const NodePoint& from, const NodePoint& to) {
-  return rule == ScalingRule::device ? delay_factor(from, to) : 1.0;
+  const bool device = rule == ScalingRule::device || rule == ScalingRule::sram_read || rule == ScalingRule::sram_write;
+  return device ? delay_factor(from, to) : 1.0;
 }
 
 bool is_extrapolated(double node_nm) { return node_nm < kFits.front().node_nm; }

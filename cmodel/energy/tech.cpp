@@ -123,8 +123,16 @@ void read_into(const std::string& path, Partial& out, int depth) {
       std::vector<std::string> fields = {"energy_pj", "latency_ns"};
       if (k == EventKind::adc_conversion) fields.push_back("energy_pj_by_adc_bits");
       if (k == EventKind::sram_bit) fields.push_back("energy_pj_by_bank_bytes");
+      if (component_of(k) != Component::offchip && k != EventKind::wire_bit_um) fields.push_back("scaling");
       e.check_keys(fields);
       EventCost c;
+      if (e.has("scaling")) {
+        const std::string r = e.get_string("scaling");
+        if (r == "sram_read") c.rule = ScalingRule::sram_read;
+        else if (r == "sram_write") c.rule = ScalingRule::sram_write;
+        else e.error("scaling", "expected sram_read or sram_write (an SRAM access priced by configs/memory/sram_nodes.yaml); "
+                                "other events follow their kind's rule");
+      }
       c.energy_pj = read_value(e, "energy_pj", Unit::pj, node);
       c.latency_ns = read_value(e, "latency_ns", Unit::ns, node);
       if (e.has("energy_pj_by_bank_bytes")) {
@@ -208,7 +216,7 @@ TechTable load_tech_table(const std::string& path) {
   t.node = p.node;
   for (auto k : all_event_kinds()) {
     const auto& e = p.events[static_cast<int>(k)];
-    if (!e && k == EventKind::die_link_bit) {  // priced by the hardware spec's link section
+    if (!e && (k == EventKind::die_link_bit || k == EventKind::link_idle_ns)) {  // priced by the spec's link section
       TechValue v{0, "priced by the hardware spec's link section", true, path, p.node};
       t.events[static_cast<int>(k)].energy_pj = t.events[static_cast<int>(k)].latency_ns = v;
       continue;
@@ -236,6 +244,8 @@ ScalingRule scaling_rule(EventKind k) {
   if (k == EventKind::wire_bit_um) return ScalingRule::wire;
   return ScalingRule::device;
 }
+
+ScalingRule scaling_rule(EventKind k, const EventCost& e) { return e.rule.value_or(scaling_rule(k)); }
 
 double BankCurve::at(double bytes) const { return a * std::pow(bytes, b); }
 
@@ -282,7 +292,7 @@ Costs TechTable::costs(const CostContext& ctx) const {
       ev = &e.energy_pj_by_bank_bytes.begin()->second;
       pj = fit_bank_curve(e.energy_pj_by_bank_bytes).at(static_cast<double>(ctx.sram_bank_bytes));
     }
-    const ScalingRule rule = scaling_rule(k);
+    const ScalingRule rule = scaling_rule(k, e);
     const int i = static_cast<int>(k);
     c.energy_factor[i] = energy_factor(rule, ev->node, ctx.target);
     c.latency_factor[i] = delay_factor(rule, e.latency_ns.node, ctx.target);

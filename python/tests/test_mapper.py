@@ -176,7 +176,8 @@ def test_one_comparison_node_from_python():
     hw.compare_at(45)
     assert hw.comparison == {"node_nm": 45.0, "voltage_v": 0.9}
     after = kvcim.map("stories260k", hw, context=64).figures["energy_per_token_pj"]["conventional"]
-    assert after > 5 * before  # 45 nm costs more than 5 nm
+    # 45 nm costs more than 5 nm: its SRAM reads, most of it, 3.2x (0.156 against 0.048 pJ/bit, the SRAM table)
+    assert after > 3 * before
     with pytest.raises(kvcim.Error, match="node_nm = 1"):
         hw.compare_at(1)
     d = hw.to_dict()

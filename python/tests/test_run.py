@@ -267,9 +267,10 @@ def test_energy_conditions_travel_with_the_report():
     hw.compare_at(45)
     at45 = kvcim.run(spec=hw, steps=8, **NO_EVAL)
     assert at45.conditions["node_nm"] == 45.0
-    # the same events, priced at 45 nm: both sides cost more
-    assert at45.energy["cim"]["total_pj"] > 5 * e["cim"]["total_pj"]
-    assert at45.energy["conventional"]["total_pj"] > 5 * e["conventional"]["total_pj"]
+    # the same events, priced at 45 nm: both sides cost more (their SRAM reads and buffers 3.2x,
+    # 0.156 against 0.048 pJ/bit by the SRAM table; logic more)
+    assert at45.energy["cim"]["total_pj"] > 3 * e["cim"]["total_pj"]
+    assert at45.energy["conventional"]["total_pj"] > 3 * e["conventional"]["total_pj"]
 
 
 def test_run_and_map_give_one_comparison_under_one_set_of_names():

@@ -23,6 +23,19 @@ print('same' if r == m else 'run %s\nmap %s' % (r, m))
 check "map summary: both at their best with EDP" "1" "$(grep -c 'each at its best throughput: conventional / CIM energy .*x, EDP ' "$T/map.txt")"
 check "map summary: at equal throughput" "1" "$(grep -c 'at equal throughput (' "$T/map.txt")"
 
+# a broken SRAM table (configs/memory/sram_nodes.yaml) in a data folder of its own: one line, exit 2
+mkdir -p "$T/data/configs/memory"
+for f in "$SRC"/*; do [ "$(basename "$f")" = configs ] || ln -s "$(realpath "$f")" "$T/data/"; done
+for f in "$SRC"/configs/*; do [ "$(basename "$f")" = memory ] || ln -s "$(realpath "$f")" "$T/data/configs/"; done
+sram="$SRC/configs/memory/sram_nodes.yaml"
+sed 's/{value: 0.1953125, source/{value: -0.19, source/' "$sram" > "$T/data/configs/memory/sram_nodes.yaml"
+KVCIM_DATA_DIR="$T/data" bad "negative SRAM read energy" "sram_nodes.yaml" "nodes[1].read_pj_per_bit" -- compare
+grep -v "read_pj_per_bit: {value: 0.15625" "$sram" > "$T/data/configs/memory/sram_nodes.yaml"
+KVCIM_DATA_DIR="$T/data" bad "the largest node without its SRAM read energy" "nodes[0].read_pj_per_bit" -- map --json "$T/bad.json"
+cp "$sram" "$T/data/configs/memory/sram_nodes.yaml"
+KVCIM_DATA_DIR="$T/data" "$KVCIM" compare --batches 1 --contexts 64 > /dev/null
+check "the copied data folder itself is good" "0" "$?"
+
 bad "batch 0" "--batches" "batch = '0'" -- compare --batches 1,0
 bad "context not a number" "--contexts" "context = 'x'" -- compare --contexts 64,x
 finish "kvcim compare"

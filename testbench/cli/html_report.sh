@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # kvcim run --html, in a real browser (headless Chromium, Debian package `chromium`, started twice):
 # the page renders to a screenshot that is not blank, and every number of the rendered DOM that
-# carries a data-key equals the JSON report's number at that key, exactly; the sections are there.
+# carries a data-key equals the JSON report's number at that key, exactly; the sections are there,
+# the comparison's design points (best, equal throughput, iso-area, EDP) among them.
 # An unwritable --html (or --json) path: one line naming it, exit 2, and no file written.
 set -u
 KVCIM=$1; SRC=$2; PY=/usr/bin/python3
@@ -65,10 +66,14 @@ for key, value in p.keys:
 needed = ["energy.cim.per_token_pj", "energy.conventional.per_token_pj", "energy.conventional_over_cim",
           "energy.cim.breakdown.array", "energy.conventional.by_op.ffn_w1", "energy.cim.by_layer.0",
           "steps.kl.7", "steps.kv_occupancy.7", "accuracy.evaluation.delta_nll.ci_low",
-          "accuracy.perplexity.cim", "mapping.macros_total"]
+          "accuracy.perplexity.cim", "mapping.macros_total",
+          "comparison.best.conventional_over_cim", "comparison.best.edp_conventional_over_cim",
+          "comparison.best.cim.edp_pj_s", "comparison.equal_throughput.tokens_per_s",
+          "comparison.equal_throughput.conventional_over_cim", "comparison.equal_throughput.conventional.voltage_v"]
 keys = {k for k, _ in p.keys}
 missing = [k for k in needed if k not in keys]
-sections = [s for s in ("summary", "texts", "energy", "accuracy", "macro-map", "kv", "conditions",
+sections = [s for s in ("summary", "comparison", "comparison-conditions", "comparison-iso-area",
+                        "texts", "energy", "accuracy", "macro-map", "kv", "conditions",
                         "text-cim", "text-reference") if s not in p.ids]
 print("ok" if not bad and not missing and not sections and len(p.keys) > 100
       else f"differ {bad[:5]}; missing keys {missing}; missing sections {sections}; {len(p.keys)} keys")

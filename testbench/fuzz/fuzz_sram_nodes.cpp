@@ -1,6 +1,6 @@
 // Fuzz target: the SRAM node table reader (cmodel/energy/sram_nodes.cpp), from YAML text. A
 // refusal must be a one-line kvcim::Error naming the source; an accepted table must give a finite,
-// positive macro area per bit at every node.
+// positive macro area per bit and access energy at every node.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (double nm : {180.0, 45.0, 10.0, 5.0, 3.0, 1.0}) {
     const double a = sram_um2_per_bit(t, nm);
     if (!std::isfinite(a) || a <= 0) std::abort();
+    for (bool write : {false, true}) {
+      const double e = sram_access_pj_per_bit(t, {nm, 0.9}, write);
+      if (!std::isfinite(e) || e <= 0) std::abort();
+    }
   }
   return 0;
 }

@@ -145,6 +145,8 @@ def main():
     put("sram_nodes", "shipped.yaml", sram)
     put("sram_nodes", "unsorted.yaml", sram.replace(b"node_nm: 28", b"node_nm: 50"))
     put("sram_nodes", "too_dense.yaml", sram.replace(b"{value: 31.8,", b"{value: 90,"))
+    put("sram_nodes", "negative_read.yaml", sram.replace(b"{value: 0.1953125, source", b"{value: -0.19, source"))
+    put("sram_nodes", "no_largest_access.yaml", b"\n".join(l for l in sram.split(b"\n") if b"read_pj_per_bit: {value: 0.15625" not in l))
     put("sram_nodes", "one_node.yaml", b"nodes:\n  - {node_nm: 5, bitcell_um2: {value: 0.021, source: a sentence of a source}, macro_mb_per_mm2: {value: 31.8, source: a sentence of a source}}\n")
 
     # rtl_recipe: a recipe as rtl/rtl_recipe.cmake writes one (generic paths), and broken ones

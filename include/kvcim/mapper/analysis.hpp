@@ -22,6 +22,9 @@ struct TokenLedgers {
   // embedding row, weights that did not fit and spilled KV pages (computed digitally, fetched
   // from off-chip), spill traffic.
   cmodel::energy::Ledger periphery;
+  // Die-to-die links drawing their idle power over the step (the chip's links under --idle
+  // leaking, 0 when gated): a step's leakage is re-charged over the step's time with them.
+  int64_t leaking_links = 0;
   cmodel::energy::Ledger total() const;
 };
 

@@ -81,10 +81,13 @@ int64_t attention_wire_bit_um(const cmodel::Config& c, const HardwareSpec& hw, c
 
 // Digital operations of a ledger in lane cycles (an exp_op is four).
 int64_t digital_lane_cycles(const cmodel::energy::Ledger& l);
-// Adds `lane_cycles` lane_cycle events and leakage over `latency_ns` of `kib` KiB of cells and
-// `lanes` lanes to (kModelLevel, Op::chip).
+// Adds `lane_cycles` lane_cycle events and leakage over `latency_ns` of `kib` KiB of cells,
+// `lanes` lanes and `links` idle die-to-die links to (kModelLevel, Op::chip).
 void charge_static_and_control(cmodel::energy::Ledger& l, int64_t lane_cycles, double kib,
-                               int64_t lanes, double latency_ns);
+                               int64_t lanes, double latency_ns, int64_t links = 0);
+// The die-to-die links of a chip of `dies` dies (a chain) that draw idle power: all of them under
+// --idle leaking, none when gated (they sleep between crossings).
+int64_t leaking_links(const HardwareSpec& hw, size_t dies);
 
 // KiB of cells the CIM chip keeps powered: every macro holding data and the buffer (every built
 // macro when idle silicon leaks, hw.idle_leaks).
@@ -140,6 +143,7 @@ struct EnergyConditions {
   double tile_logic_nand2 = 0;         // per tile (tile_logic_nand2)
   double area_tile_logic_mm2 = 0;      // all of them, part of area_cim_mm2
   std::string idle_rule;               // the conditions line of the idle-silicon rule
+  std::string sram_access;             // the conditions line of the SRAM access energy at `at`
 };
 // kv_tiles: the placement's attention tiles (KvLayout::tiles); 0 for the hardware alone.
 EnergyConditions energy_conditions(const HardwareSpec& hw, int64_t kv_tiles = 0);

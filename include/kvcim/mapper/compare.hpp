@@ -73,6 +73,9 @@ Comparison compare(const Placement& p, std::optional<double> iso_area_pj = std::
 std::string iso_area_why_not(const Placement& p);
 
 nlohmann::json to_json(const Comparison& c);
+// Back from the JSON (a saved report's HTML page); throws kvcim::Error naming a missing or
+// mistyped key.
+Comparison comparison_from_json(const nlohmann::json& j);
 // Terminal lines (no trailing newlines).
 std::vector<std::string> comparison_lines(const Comparison& c);
 

@@ -16,7 +16,7 @@
 //   comparison:   node_nm, voltage_v (optional; default: the macro table's node and supply):
 //                 the one node both sides are priced at (cmodel/energy/scaling.hpp)
 //   die:          reticle_mm2, wafer_scale, wafer_mm2 (optional): the largest die (package.hpp)
-//   link:         energy_pj_per_bit, bandwidth_gb_s, latency_ns (optional; when given, energy
+//   link:         energy_pj_per_bit, bandwidth_gb_s, latency_ns, idle_power_mw (optional; when given, energy
 //                 and bandwidth are required): one die-to-die link
 //
 // Every field is checked (type, unit, range) from its section's field table (spec_fields below,

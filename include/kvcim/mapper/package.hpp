@@ -40,6 +40,12 @@ struct LinkSpec {
   double energy_pj_per_bit = 0.25;  // UCIe 2.5D (advanced package), up to 16 GT/s
   double bandwidth_gb_s = 1317;     // UCIe advanced package, one millimetre of die edge
   double latency_ns = 2;            // UCIe transmit-to-receive (adapter and PHY)
+  // Power of one link powered but idle (UCIe's active state L0 with no traffic), charged for every
+  // link over the whole step under --idle leaking; under gated, links sleep (UCIe's low-power
+  // state L1) whenever they carry nothing and draw nothing. Assumption: a tenth of the default
+  // link's busy power, 0.25 pJ/bit x 1,317 GB/s = 2.63 W: the forwarded clock, its PLL and the
+  // receivers stay on while the data lanes idle; no published UCIe idle power was found.
+  double idle_power_mw = 0.1 * 0.25 * 1317 * 8;
 };
 
 constexpr auto spec_fields(const LinkSpec*) {
@@ -51,6 +57,10 @@ constexpr auto spec_fields(const LinkSpec*) {
                            "bandwidth of one link, each direction").needed(),
       ::kvcim::range_field("latency_ns", &Self::latency_ns, 0.0, 1e9, "ns",
                            "latency of one crossing (transmit to receive)"),
+      ::kvcim::range_field("idle_power_mw", &Self::idle_power_mw, 0.0, 1e9, "mW",
+                           "power of one link powered but idle, every link over the step under --idle leaking "
+                           "(gated: asleep between crossings)")
+          .by_default("an assumption: a tenth of the UCIe link's busy power, 0.25 pJ/bit x 1317 GB/s"),
   };
 }
 

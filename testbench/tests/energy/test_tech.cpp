@@ -160,6 +160,10 @@ TEST(Tech, ParserErrorsNameFileFieldAndValue) {
        "events.exp_op.energy_pj", "exactly one of source"},
       {"terse assumption", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2, assumption: \"guess\"}\n",
        "events.exp_op.energy_pj.assumption", "reasoning"},
+      {"unknown scaling rule", "  cell_write:\n" + e0, "  cell_write:\n    scaling: sram_fast\n" + e0,
+       "events.cell_write.scaling", "sram_read or sram_write"},
+      {"an off-chip event priced as SRAM", "  hbm_bit:\n" + e0, "  hbm_bit:\n    scaling: sram_read\n" + e0,
+       "events.hbm_bit.scaling", "unknown"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
@@ -262,10 +266,9 @@ TEST(TechNodes, SramEnergyFollowsTheBankSize) {
   EXPECT_EQ(e32k, std::llround(curve.at(32 * 1024) * 1e6));
   // no bank size: the table's plain value (1 MB)
   EXPECT_EQ(t.costs(CostContext{at45, 0, 0}).energy(EventKind::sram_bit), 1'562'500);
-  // a cross-check against GPU SRAM at 7 nm [M5] (L1 ~ 192 KiB: 0.16 pJ/bit): the curve carried
-  // to 7 nm gives 0.048 pJ/bit, 3.3x below (a GPU L1 read includes tags and a crossbar); a
-  // model an order of magnitude off would fail here
+  // carried to another node by the SRAM table (test_sram_nodes.cpp by hand), not by logic
+  // scaling: at 7 nm a bank costs more than the logic-scaled curve ([M5]'s GPU L1/L2 figures are
+  // [H5]'s 45 nm ones, no check at 7 nm)
   const int64_t l1_7nm = t.costs(CostContext{{7, 0.7}, 0, 192 * 1024}).energy(EventKind::sram_bit);
-  EXPECT_GT(l1_7nm, 160'000 / 4);
-  EXPECT_LT(l1_7nm, 160'000);
+  EXPECT_GT(double(l1_7nm), curve.at(192 * 1024) * energy_factor({45, 0.9}, {7, 0.7}) * 1e6 * 2);
 }

@@ -9,6 +9,7 @@
 #include "kvcim/cmodel/energy/workload.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
+#include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/dies.hpp"
 #include "kvcim/mapper/map_job.hpp"
@@ -90,6 +91,41 @@ TEST(Dies, TwoDieSplitCarriesTheHiddenStateOnce) {
   EXPECT_LE(plan.dies[0].area_mm2, reticle);
   EXPECT_LE(plan.dies[1].area_mm2, reticle);
   EXPECT_NEAR(plan.dies[0].area_mm2 + plan.dies[1].area_mm2, cim_area(p.hw, p.kv.tiles).total_mm2(), 1e-9);
+}
+
+// Idle link power under the idle rule, by hand: the two-die split has one link; gated, it sleeps
+// between crossings and draws nothing; leaking, it draws the default 0.1 x 0.25 pJ/bit x 1,317 GB/s
+// = 263.4 mW over the whole token (and over the whole step of a batch), as other leakage does.
+TEST(Dies, AnIdleLinkDrawsItsPowerOnlyWhenIdleSiliconLeaks) {
+  const Placement one = placed_on(full_cim_with_reticle(858));
+  const DieAreas a = areas_of(one);
+  Placement p = placed_on(full_cim_with_reticle((36.5 * a.macro + a.kv_macro) * a.spread));
+  ASSERT_EQ(plan_dies(p).dies.size(), 2u);
+  auto idle_ns = [](const energy::Ledger& l) { return l.count(EventKind::link_idle_ns); };
+  EXPECT_EQ(idle_ns(token_ledgers(p).total()), 0);  // gated (the default)
+  p.hw.idle_leaks = true;
+  const TokenLedgers t = token_ledgers(p);
+  const LatencyBound lb = cim_latency(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
+  EXPECT_EQ(t.leaking_links, 1);
+  EXPECT_EQ(idle_ns(t.total()), std::llround(lb.total_ns()));
+  EXPECT_EQ(p.hw.costs().energy(EventKind::link_idle_ns), std::llround(0.1 * 0.25 * 1317 * 8 * 1e6));  // aJ per ns
+  // the leaking chip's energy exceeds the gated one's by that much and the macros' leakage
+  Placement gated = p;
+  gated.hw.idle_leaks = false;
+  const double link_pj = static_cast<double>(std::llround(lb.total_ns())) * 263.4;
+  EXPECT_NEAR(t.periphery.cost(p.hw.costs()).energy_pj() - token_ledgers(gated).periphery.cost(gated.hw.costs()).energy_pj(),
+              link_pj + (cim_kib(p.hw) - cim_kib(gated.hw)) * lb.total_ns() *
+                            static_cast<double>(p.hw.costs().energy(EventKind::leak_kib_ns)) * 1e-6,
+              1e-3 * link_pj);
+  // a step of four sequences: the link idles over the whole step
+  Policy four;
+  four.sequences = 4;
+  const StepFigures s = cim_step(t, lb, p.hw, four);
+  EXPECT_EQ(idle_ns(cim_step_periphery(t, lb, p.hw, four, 4)), std::llround(s.step_ns));
+  // one die has no link to draw anything
+  Placement mono = one;
+  mono.hw.idle_leaks = true;
+  EXPECT_EQ(idle_ns(token_ledgers(mono).total()), 0);
 }
 
 // Cuts inside layers, matrices and the KV cache: each carries what the token has made before it

@@ -43,8 +43,11 @@ enum class EventKind : int {
   // Between dies of a multi-die chip (mapper/dies.hpp): one bit across one die-to-die link, priced
   // by the hardware spec's `link` section (a technology table may leave it out).
   die_link_bit,
+  // One die-to-die link powered but carrying nothing for one nanosecond (its idle power, spec
+  // `link.idle_power_mw`), charged like leakage under --idle leaking.
+  link_idle_ns,
 };
-inline constexpr int kEventKinds = static_cast<int>(EventKind::die_link_bit) + 1;
+inline constexpr int kEventKinds = static_cast<int>(EventKind::link_idle_ns) + 1;
 
 enum class Component : int {
   array, adc, dac, cell_write, buffer, weight_sram, kv_sram, offchip, interconnect, digital,

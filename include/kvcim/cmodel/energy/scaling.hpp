@@ -14,10 +14,12 @@
 // slope in log-log and flagged `extrapolated` (an assumption the reports state). Nodes outside
 // [kMinNode, kMaxNode] are an error.
 //
-// How each kind of cost scales is a property of the cost (`ScalingRule`): logic, SRAM and data
-// converters follow the device equations; on-chip wires keep their capacitance per mm across
-// nodes, so only the supply voltage scales their energy (C V^2) and their delay is left alone;
-// off-chip memory (DRAM, HBM) is another chip and does not scale with the logic node at all.
+// How each kind of cost scales is a property of the cost (`ScalingRule`): logic and data
+// converters follow the device equations; an SRAM access a technology table marks as one follows
+// the published SRAM energies by node (sram_nodes.hpp: sram_read, sram_write); on-chip wires keep
+// their capacitance per mm across nodes, so only the supply voltage scales their energy (C V^2)
+// and their delay is left alone; off-chip memory (DRAM, HBM) is another chip and does not scale
+// with the logic node at all.
 #pragma once
 #include <string>
 #include <string_view>
@@ -31,7 +33,7 @@ inline constexpr double kMaxNode = 180.0;   // nm
 inline constexpr double kMinVoltage = 0.4;  // V
 inline constexpr double kMaxVoltage = 1.8;  // V
 
-enum class ScalingRule { device, wire, none };
+enum class ScalingRule { device, wire, none, sram_read, sram_write };
 std::string_view name(ScalingRule r);
 
 // A technology point: node and supply voltage.
@@ -66,7 +68,9 @@ double delay_polynomial(const NodePoint& p);
 double energy_factor(const NodePoint& from, const NodePoint& to);
 double delay_factor(const NodePoint& from, const NodePoint& to);
 double area_factor(double from_nm, double to_nm);
-// Under a rule: device = the equations; wire = (Vto / Vfrom)^2 for energy, 1 for delay; none = 1.
+// Under a rule: device = the equations; wire = (Vto / Vfrom)^2 for energy, 1 for delay; none = 1;
+// sram_read / sram_write = the SRAM table's access energies (sram_energy_factor) for energy, the
+// equations for delay.
 double energy_factor(ScalingRule rule, const NodePoint& from, const NodePoint& to);
 double delay_factor(ScalingRule rule, const NodePoint& from, const NodePoint& to);
 

@@ -16,6 +16,8 @@
 //         4: {value: 0.79, source: "[A2]"}
 //     sram_bit:                        # optional: energy as a function of the bank's capacity
 //       energy_pj_by_bank_bytes: {8 KiB: {value: 0.156, source: "[H5]"}, 1 MiB: {...}}
+//       scaling: sram_read             # optional: an SRAM access (sram_read | sram_write), carried
+//                                      # between nodes by configs/memory/sram_nodes.yaml
 //   cell:
 //     endurance_writes: {value: 1e6, assumption: "..."}   # or value: unlimited
 //   area:                            # um^2 at this file's node (every key required after base:)
@@ -60,11 +62,16 @@ struct EventCost {
   TechValue latency_ns;
   std::map<int, TechValue> energy_pj_by_adc_bits;  // adc_conversion only
   std::map<int64_t, TechValue> energy_pj_by_bank_bytes;  // sram_bit only: bank capacity -> pJ/bit
+  // `scaling: sram_read | sram_write` in the table: this value is an SRAM access, carried between
+  // nodes by the SRAM table's published access energies (sram_nodes.hpp), not by logic scaling.
+  std::optional<ScalingRule> rule;
 };
 
 // How an event's cost moves between nodes: off-chip memory is another chip (none), on-chip wires
-// keep their capacitance per mm (wire), everything else is logic, SRAM or converters (device).
+// keep their capacitance per mm (wire), everything else is logic or converters (device), unless
+// the table marks the event an SRAM access (EventCost::rule).
 ScalingRule scaling_rule(EventKind k);
+ScalingRule scaling_rule(EventKind k, const EventCost& e);
 
 // SRAM energy per bit as a function of bank capacity: E = a * bytes^b, the least-squares line in
 // log-log through the table's points (CACTI-like: a bank's bitlines and wordlines grow with the
