@@ -183,7 +183,7 @@ std::string desc_fields_markdown() {
     if (row.type() == SpecType::choice) {
       for (size_t i = 0; i < row.choices.size(); ++i) o << (i ? " \\| " : "") << row.choices[i];
     } else {
-      o << show_number(row.lo) << " .. " << show_number(row.hi) << (row.whole ? " whole" : "");
+      o << show_number(row.lo, 10) << " .. " << show_number(row.hi, 10) << (row.whole ? " whole" : "");
     }
     o << " | ";
     if (row.required) o << "required";
