@@ -174,25 +174,4 @@ std::string show_number(double v, int digits) {
 
 nlohmann::json desc_to_json(const MacroDesc& d) { return report_fields(d); }
 
-std::string desc_fields_markdown() {
-  std::ostringstream o;
-  o << "| field | unit | range | default | meaning |\n| --- | --- | --- | --- | --- |\n";
-  for_each_spec_field<MacroDesc>([&](const auto& row) {
-    const MacroDesc d{};
-    o << "| `" << row.key << "` | " << row.unit << " | ";
-    if (row.type() == SpecType::choice) {
-      for (size_t i = 0; i < row.choices.size(); ++i) o << (i ? " \\| " : "") << row.choices[i];
-    } else {
-      o << show_number(row.lo, 10) << " .. " << show_number(row.hi, 10) << (row.whole ? " whole" : "");
-    }
-    o << " | ";
-    if (row.required) o << "required";
-    else if (*row.defaults_to) o << "derived: " << row.defaults_to;
-    else if constexpr (std::is_same_v<std::remove_cvref_t<decltype(d.*row.member)>, double>) o << show_number(d.*row.member);
-    else o << show_value(row, d.*row.member);
-    o << " | " << row.doc << " |\n";
-  });
-  return o.str();
-}
-
 }  // namespace kvcim::cmodel::macro_model

@@ -403,11 +403,3 @@ TEST(MacroModel, EnergyBandCoversTheMacrosPart) {
   EXPECT_NEAR(*described.described_error, price_macro(*hw.described, constants()).tops_per_w_error, 1e-12);
   EXPECT_NE(band_text(described).find("c11_reram_22nm_8b"), std::string::npos) << band_text(described);
 }
-
-// docs/calibration.md holds the macro spec's field table as the field list makes it.
-TEST(MacroModel, DocumentedFieldTableIsCurrent) {
-  std::ifstream in(kSrc + "/docs/calibration.md");
-  const std::string doc((std::istreambuf_iterator<char>(in)), {});
-  EXPECT_NE(doc.find(mm::desc_fields_markdown()), std::string::npos)
-      << "docs/calibration.md: paste the table of mm::desc_fields_markdown()";
-}

@@ -184,7 +184,5 @@ void check_logic_supply(double node_nm, double vdd_v, const std::string& where);
 nlohmann::json desc_to_json(const MacroDesc& d);
 // A number for messages and laws: printf %.*g.
 std::string show_number(double v, int digits = 6);
-// The field table as Markdown (docs/calibration.md's spec reference).
-std::string desc_fields_markdown();
 
 }  // namespace kvcim::cmodel::macro_model
