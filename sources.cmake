@@ -140,6 +140,7 @@ set(KVCIM_RTL_MODULE_SOURCES
 set(KVCIM_PY_SOURCES
     python/src/cim.cpp
     python/src/errors.cpp
+    python/src/macro.cpp
     python/src/mapper.cpp
     python/src/model.cpp
     python/src/module.cpp

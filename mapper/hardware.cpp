@@ -9,7 +9,7 @@
 #include "kvcim/cmodel/macro_model/event_prices.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
-#include "kvcim/mapper/read_fields.hpp"
+#include "kvcim/cmodel/energy/read_fields.hpp"
 #include "kvcim/spec_fields_json.hpp"
 #include "kvcim/text.hpp"
 

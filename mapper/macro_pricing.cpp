@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "kvcim/error.hpp"
+#include "kvcim/spec_fields_json.hpp"
 
 namespace kvcim::mapper {
 
@@ -148,13 +149,8 @@ std::string macro_summary(const MacroFile& m, const std::vector<MacroPrice>& poi
 
 nlohmann::json macro_to_json(const MacroFile& m, const std::vector<MacroPrice>& points, const mm::Constants& k) {
   const mm::Published& pb = m.published;
-  nlohmann::json published = {{"source", pb.source},
-                              {"tops_per_w", pb.tops_per_w},
-                              {"role", mm::kRoleChoices[static_cast<size_t>(pb.role)]}};
-  if (pb.tops_per_mm2) published["tops_per_mm2"] = *pb.tops_per_mm2;
-  if (pb.gops) published["gops"] = *pb.gops;
-  if (pb.area_mm2) published["area_mm2"] = *pb.area_mm2;
-  if (!pb.precision_note.empty()) published["conditions"] = pb.precision_note;
+  // the file's scalar fields; breakdown and excludes as lists, always present
+  nlohmann::json published = write_fields(pb);
   nlohmann::json breakdown = nlohmann::json::array(), excludes = nlohmann::json::array();
   for (const auto& sh : pb.breakdown) {
     nlohmann::json cats = nlohmann::json::array();

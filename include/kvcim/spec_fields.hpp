@@ -5,7 +5,7 @@
 // default is the value of a default-constructed struct (or, when the parser derives it from
 // another field, what `defaults_to` names). Everything else walks the table:
 //
-//   read_fields   (mapper/read_fields.hpp)  YAML / dict reading with validation
+//   read_fields   (cmodel/energy/read_fields.hpp)  YAML / dict reading with validation
 //   write_fields, describe_fields (spec_fields_json.hpp)  JSON writing, the table as data
 //   check_fields  (below)                   a struct's values re-checked (after a program set them)
 //   bind_fields   (python/src/spec_fields.hpp)  the Python attributes (and so the .pyi stub)
@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,6 +42,23 @@ constexpr const char* spec_type_name(SpecType t) {
 inline constexpr unsigned kAllKinds = ~0u;
 constexpr unsigned kind_bit(int kind) { return 1u << kind; }
 
+// The value type of a member: T, or U for an optional field (std::optional<U>: absent from the
+// file unless given, written only when set).
+template <class T>
+struct SpecValue {
+  using type = T;
+  static constexpr bool optional = false;
+};
+template <class T>
+struct SpecValue<std::optional<T>> {
+  using type = T;
+  static constexpr bool optional = true;
+};
+template <class T>
+using spec_value_t = typename SpecValue<T>::type;
+template <class T>
+inline constexpr bool is_optional_field_v = SpecValue<T>::optional;
+
 template <class S, class T>
 struct SpecField {
   const char* key;
@@ -55,6 +73,7 @@ struct SpecField {
   bool omit_default = false;   // written only when it differs from the default
   const char* defaults_to = "";  // a default the parser derives from another field
   bool reported = false;       // a report records it on every kind (what the struct computes with)
+  bool whole = false;          // a floating member that holds whole numbers only (read as an integer)
 
   constexpr SpecField only(unsigned k) const { auto f = *this; f.kinds = k; return f; }
   constexpr SpecField needed() const { auto f = *this; f.required = true; return f; }
@@ -62,13 +81,15 @@ struct SpecField {
   constexpr SpecField sparse() const { auto f = *this; f.omit_default = true; return f; }
   constexpr SpecField by_default(const char* what) const { auto f = *this; f.defaults_to = what; return f; }
   constexpr SpecField always_reported() const { auto f = *this; f.reported = true; return f; }
+  constexpr SpecField whole_number() const { auto f = *this; f.whole = true; return f; }
 
   constexpr SpecType type() const {
-    if constexpr (std::is_same_v<T, bool>) return SpecType::boolean;
-    else if constexpr (std::is_enum_v<T>) return SpecType::choice;
-    else if constexpr (std::is_same_v<T, std::string>) return SpecType::text;
-    else if constexpr (std::is_integral_v<T>) return std::string_view(unit) == "bytes" ? SpecType::bytes : SpecType::integer;
-    else return SpecType::number;
+    using V = spec_value_t<T>;
+    if constexpr (std::is_same_v<V, bool>) return SpecType::boolean;
+    else if constexpr (std::is_enum_v<V>) return SpecType::choice;
+    else if constexpr (std::is_same_v<V, std::string>) return SpecType::text;
+    else if constexpr (std::is_integral_v<V>) return std::string_view(unit) == "bytes" ? SpecType::bytes : SpecType::integer;
+    else return whole ? SpecType::integer : SpecType::number;
   }
   bool applies(unsigned kind_mask) const { return (kinds & kind_mask) != 0; }
   // The integer bounds (lo and hi are doubles: INT64_MAX is held as 2^63).
@@ -86,6 +107,17 @@ constexpr SpecField<S, T> range_field(const char* key, T S::*m, double lo, doubl
 template <class S>
 constexpr SpecField<S, bool> flag_field(const char* key, bool S::*m, const char* doc) {
   return {key, m, "", 0, 1, doc};
+}
+// An optional number: absent unless the file gives it.
+template <class S, class T>
+  requires std::is_arithmetic_v<T>
+constexpr SpecField<S, std::optional<T>> optional_field(const char* key, std::optional<T> S::*m, double lo, double hi,
+                                                        const char* unit, const char* doc) {
+  return {key, m, unit, lo, hi, doc};
+}
+template <class S>
+constexpr SpecField<S, std::string> text_field(const char* key, std::string S::*m, const char* doc) {
+  return {key, m, "", 0, 0, doc};
 }
 template <class S, class E>
   requires std::is_enum_v<E>
@@ -119,7 +151,10 @@ std::string kind_names(unsigned mask) {
   for_each_spec_field<S>([&](const auto& row) {
     if (row.type() != SpecType::choice || std::string_view(row.key) != "kind") return;
     for (size_t i = 0; i < row.choices.size(); ++i)
-      if (mask & kind_bit(static_cast<int>(i))) out += (out.empty() ? "" : "|") + std::string(row.choices[i]);
+      if (mask & kind_bit(static_cast<int>(i))) {
+        if (!out.empty()) out += '|';  // (not "" or "|" + name: g++ 12 -Wrestrict sees a false overlap)
+        out += row.choices[i];
+      }
   });
   return out;
 }
@@ -131,16 +166,24 @@ std::string choice_name(const SpecField<S, E>& row, E v) {
   return i < row.choices.size() ? std::string(row.choices[i]) : std::to_string(i);
 }
 
-// The value as text, for messages.
-template <class S, class T>
-std::string show_value(const SpecField<S, T>& row, const T& v) {
-  if constexpr (std::is_same_v<T, bool>) return v ? "true" : "false";
-  else if constexpr (std::is_enum_v<T>) return choice_name(row, v);
-  else if constexpr (std::is_same_v<T, std::string>) return "'" + v + "'";
-  else {
-    (void)row;
+// The value as text, for messages (V: the row's value type).
+template <class S, class T, class V>
+std::string show_plain(const SpecField<S, T>& row, const V& v) {
+  if constexpr (std::is_same_v<V, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_enum_v<V>) {
+    const auto i = static_cast<size_t>(v);
+    return i < row.choices.size() ? std::string(row.choices[i]) : std::to_string(i);
+  } else if constexpr (std::is_same_v<V, std::string>) {
+    return "'" + v + "'";
+  } else {
     return std::to_string(v);
   }
+}
+template <class S, class T>
+std::string show_value(const SpecField<S, T>& row, const T& v) {
+  if constexpr (is_optional_field_v<T>) return v ? show_plain(row, *v) : std::string("(absent)");
+  else return show_plain(row, v);
 }
 
 // What a legal value of the row is, as the parser's messages say it.
@@ -159,13 +202,34 @@ std::string expected_text(const SpecField<S, T>& row) {
     case SpecType::boolean: return "expected true or false";
     case SpecType::choice: {
       std::string list;
-      for (const auto& c : row.choices) list += (list.empty() ? "" : ", ") + std::string(c);
+      for (const auto& c : row.choices) {
+        if (!list.empty()) list += ", ";
+        list += c;
+      }
       return "expected one of: " + list;
     }
     case SpecType::text: return "expected a text";
   }
   return "";
 }
+
+namespace detail {
+template <class S, class T, class V>
+void check_value(const SpecField<S, T>& row, const V& v, const std::string& where, const std::string& field) {
+  if constexpr (std::is_enum_v<V>) {
+    if (static_cast<size_t>(v) >= row.choices.size()) fail(where, field, show_plain(row, v), expected_text(row));
+  } else if constexpr (std::is_floating_point_v<V>) {
+    if (!(v >= row.lo && v <= row.hi) || (row.whole && v != std::floor(v)))  // NaN too
+      fail(where, field, show_plain(row, v), expected_text(row));
+  } else if constexpr (std::is_integral_v<V> && !std::is_same_v<V, bool>) {
+    if constexpr (std::is_unsigned_v<V>) {
+      if (v > static_cast<uint64_t>(row.ihi())) fail(where, field, show_plain(row, v), expected_text(row));
+    } else if (v < row.ilo() || v > row.ihi()) {
+      fail(where, field, show_plain(row, v), expected_text(row));
+    }
+  }
+}
+}  // namespace detail
 
 // Throws kvcim::Error naming `where`, the field (prefix + key), its value and its legal range
 // when a field of s that applies to its kind lies outside its row's range. Fields with a
@@ -174,20 +238,12 @@ template <SpecTable S>
 void check_fields(const S& s, const std::string& where, const std::string& prefix = "") {
   const unsigned kind = kind_mask(s);
   for_each_spec_field<S>([&](const auto& row) {
-    const auto& v = s.*row.member;
-    using T = std::remove_cvref_t<decltype(v)>;
-    const std::string field = prefix + row.key;
     if (!row.applies(kind)) return;
-    if constexpr (std::is_enum_v<T>) {
-      if (static_cast<size_t>(v) >= row.choices.size()) fail(where, field, show_value(row, v), expected_text(row));
-    } else if constexpr (std::is_floating_point_v<T>) {
-      if (!(v >= row.lo && v <= row.hi)) fail(where, field, show_value(row, v), expected_text(row));  // NaN too
-    } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      if constexpr (std::is_unsigned_v<T>) {
-        if (v > static_cast<uint64_t>(row.ihi())) fail(where, field, show_value(row, v), expected_text(row));
-      } else if (v < row.ilo() || v > row.ihi()) {
-        fail(where, field, show_value(row, v), expected_text(row));
-      }
+    const auto& v = s.*row.member;
+    if constexpr (is_optional_field_v<std::remove_cvref_t<decltype(v)>>) {
+      if (v) detail::check_value(row, *v, where, prefix + row.key);
+    } else {
+      detail::check_value(row, v, where, prefix + row.key);
     }
   });
 }

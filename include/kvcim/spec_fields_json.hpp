@@ -10,21 +10,29 @@ namespace kvcim {
 namespace detail {
 template <class S, class T>
 nlohmann::json field_json(const SpecField<S, T>& row, const T& v) {
-  if constexpr (std::is_enum_v<T>) return choice_name(row, v);
+  if constexpr (is_optional_field_v<T>) return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  else if constexpr (std::is_enum_v<T>) return choice_name(row, v);
   else return v;
+}
+// Whether the file form holds the field: an optional one only when set, a sparse one only when
+// it differs from its default.
+template <class S, class T>
+bool written(const SpecField<S, T>& row, const T& v, const T& fallback) {
+  if constexpr (is_optional_field_v<T>) return v.has_value();
+  else return !(row.omit_default && v == fallback);
 }
 }  // namespace detail
 
 // The section as the spec file holds it: every field of the file that applies to s's kind
-// (a sparse field only when it differs from its default). The parser's inverse.
+// (a sparse field only when it differs from its default, an optional one only when set). The
+// parser's inverse.
 template <SpecTable S>
 nlohmann::json write_fields(const S& s) {
   const S d{};
   const unsigned kind = kind_mask(s);
   nlohmann::json j = nlohmann::json::object();
   for_each_spec_field<S>([&](const auto& row) {
-    if (!row.in_file || !row.applies(kind)) return;
-    if (row.omit_default && s.*row.member == d.*row.member) return;
+    if (!row.in_file || !row.applies(kind) || !detail::written(row, s.*row.member, d.*row.member)) return;
     j[row.key] = detail::field_json(row, s.*row.member);
   });
   return j;
@@ -55,6 +63,7 @@ nlohmann::json describe_fields() {
                         {"required", row.required},
                         {"in_file", row.in_file},
                         {"sparse", row.omit_default},
+                        {"optional", is_optional_field_v<std::remove_cvref_t<decltype(d.*row.member)>>},
                         {"defaults_to", row.defaults_to},
                         {"default", detail::field_json(row, d.*row.member)},
                         {"kinds", row.kinds == kAllKinds ? std::string("all") : kind_names<S>(row.kinds)}};

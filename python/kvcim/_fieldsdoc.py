@@ -30,6 +30,14 @@ SECTIONS = [
                 "(`configs/machines/*.yaml`, `mapper::Machine`, `--baseline NAME`, `docs/baseline.md`), "
                 "beside `name` and `description`. Every field is written `{value: V, source: \"...\"}` "
                 "or `{value: V, assumption: \"...\"}`, V in the legal range."),
+    ("macro_file.macro", "Not a hardware spec either: the `macro` section of a published macro's file "
+                         "(`configs/macros/*.yaml`, `cmodel::macro_model::MacroDesc`, Python's "
+                         "`kvcim.load_macro(path).macro`), the macro as its paper describes it, which "
+                         "`kvcim macro` prices and a spec's `macro.describes` names (`docs/calibration.md`)."),
+    ("macro_file.published", "The `published` section of a macro's file (`cmodel::macro_model::Published`): "
+                             "the paper's figures; beside these, `breakdown` (shares of the energy by "
+                             "category, `array+input: 0.84`) and `excludes` (categories the published "
+                             "TOPS/W leaves out) are read by hand."),
 ]
 
 
@@ -56,12 +64,17 @@ def default(row):
         return "required"
     if row["defaults_to"]:
         return row["defaults_to"]
+    if row.get("optional"):
+        return "absent"
+    if row["type"] == "text" and not row["default"]:
+        return "none"
     return f"`{fmt(row['default'])}`"
 
 
 def markdown(tables):
     out = ["# Hardware spec fields", "",
-           "Every field of a hardware spec (`configs/hw/*.yaml`, or the same tree as a dict), made "
+           "Every field of a hardware spec (`configs/hw/*.yaml`, or the same tree as a dict), of a "
+           "named machine and of a published macro's file, made "
            "from the field tables beside the structs (`include/kvcim/spec_fields.hpp`) by "
            "`kvcim._fieldsdoc`; a test fails while this page differs from the tables. The parser "
            "reads, checks and writes exactly these keys: a value outside its legal range, of another "

@@ -31,6 +31,7 @@ void bind_model(py::module_& m);
 void bind_cim(py::module_& m);
 void bind_mapper(py::module_& m);
 void bind_runtime(py::module_& m);
+void bind_macro(py::module_& m);
 
 // Python value of a JSON document (dicts, lists, numbers, strings) via json.loads.
 py::object to_python(const nlohmann::json& value);

@@ -40,60 +40,25 @@ py::dict hardware_dict(const HardwareSpec& hw) {
   return to_python(hardware_spec_to_json(hw)).cast<py::dict>();
 }
 
-// A section of the spec as a typed value: its C++ fields as attributes (enums by name), and the
-// read-only mapping protocol over its serialiser's dict, so that `hw.kv["tokens_per_tile"]`,
-// `hw.precision == {...}` and `dict(hw.organization)` work as they did when sections were dicts.
-// The mapper's to_json of the section alone is called: the spec is not serialised to read one.
+// A section of the hardware spec as a typed value, its dict the mapper's to_json of it.
 template <typename S>
 py::class_<S> bind_section(py::module_& m, const char* name, const char* doc) {
-  auto dict_of = [](const S& s) { return to_python(mapper::to_json(s)).template cast<py::dict>(); };
-  py::class_<S> c(m, name, doc);
-  c.def("to_dict", dict_of, "The section as the spec's YAML writes it.")
-      .def("keys", [dict_of](const S& s) { return dict_of(s).attr("keys")(); })
-      .def("__iter__", [dict_of](const S& s) { return dict_of(s).attr("__iter__")(); })
-      .def("__len__", [dict_of](const S& s) { return py::len(dict_of(s)); })
-      .def("__contains__", [dict_of](const S& s, const py::object& key) { return dict_of(s).contains(key); })
-      .def("__getitem__",
-           [dict_of](const S& s, const std::string& key) -> py::object {
-             py::dict d = dict_of(s);
-             if (!d.contains(key)) throw py::key_error(key);
-             return d[key.c_str()];
-           })
-      .def("__eq__",
-           [dict_of](const S& s, const py::object& other) {
-             if (py::isinstance<S>(other)) return dict_of(s).equal(dict_of(other.cast<S>()));
-             return py::isinstance<py::dict>(other) && dict_of(s).equal(other);
-           })
-      .def("__repr__", [dict_of, name](const S& s) {
-        return std::string(name) + "(" + std::string(py::str(dict_of(s))) + ")";
-      });
-  c.attr("__hash__") = py::none();
-  return c;
+  return bind_spec_section<S>(m, name, doc, static_cast<nlohmann::json (*)(const S&)>(&mapper::to_json));
 }
 
 void bind_spec_sections(py::module_& m) {
   auto org = bind_section<Organization>(m, "Organization", "Where the macros sit (HardwareSpec.organization).");
-  bind_fields_readonly(org);
   org.def_property_readonly("tiles", &Organization::tiles).def_property_readonly("banks", &Organization::banks);
-  auto kv = bind_section<KvSpec>(m, "KvSpec", "The attention tiles (HardwareSpec.kv).");
-  bind_fields_readonly(kv);
-  auto precision = bind_section<Precision>(m, "Precision", "Bit widths (HardwareSpec.precision).");
-  bind_fields_readonly(precision);
-  auto base = bind_section<energy::BaselineConfig>(m, "BaselineConfig",
-                                                   "The conventional engine compared against (HardwareSpec.baseline).");
-  bind_fields_readonly(base);
-  auto node = bind_section<energy::NodePoint>(m, "NodePoint", "A technology node and its supply (HardwareSpec.comparison).");
-  bind_fields_readonly(node);
-  auto die = bind_section<DieSpec>(m, "DieSpec", "The largest die the chip is cut into (HardwareSpec.die).");
-  bind_fields_readonly(die);
-  auto link = bind_section<LinkSpec>(m, "LinkSpec", "One die-to-die link (HardwareSpec.link).");
-  bind_fields_readonly(link);
-  auto buffer = bind_section<BufferSpec>(m, "BufferSpec", "The on-chip buffer (HardwareSpec.buffer).");
-  bind_fields_readonly(buffer);
-  auto offchip = bind_section<OffchipSpec>(m, "OffchipSpec", "The off-chip memory (HardwareSpec.offchip).");
-  bind_fields_readonly(offchip);
-  auto digital = bind_section<DigitalSpec>(m, "DigitalSpec", "The digital periphery (HardwareSpec.digital).");
-  bind_fields_readonly(digital);
+  bind_section<KvSpec>(m, "KvSpec", "The attention tiles (HardwareSpec.kv).");
+  bind_section<Precision>(m, "Precision", "Bit widths (HardwareSpec.precision).");
+  bind_section<energy::BaselineConfig>(m, "BaselineConfig",
+                                            "The conventional engine compared against (HardwareSpec.baseline).");
+  bind_section<energy::NodePoint>(m, "NodePoint", "A technology node and its supply (HardwareSpec.comparison).");
+  bind_section<DieSpec>(m, "DieSpec", "The largest die the chip is cut into (HardwareSpec.die).");
+  bind_section<LinkSpec>(m, "LinkSpec", "One die-to-die link (HardwareSpec.link).");
+  bind_section<BufferSpec>(m, "BufferSpec", "The on-chip buffer (HardwareSpec.buffer).");
+  bind_section<OffchipSpec>(m, "OffchipSpec", "The off-chip memory (HardwareSpec.offchip).");
+  bind_section<DigitalSpec>(m, "DigitalSpec", "The digital periphery (HardwareSpec.digital).");
 }
 
 // Every section's field table as data (key, type, unit, min, max, default, kinds, doc, ...):
@@ -111,7 +76,9 @@ nlohmann::json spec_field_tables() {
           {"tile", describe_fields<cim::TileParams>()},
           {"die", describe_fields<DieSpec>()},
           {"link", describe_fields<LinkSpec>()},
-          {"machine", describe_fields<Machine>()}};
+          {"machine", describe_fields<Machine>()},
+          {"macro_file.macro", describe_fields<cmodel::macro_model::MacroDesc>()},
+          {"macro_file.published", describe_fields<cmodel::macro_model::Published>()}};
 }
 
 HardwareSpec hardware_from_dict(const py::dict& d, const std::string& base_dir) {

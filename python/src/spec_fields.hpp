@@ -9,6 +9,7 @@
 
 #include "bindings.hpp"
 #include "kvcim/spec_fields.hpp"
+#include "kvcim/spec_fields_json.hpp"
 
 namespace kvcim::python {
 
@@ -39,6 +40,37 @@ void bind_fields_readonly(py::class_<S, Options...>& c) {
     else
       c.def_readonly(row.key, row.member, row.doc);
   });
+}
+
+// A section of a spec as a typed value: its C++ fields as attributes (bind_fields_readonly), and
+// the read-only mapping protocol over its serialiser's dict (`json_of`, the section alone), so
+// that `hw.kv["tokens_per_tile"]`, `hw.precision == {...}` and `dict(hw.organization)` work.
+template <typename S>
+py::class_<S> bind_spec_section(py::module_& m, const char* name, const char* doc, nlohmann::json (*json_of)(const S&)) {
+  auto dict_of = [json_of](const S& s) { return to_python(json_of(s)).template cast<py::dict>(); };
+  py::class_<S> c(m, name, doc);
+  c.def("to_dict", dict_of, "The section as the spec's YAML writes it.")
+      .def("keys", [dict_of](const S& s) { return dict_of(s).attr("keys")(); })
+      .def("__iter__", [dict_of](const S& s) { return dict_of(s).attr("__iter__")(); })
+      .def("__len__", [dict_of](const S& s) { return py::len(dict_of(s)); })
+      .def("__contains__", [dict_of](const S& s, const py::object& key) { return dict_of(s).contains(key); })
+      .def("__getitem__",
+           [dict_of](const S& s, const std::string& key) -> py::object {
+             py::dict d = dict_of(s);
+             if (!d.contains(key)) throw py::key_error(key);
+             return d[key.c_str()];
+           })
+      .def("__eq__",
+           [dict_of](const S& s, const py::object& other) {
+             if (py::isinstance<S>(other)) return dict_of(s).equal(dict_of(other.cast<S>()));
+             return py::isinstance<py::dict>(other) && dict_of(s).equal(other);
+           })
+      .def("__repr__", [dict_of, name](const S& s) {
+        return std::string(name) + "(" + std::string(py::str(dict_of(s))) + ")";
+      });
+  c.attr("__hash__") = py::none();
+  bind_fields_readonly(c);
+  return c;
 }
 
 }  // namespace kvcim::python

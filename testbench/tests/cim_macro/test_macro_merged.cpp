@@ -218,12 +218,12 @@ TEST(MacroMerged, CountsTheConversionsTheComponentModelPrices) {
       d.vdd_v = 0.9;
       d.rows = rows;
       d.cols = s.cols;
-      d.cell = 0;
-      d.input_encoding = 0;
+      d.cell = mm::Cell::sram;
+      d.input_encoding = mm::Encoding::bit_serial;
       d.input_bits = s.input_bits;
       d.weight_bits = s.weight_bits;
-      d.weight_merge = kind == MacroKind::analog_merged ? 0 : 1;
-      d.readout = 0;
+      d.weight_merge = kind == MacroKind::analog_merged ? mm::Merge::analog : mm::Merge::digital;
+      d.readout = mm::Readout::sar;
       d.adc_bits = s.adc_bits;
       d.readout_count = static_cast<double>(s.adc_count());
       d.output_bits = 24;

@@ -13,11 +13,11 @@
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/spec_fields.hpp"
 
-namespace kvcim::mapper {
+namespace kvcim::cmodel::energy {
 
 // A plain integer ("17179869184"), read exactly, rather than a quantity ("16 GiB") read as a
 // double, which holds whole numbers exactly only up to 2^53.
-inline bool plain_integer(const cmodel::energy::Section& sec, const std::string& key) {
+inline bool plain_integer(const Section& sec, const std::string& key) {
   const YAML::Node n = sec.node()[key];
   if (!n.IsScalar()) return false;
   const std::string& t = n.Scalar();
@@ -25,11 +25,11 @@ inline bool plain_integer(const cmodel::energy::Section& sec, const std::string&
 }
 
 // Reads every row of S's table that `sec` holds into s; a row it does not hold keeps s's value
-// (the caller's default) unless the row is required. `by_hand` are further keys the caller
-// reads itself (a technology path, `macros: auto`). Rows for every kind (the kind among them) are
+// (the caller's default; an optional row stays absent) unless the row is required. `by_hand` are
+// further keys the caller reads itself (a technology path, `macros: auto`). Rows for every kind (the kind among them) are
 // read first, so that the kind is known when the others are checked against it.
 template <SpecTable S>
-void read_fields(const cmodel::energy::Section& sec, S& s, std::initializer_list<std::string_view> by_hand = {}) {
+void read_fields(const Section& sec, S& s, std::initializer_list<std::string_view> by_hand = {}) {
   std::vector<std::string> keys;
   for_each_spec_field<S>([&](const auto& row) {
     if (row.in_file) keys.emplace_back(row.key);
@@ -46,10 +46,14 @@ void read_fields(const cmodel::energy::Section& sec, S& s, std::initializer_list
       if (!row.in_file || manual(row.key) || (row.kinds == kAllKinds) != general) return;
       const std::string key = row.key;
       if (!sec.has(key) && !row.required) return;
+      if (!sec.has(key)) sec.error(key, std::string("required field is missing: ") + row.doc);
       if (!row.applies(kind_mask(s)))
         sec.error(key, "only meaningful for " + sec.field("kind") + ": " + kind_names<S>(row.kinds));
-      auto& v = s.*row.member;
-      using T = std::remove_cvref_t<decltype(v)>;
+      auto& member = s.*row.member;
+      using M = std::remove_cvref_t<decltype(member)>;
+      using T = spec_value_t<M>;
+      T v{};
+      if constexpr (!is_optional_field_v<M>) v = member;
       if constexpr (std::is_same_v<T, bool>) {
         v = sec.get_bool(key, v);
       } else if constexpr (std::is_enum_v<T>) {
@@ -60,17 +64,20 @@ void read_fields(const cmodel::energy::Section& sec, S& s, std::initializer_list
         if (row.type() == SpecType::bytes && plain_integer(sec, key)) {
           v = static_cast<T>(sec.get_int(key, row.ilo(), row.ihi()));  // exact beyond 2^53 too
         } else if (row.type() == SpecType::bytes) {
-          const double b = sec.get_quantity(key, cmodel::energy::Unit::bytes);
+          const double b = sec.get_quantity(key, Unit::bytes);
           if (b != std::floor(b) || b < row.lo || b > row.hi) sec.error(key, expected_text(row));
           v = static_cast<T>(b);
         } else {
           v = static_cast<T>(sec.get_int(key, row.ilo(), row.ihi()));
         }
+      } else if (row.whole) {
+        v = static_cast<T>(sec.get_int(key, row.ilo(), row.ihi()));
       } else {
         v = static_cast<T>(sec.get_number(key, row.lo, row.hi));
       }
+      member = v;
     });
   }
 }
 
-}  // namespace kvcim::mapper
+}  // namespace kvcim::cmodel::energy
