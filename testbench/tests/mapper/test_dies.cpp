@@ -105,7 +105,7 @@ TEST(Dies, AnIdleLinkDrawsItsPowerOnlyWhenIdleSiliconLeaks) {
   EXPECT_EQ(idle_ns(token_ledgers(p).total()), 0);  // gated (the default)
   p.hw.idle_leaks = true;
   const TokenLedgers t = token_ledgers(p);
-  const mapper::LatencyBound lb = cim_latency(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
+  const kvcim::mapper::LatencyBound lb = cim_latency(p.shape, p.hw, p.policy, p.weights, p.kv, p.context);
   EXPECT_EQ(t.leaking_links, 1);
   EXPECT_EQ(idle_ns(t.total()), std::llround(lb.total_ns()));
   EXPECT_EQ(p.hw.costs().energy(EventKind::link_idle_ns), std::llround(0.1 * 0.25 * 1317 * 8 * 1e6));  // aJ per ns
