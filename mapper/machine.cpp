@@ -77,13 +77,7 @@ Machine load_machine(const std::string& path) {
 }
 
 Machine machine_from_text(const std::string& yaml, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    fail(source, "yaml", "(syntax)", e.what());
-  }
-  return machine_from_node(root, source);
+  return machine_from_node(energy::yaml_from_text(yaml, source), source);
 }
 
 }  // namespace kvcim::mapper

@@ -137,6 +137,14 @@ YAML::Node yaml_from_json_text(const std::string& json_text) {
   }
 }
 
+YAML::Node yaml_from_text(const std::string& text, const std::string& where) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    fail(where, "yaml", "(syntax)", e.what());
+  }
+}
+
 YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
   try {
     return YAML::LoadFile(path);

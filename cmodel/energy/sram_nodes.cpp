@@ -56,12 +56,7 @@ void read_access(const Section& s, SramNode& n, const SramNode* larger) {
 }  // namespace
 
 std::vector<SramNode> sram_nodes_from_text(const std::string& yaml, const std::string& source) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(yaml);
-  } catch (const YAML::Exception& e) {
-    fail(source, "yaml", "(syntax)", e.what());
-  }
+  const YAML::Node root = yaml_from_text(yaml, source);
   if (!root || !root.IsMap()) fail(source, "file", show(root), "expected a mapping with nodes:");
   const Section top(root, source, "");
   top.check_keys({"nodes"});

@@ -105,12 +105,7 @@ Constants load_constants(const std::string& path) {
   if (!in) fail(path, "file", "'" + path + "'", "cannot read the macro-model constants");
   std::stringstream ss;
   ss << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(ss.str());
-  } catch (const YAML::Exception& e) {
-    fail(path, "yaml", "(syntax)", e.what());
-  }
+  const YAML::Node root = energy::yaml_from_text(ss.str(), path);
   if (!root.IsMap()) fail(path, "file", "(not a mapping)", "constants: and the held-out errors");
   const energy::Section top(root, path, "");
   top.check_keys({"constants", "held_out_median_error", "held_out_worst_error"});

@@ -113,13 +113,7 @@ MacroFile macro_file_from_node(const YAML::Node& root, const std::string& where)
 }  // namespace
 
 MacroFile macro_file_from_text(const std::string& text, const std::string& where) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    fail(where, "yaml", "(syntax)", e.what());
-  }
-  return macro_file_from_node(root, where);
+  return macro_file_from_node(energy::yaml_from_text(text, where), where);
 }
 
 MacroFile macro_file_from_json(const nlohmann::json& j, const std::string& where) {

@@ -90,6 +90,8 @@ std::optional<double> parse_quantity(const std::string& text, Unit unit);
 // Converts a JSON-like tree to a YAML node (YAML is a superset of JSON), so a spec built as a
 // Python dict or nlohmann::json goes through the very same checks as a file.
 YAML::Node yaml_from_json_text(const std::string& json_text);
+// A YAML text's tree; kvcim::Error naming `where` when it is not YAML (the parser's message).
+YAML::Node yaml_from_text(const std::string& text, const std::string& where);
 // A YAML file's tree; kvcim::Error naming the file when it cannot be opened ("cannot open the
 // <what>") or is not YAML (the parser's message).
 YAML::Node load_yaml_file(const std::string& path, const std::string& what);
