@@ -121,34 +121,15 @@ void HardwareSpec::validate() const {
 
 namespace {
 
-// `published` belongs to the macro specs of configs/macros/ (mapper/macro_pricing.cpp reads and
-// checks it); the hardware part ignores it, so `kvcim map --hw` reads those files too.
-const std::vector<std::string> kTop = {"name",      "description", "technology", "macro",
-                                       "organization", "kv",       "precision",  "buffer",
-                                       "offchip",   "digital",     "baseline",  "comparison",
-                                       "published", "die",         "link"};
-
-std::string resolve(const Section& s, const std::string& key, const std::string& base_dir) {
-  const std::string rel = s.get_string(key);
-  const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(base_dir) / rel;
-  // a regular file: a FIFO or device named here would block the reader forever
-  std::error_code ec;  // a path the OS rejects (too long, ...) is "no such file", not a throw
-  if (!fs::is_regular_file(p, ec)) s.error(key, "no such technology table (a regular file): " + p.string());
-  return p.lexically_normal().string();
-}
-
-void read_macro(const Section& m, HardwareSpec& hw, const std::string& base_dir) {
+void read_macro(const Section& m, HardwareSpec& hw) {
   cim::MacroSpec& s = hw.macro;
-  read_fields(m, s, {"describes"});
-  if (m.has("describes")) {
-    const std::string rel = m.get_string("describes");
-    const fs::path p = fs::path(rel).is_absolute() ? fs::path(rel) : fs::path(base_dir) / rel;
+  read_fields(m, s);
+  if (!s.describes.empty()) {
     try {
-      hw.described = cmodel::macro_model::load_macro_file(p.lexically_normal().string());
+      hw.described = cmodel::macro_model::load_macro_file(s.describes);
     } catch (const Error& e) {
       m.error("describes", std::string("a macro spec as its paper describes it (configs/macros/*.yaml): ") + e.what());
     }
-    hw.describes = p.lexically_normal().string();
   }
   if (!m.has("rows_per_cycle")) s.rows_per_cycle = s.rows;
   // the ranges that depend on the geometry
@@ -163,17 +144,19 @@ void read_macro(const Section& m, HardwareSpec& hw, const std::string& base_dir)
 
 HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& where,
                                      const std::string& base_dir) {
-  const Section top(root, where, "");
-  top.check_keys(kTop);
+  // paths are relative to the spec's folder
+  const Section top(root, where, "", base_dir);
   HardwareSpec hw;
+  // `published` belongs to the macro specs of configs/macros/ (mapper/macro_pricing.cpp reads and
+  // checks it); the hardware part ignores it, so `kvcim map --hw` reads those files too.
+  read_fields(top, hw, {"macro", "organization", "kv", "precision", "buffer", "offchip", "digital", "baseline",
+                        "comparison", "published", "die", "link"});
   hw.source = where;
-  hw.name = top.get_string("name");
-  hw.description = top.get_string("description", "");
 
   const Section prec = top.child("precision");
   read_fields(prec, hw.precision);
 
-  read_macro(top.child("macro"), hw, base_dir);
+  read_macro(top.child("macro"), hw);
   hw.macro.weight_bits = hw.precision.weight_bits;
   hw.macro.input_bits = hw.precision.activation_bits;
   hw.macro.input_signed = true;
@@ -191,12 +174,10 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     read_fields(org, hw.organization);
   }
 
-  std::string kv_tech_path;
   if (auto kv = top.optional_child("kv")) {
     KvSpec& k = hw.kv;
     k.k_bits = k.v_bits = hw.precision.kv_bits;  // their default
-    read_fields(*kv, k, {"technology"});
-    if (kv->has("technology")) kv_tech_path = resolve(*kv, "technology", base_dir);
+    read_fields(*kv, k);
     if (k.kind == cim::TileKind::digital && k.softmax != cim::TileSoftmax::fixed)
       kv->error("softmax", "the digital tile has the fixed-point softmax only (kv.kind: analog for the alternatives)");
   } else {
@@ -211,13 +192,12 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
     top.child("die").error("reticle_mm2", "a die larger than the wafer (die.wafer_mm2 = " +
                                               formatted("%g", hw.die.wafer_mm2) + " mm2)");
   const Section base = top.child("baseline");
-  read_fields(base, hw.baseline, {"technology"});
+  read_fields(base, hw.baseline);
 
-  const std::string tech_path = resolve(top, "technology", base_dir);
-  const std::string base_tech_path = resolve(base, "technology", base_dir);
-  hw.tech = energy::load_tech_table(tech_path);
-  hw.kv_tech = kv_tech_path.empty() ? hw.tech : energy::load_tech_table(kv_tech_path);
-  hw.baseline_tech = energy::load_tech_table(base_tech_path);
+  hw.tech = energy::load_tech_table(hw.technology);
+  hw.kv_tech = hw.kv.technology.empty() ? hw.tech : energy::load_tech_table(hw.kv.technology);
+  if (hw.kv.technology.empty()) hw.kv.technology = hw.technology;
+  hw.baseline_tech = energy::load_tech_table(hw.baseline.technology);
   // One comparison node for both sides: the macro table's unless the spec says otherwise.
   hw.comparison = hw.tech.node;
   if (auto cmp = top.optional_child("comparison")) {
@@ -237,14 +217,6 @@ HardwareSpec hardware_spec_from_node(const YAML::Node& root, const std::string& 
   }
   return hw;
 }
-
-namespace {
-
-std::string absolute(const std::string& path) {
-  return path.empty() ? path : fs::absolute(path).lexically_normal().string();
-}
-
-}  // namespace
 
 // Each section of the spec has one serialiser, the inverse of its part of the parser; the spec's
 // is their composition. The analog-only fields appear for analog parts (the parser rejects them
@@ -269,29 +241,23 @@ nlohmann::json to_json(const LinkSpec& l) { return write_fields(l); }
 
 nlohmann::json hardware_spec_to_json(const HardwareSpec& hw) {
   nlohmann::json kv = to_json(hw.kv);
-  kv["technology"] = absolute(hw.kv_tech.path);
   // K/V widths only when they differ from precision.kv_bits (their default), so that a dict that
   // changes precision.kv_bits changes the K/V widths with it, as a spec without them does
   if (hw.kv.k_bits == hw.precision.kv_bits) kv.erase("k_bits");
   if (hw.kv.v_bits == hw.precision.kv_bits) kv.erase("v_bits");
-  nlohmann::json baseline = to_json(hw.baseline);
-  baseline["technology"] = absolute(hw.baseline_tech.path);
-  nlohmann::json macro = to_json(hw.macro);
-  if (!hw.describes.empty()) macro["describes"] = absolute(hw.describes);
-  return {{"name", hw.name},
-          {"description", hw.description},
-          {"technology", absolute(hw.tech.path)},
-          {"macro", macro},
-          {"organization", to_json(hw.organization)},
-          {"kv", kv},
-          {"precision", to_json(hw.precision)},
-          {"buffer", to_json(hw.buffer)},
-          {"offchip", to_json(hw.offchip)},
-          {"digital", to_json(hw.digital)},
-          {"baseline", baseline},
-          {"comparison", to_json(hw.comparison)},
-          {"die", to_json(hw.die)},
-          {"link", to_json(hw.link)}};
+  nlohmann::json j = write_fields(hw);  // name, description, technology
+  j["macro"] = to_json(hw.macro);
+  j["organization"] = to_json(hw.organization);
+  j["kv"] = kv;
+  j["precision"] = to_json(hw.precision);
+  j["buffer"] = to_json(hw.buffer);
+  j["offchip"] = to_json(hw.offchip);
+  j["digital"] = to_json(hw.digital);
+  j["baseline"] = to_json(hw.baseline);
+  j["comparison"] = to_json(hw.comparison);
+  j["die"] = to_json(hw.die);
+  j["link"] = to_json(hw.link);
+  return j;
 }
 
 nlohmann::json hardware_report_json(const HardwareSpec& hw) {
@@ -300,7 +266,8 @@ nlohmann::json hardware_report_json(const HardwareSpec& hw) {
   // what the macro computes with (its table's always_reported rows: analog fields at their values
   // on a digital macro too) and the figures derived from it
   nlohmann::json macro = report_fields(m);
-  macro["describes"] = hw.describes.empty() ? nlohmann::json(nullptr) : nlohmann::json(hw.describes);
+  // the file as the spec's folder named it, null for none
+  macro["describes"] = m.describes.empty() ? nlohmann::json(nullptr) : nlohmann::json(m.describes);
   macro["slices_per_weight"] = m.slices_per_weight();
   macro["weights_per_row"] = m.weights_per_row();
   nlohmann::json organization = report_fields(o);  // macros as sized, the homes always

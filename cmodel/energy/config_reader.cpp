@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <limits>
 
 #include "kvcim/error.hpp"
@@ -155,8 +156,8 @@ YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
   }
 }
 
-Section::Section(YAML::Node node, std::string file, std::string path)
-    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)) {
+Section::Section(YAML::Node node, std::string file, std::string path, std::string folder)
+    : node_(std::move(node)), file_(std::move(file)), path_(std::move(path)), folder_(std::move(folder)) {
   if (!node_.IsMap())
     fail(where(), path_.empty() ? "(top level)" : path_, show(node_), "expected a mapping of keys");
 }
@@ -217,7 +218,7 @@ Section Section::child(const std::string& key) const {
   if (!has(key)) error(key, "required section is missing");
   const YAML::Node n = node_[key];
   if (!n.IsMap()) error(key, "expected a mapping of keys");
-  return Section(n, file_, field(key));
+  return Section(n, file_, field(key), folder_);
 }
 
 std::optional<Section> Section::optional_child(const std::string& key) const {
@@ -279,6 +280,15 @@ std::string Section::get_string(const std::string& key) const {
 
 std::string Section::get_string(const std::string& key, const std::string& fallback) const {
   return has(key) ? get_string(key) : fallback;
+}
+
+std::string Section::get_file(const std::string& key, const std::string& expected) const {
+  const std::string given = get_string(key);
+  const std::filesystem::path p = std::filesystem::path(given).is_absolute() ? std::filesystem::path(given)
+                                                                             : std::filesystem::path(folder_) / given;
+  std::error_code ec;  // a path the OS rejects (too long, ...) is "no such file", not a throw
+  if (!std::filesystem::is_regular_file(p, ec)) error(key, expected + "; no such file: " + p.lexically_normal().string());
+  return p.lexically_normal().string();
 }
 
 int Section::get_choice(const std::string& key, const std::vector<std::string>& choices) const {

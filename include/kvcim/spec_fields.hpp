@@ -33,9 +33,12 @@
 
 namespace kvcim {
 
-enum class SpecType { integer, number, boolean, choice, text, bytes };
+// path: a text naming a file (a technology table, a macro file), resolved against the folder of
+// the spec file that names it (a dict's: the caller's base folder) and refused when no such
+// regular file exists; written absolute.
+enum class SpecType { integer, number, boolean, choice, text, bytes, path };
 constexpr const char* spec_type_name(SpecType t) {
-  constexpr const char* names[] = {"integer", "number", "boolean", "choice", "text", "bytes"};
+  constexpr const char* names[] = {"integer", "number", "boolean", "choice", "text", "bytes", "path"};
   return names[static_cast<int>(t)];
 }
 
@@ -74,6 +77,7 @@ struct SpecField {
   const char* defaults_to = "";  // a default the parser derives from another field
   bool reported = false;       // a report records it on every kind (what the struct computes with)
   bool whole = false;          // a floating member that holds whole numbers only (read as an integer)
+  const char* files = "";      // path: the shipped files it names, from the data root ("configs/tech/*.yaml")
 
   constexpr SpecField only(unsigned k) const { auto f = *this; f.kinds = k; return f; }
   constexpr SpecField needed() const { auto f = *this; f.required = true; return f; }
@@ -87,7 +91,7 @@ struct SpecField {
     using V = spec_value_t<T>;
     if constexpr (std::is_same_v<V, bool>) return SpecType::boolean;
     else if constexpr (std::is_enum_v<V>) return SpecType::choice;
-    else if constexpr (std::is_same_v<V, std::string>) return SpecType::text;
+    else if constexpr (std::is_same_v<V, std::string>) return files[0] ? SpecType::path : SpecType::text;
     else if constexpr (std::is_integral_v<V>) return std::string_view(unit) == "bytes" ? SpecType::bytes : SpecType::integer;
     else return whole ? SpecType::integer : SpecType::number;
   }
@@ -97,7 +101,7 @@ struct SpecField {
   int64_t ihi() const { return hi >= 9.2e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(hi); }
 };
 
-// Row makers: an integer or number in [lo, hi], a flag, one of named choices, a text.
+// Row makers: an integer or number in [lo, hi], a flag, one of named choices, a text, a file.
 template <class S, class T>
   requires(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>)
 constexpr SpecField<S, T> range_field(const char* key, T S::*m, double lo, double hi, const char* unit,
@@ -118,6 +122,14 @@ constexpr SpecField<S, std::optional<T>> optional_field(const char* key, std::op
 template <class S>
 constexpr SpecField<S, std::string> text_field(const char* key, std::string S::*m, const char* doc) {
   return {key, m, "", 0, 0, doc};
+}
+// A file (SpecType::path): `files` the shipped ones it may name (a glob from the data root); "" is
+// none (written only when set).
+template <class S>
+constexpr SpecField<S, std::string> path_field(const char* key, std::string S::*m, const char* files, const char* doc) {
+  SpecField<S, std::string> f{key, m, "", 0, 0, doc};
+  f.files = files;
+  return f;
 }
 template <class S, class E>
   requires std::is_enum_v<E>
@@ -209,6 +221,7 @@ std::string expected_text(const SpecField<S, T>& row) {
       return "expected one of: " + list;
     }
     case SpecType::text: return "expected a text";
+    case SpecType::path: return std::string("expected an existing file (") + row.files + ")";
   }
   return "";
 }

@@ -1,6 +1,8 @@
 // JSON from a spec struct's field table (spec_fields.hpp): the struct's fields as its section of
 // the spec file writes them, and the table itself as data (for the docs page, Python and tests).
 #pragma once
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include "kvcim/spec_fields.hpp"
@@ -8,17 +10,26 @@
 namespace kvcim {
 
 namespace detail {
+// A path as the file form writes it: absolute, so that the tree reads back from anywhere.
+inline std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = path.empty() ? std::filesystem::path() : std::filesystem::absolute(path, ec);
+  return ec ? path : p.lexically_normal().string();
+}
 template <class S, class T>
 nlohmann::json field_json(const SpecField<S, T>& row, const T& v) {
   if constexpr (is_optional_field_v<T>) return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   else if constexpr (std::is_enum_v<T>) return choice_name(row, v);
+  else if constexpr (std::is_same_v<T, std::string>) return row.type() == SpecType::path ? absolute_path(v) : v;
   else return v;
 }
 // Whether the file form holds the field: an optional one only when set, a sparse one only when
-// it differs from its default.
+// it differs from its default, a path only when it names a file.
 template <class S, class T>
 bool written(const SpecField<S, T>& row, const T& v, const T& fallback) {
   if constexpr (is_optional_field_v<T>) return v.has_value();
+  else if constexpr (std::is_same_v<T, std::string>)
+    return row.type() == SpecType::path ? !v.empty() : !(row.omit_default && v == fallback);
   else return !(row.omit_default && v == fallback);
 }
 }  // namespace detail
@@ -49,8 +60,8 @@ nlohmann::json report_fields(const S& s) {
   return j;
 }
 
-// The table as data: per row key, type, unit, min, max, default, kinds, choices, doc, required,
-// in_file (false: not a key of the file), defaults_to.
+// The table as data: per row key, type, unit, min, max, default, kinds, choices, files (a path's
+// shipped files), doc, required, in_file (false: not a key of the file), defaults_to.
 template <SpecTable S>
 nlohmann::json describe_fields() {
   const S d{};
@@ -78,6 +89,8 @@ nlohmann::json describe_fields() {
       nlohmann::json c = nlohmann::json::array();
       for (const auto& name : row.choices) c.push_back(std::string(name));
       r["choices"] = c;
+    } else if (t == SpecType::path) {
+      r["files"] = row.files;
     }
     rows.push_back(r);
   });

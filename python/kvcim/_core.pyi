@@ -39,6 +39,7 @@ class BaselineConfig:
     offchip: Any
     sram: int
     sram_bank: int
+    technology: str
     def to_dict(self: BaselineConfig) -> dict: ...
 
 class BufferSpec:
@@ -140,6 +141,7 @@ class HardwareSpec:
     organization: Organization
     precision: Precision
     source: str
+    technology: str
     def tile(self: HardwareSpec, head_dim: int) -> TileParams: ...
     def to_dict(self: HardwareSpec) -> dict: ...
     def validate(self: HardwareSpec) -> None: ...
@@ -172,6 +174,7 @@ class KvSpec:
     seed: int
     softmax: Any
     stuck_rate: float
+    technology: str
     def to_dict(self: KvSpec) -> dict: ...
     token_interval_ns: float
     tokens_per_tile: int
@@ -262,6 +265,7 @@ class MacroSpec:
     cell_bits: int
     cell_noise_sigma: float
     cols: int
+    describes: str
     drift_compensation: bool
     drift_nu: float
     drift_nu_sigma: float

@@ -8,13 +8,12 @@ python/tests/test_spec_fields.py fails while the checked-in page differs from wh
 import sys
 
 SECTIONS = [
+    ("spec", "The top level of a hardware spec (`mapper::HardwareSpec`), beside its sections."),
     ("macro", "The weight macros (`cmodel::cim::MacroSpec`)."),
     ("organization", "Where the macros sit (`mapper::Organization`)."),
-    ("kv", "The attention tiles holding the KV cache (`mapper::KvSpec`); `technology` (a table "
-           "path, default: the chip's) is read beside it."),
+    ("kv", "The attention tiles holding the KV cache (`mapper::KvSpec`)."),
     ("precision", "Bit widths (`mapper::Precision`)."),
-    ("baseline", "The conventional engine compared against (`cmodel::energy::BaselineConfig`); "
-                 "`technology` (a table path) is read beside it."),
+    ("baseline", "The conventional engine compared against (`cmodel::energy::BaselineConfig`)."),
     ("comparison", "The one node both sides are priced at (`cmodel::energy::NodePoint`); the "
                    "section is optional (default: the macro table's node and supply)."),
     ("buffer", "The on-chip buffer the tiles share (`mapper::BufferSpec`); optional."),
@@ -56,6 +55,8 @@ def legal(row):
         return "true, false"
     if row["type"] == "text":
         return "text"
+    if row["type"] == "path":
+        return f"a file (`{row['files']}`)"
     return f"[{fmt(row['min'])}, {fmt(row['max'])}]"
 
 
@@ -66,7 +67,7 @@ def default(row):
         return row["defaults_to"]
     if row.get("optional"):
         return "absent"
-    if row["type"] == "text" and not row["default"]:
+    if row["type"] in ("text", "path") and not row["default"]:
         return "none"
     return f"`{fmt(row['default'])}`"
 
@@ -76,7 +77,9 @@ def markdown(tables):
            "Every field of a hardware spec (`configs/hw/*.yaml`, or the same tree as a dict), of a "
            "named machine and of a published macro's file, made "
            "from the field tables beside the structs (`include/kvcim/spec_fields.hpp`) by "
-           "`kvcim._fieldsdoc`; a test fails while this page differs from the tables. The parser "
+           "`kvcim._fieldsdoc`; a test fails while this page differs from the tables. A path names "
+           "a file relative to the folder of the spec that names it (a dict's: `base_dir`, by "
+           "default the shipped `configs/hw`) and is written absolute. The parser "
            "reads, checks and writes exactly these keys: a value outside its legal range, of another "
            "type, or a field that does not apply to the section's `kind` is an error naming the file, "
            "the key, the value and the range. `kinds` names the kinds a field applies to. Fields "

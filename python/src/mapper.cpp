@@ -64,7 +64,8 @@ void bind_spec_sections(py::module_& m) {
 // Every section's field table as data (key, type, unit, min, max, default, kinds, doc, ...):
 // docs/hardware_fields.md is made from it (kvcim._fieldsdoc), the tests walk it.
 nlohmann::json spec_field_tables() {
-  return {{"macro", describe_fields<cim::MacroSpec>()},
+  return {{"spec", describe_fields<HardwareSpec>()},
+          {"macro", describe_fields<cim::MacroSpec>()},
           {"organization", describe_fields<Organization>()},
           {"kv", describe_fields<KvSpec>()},
           {"precision", describe_fields<Precision>()},
@@ -192,10 +193,11 @@ void bind_mapper(py::module_& m) {
   bind_spec_sections(m);
   m.def("spec_field_tables", [] { return to_python(spec_field_tables()); },
         "Every spec section's field table (key, type, unit, min, max, default, kinds, doc); "
-        "`tile` is TileParams, which the kv section fills in; `machine` a named machine's file "
+        "`spec` is the top level, `tile` is TileParams, which the kv section fills in; `machine` a named machine's file "
         "(configs/machines).");
-  py::class_<HardwareSpec>(m, "HardwareSpec",
-                           "A validated hardware spec (kvcim::mapper::HardwareSpec).")
+  py::class_<HardwareSpec> hardware(m, "HardwareSpec", "A validated hardware spec (kvcim::mapper::HardwareSpec).");
+  bind_fields_readonly(hardware);  // name, description, technology
+  hardware
       .def_static(
           "from_yaml",
           [](const py::object& path) {
@@ -210,8 +212,6 @@ void bind_mapper(py::module_& m) {
       .def_static(
           "default", [] { return load_hardware_spec(default_hardware_spec_path()); },
           "The shipped configs/hw/sram_digital.yaml.")
-      .def_readonly("name", &HardwareSpec::name)
-      .def_readonly("description", &HardwareSpec::description)
       .def_readonly("source", &HardwareSpec::source)
       .def_readonly("macro", &HardwareSpec::macro)
       // Sections as typed copies (the spec is immutable from Python; to_dict/from_dict changes it)

@@ -1,11 +1,13 @@
 """The spec's field tables from Python, generated per field from kvcim._core.spec_field_tables():
-for every field of every section of a hardware spec (HardwareSpec) and of a macro file
-(MacroFile: its macro and published sections), a randomly drawn legal value survives dict ->
-struct -> attribute -> to_dict; a value out of range or of the wrong type, or a field that does not
+for every field of every section of a hardware spec (HardwareSpec, its top level `spec` among
+them) and of a macro file (MacroFile: its macro and published sections), a randomly drawn legal
+value (a path: a shipped file drawn from the row's files) survives dict -> struct -> attribute ->
+to_dict; a value out of range or of the wrong type, a missing file, or a field that does not
 apply to the section's kind, is refused with a kvcim.Error naming the key. And
 docs/hardware_fields.md is what kvcim._fieldsdoc makes of the tables (a stale page fails)."""
 import copy
 import random
+import re
 
 import pytest
 
@@ -14,7 +16,7 @@ from kvcim import _core
 from kvcim._fieldsdoc import markdown
 from conftest import SOURCE_DIR
 
-SECTIONS = ["macro", "organization", "kv", "precision", "baseline", "comparison", "buffer", "offchip", "digital"]
+SECTIONS = ["spec", "macro", "organization", "kv", "precision", "baseline", "comparison", "buffer", "offchip", "digital"]
 SPECS = sorted((SOURCE_DIR / "configs" / "hw").glob("*.yaml"))
 MACRO_SECTIONS = ["macro", "published"]  # of a macro file (configs/macros), tables "macro_file.<section>"
 MACROS = sorted((SOURCE_DIR / "configs" / "macros").glob("*.yaml"))
@@ -36,6 +38,8 @@ def applies(row, section_dict):
 
 
 def draw(row, current, rng):
+    if row["type"] == "path":
+        return str(rng.choice(sorted(SOURCE_DIR.glob(row["files"]))).resolve())
     if row["type"] == "boolean":
         return not current
     if row["type"] == "choice":
@@ -50,10 +54,31 @@ def draw(row, current, rng):
     return rng.uniform(lo, top)
 
 
+def part(doc, section):
+    """A section of a document (its attributes or its dict); `spec` is the top level."""
+    return doc if section == "spec" else doc[section] if isinstance(doc, dict) else getattr(doc, section)
+
+
 def attribute(hw, section, key):
     """The Python attribute, a choice by its name (MacroSpec's are enums)."""
-    value = getattr(getattr(hw, section), key)
+    value = getattr(part(hw, section), key)
     return value.name if hasattr(value, "name") else value
+
+
+class Form:
+    """Where a field's value sits in a document's tree (section dicts, `spec` the top level) and
+    how errors name it; a machine file's form is test_machine_fields.MachineForm."""
+    @staticmethod
+    def put(tree, section, key, value):
+        part(tree, section)[key] = value
+
+    @staticmethod
+    def get(tree, section, key, absent):
+        return part(tree, section).get(key, absent)
+
+    @staticmethod
+    def field(section, key):
+        return key if section == "spec" else f"{section}.{key}"
 
 
 def illegal(row):
@@ -63,6 +88,8 @@ def illegal(row):
         return ["no_such_choice", 3]
     if row["type"] == "text":
         return ["", [1], {"a": 1}]
+    if row["type"] == "path":
+        return ["no_such_file.yaml", str(SOURCE_DIR / "configs"), "", [1]]
     out = ["abc", [1]]
     if row["type"] in ("integer", "bytes"):
         out += [2.5, row["min"] - 1]
@@ -81,17 +108,17 @@ def macro_cases():
     return [(s, row["key"]) for s in MACRO_SECTIONS for row in TABLES[f"macro_file.{s}"] if row["in_file"]]
 
 
-def check_row(cls, docs, section, row):
-    """The row of `section` on every document of `docs` (cls: HardwareSpec or MacroFile)."""
+def check_row(cls, docs, section, row, form=Form):
+    """The row of `section` on every document of `docs` (cls: HardwareSpec, MacroFile, Machine)."""
     key = row["key"]
     rng = random.Random(f"{section}.{key}")
     legal_done = refused_kind = False
     for doc in docs:
         base = doc.to_dict()
-        if not applies(row, base[section]):
+        if not applies(row, part(base, section)):
             if not refused_kind:
                 d = copy.deepcopy(base)
-                d[section][key] = row["default"]
+                form.put(d, section, key, row["default"])
                 with pytest.raises(kvcim.Error, match=rf"{section}\.{key} = .*only meaningful for {section}\.kind"):
                     cls.from_dict(d)
                 refused_kind = True
@@ -101,25 +128,27 @@ def check_row(cls, docs, section, row):
         for _ in range(40):
             d = copy.deepcopy(base)
             value = draw(row, attribute(doc, section, key), rng)
-            d[section][key] = value
+            form.put(d, section, key, value)
             try:
                 got = cls.from_dict(d)
             except kvcim.Error as e:  # legal for the row, not with the rest of this spec
                 if row["type"] in ("integer", "bytes"):  # never for the row's own range
                     assert f"[{row['min']}, {row['max']}]" not in str(e), f"a legal value refused: {e}"
+                if row["type"] == "path":  # an existing file is never refused as missing
+                    assert "no such file" not in str(e), f"a legal value refused: {e}"
                 continue
             legal_done = True
             assert attribute(got, section, key) == value
-            written = got.to_dict()[section]  # sparse fields (and K/V widths) only when not the default
-            assert written.get(key, value) == value
+            # sparse fields (and K/V widths) only when not the default
+            assert form.get(got.to_dict(), section, key, value) == value
             again = cls.from_dict(got.to_dict())
             assert again.to_dict() == got.to_dict()
             assert attribute(again, section, key) == value
             break
         for bad in illegal(row):
             d = copy.deepcopy(base)
-            d[section][key] = bad
-            with pytest.raises(kvcim.Error, match=rf"{section}\.{key} = "):
+            form.put(d, section, key, bad)
+            with pytest.raises(kvcim.Error, match=rf"(^|[ :]){re.escape(form.field(section, key))} = "):
                 cls.from_dict(d)
     assert legal_done, "no shipped spec took a legal value"
     assert row["kinds"] == "all" or refused_kind, "no shipped spec of another kind"
@@ -138,7 +167,7 @@ def test_every_macro_file_field_round_trips_and_refuses_bad_values(macro_files, 
 
 
 def test_every_table_row_is_a_python_attribute():
-    classes = {"macro": _core.MacroSpec, "organization": _core.Organization, "kv": _core.KvSpec,
+    classes = {"spec": _core.HardwareSpec, "macro": _core.MacroSpec, "organization": _core.Organization, "kv": _core.KvSpec,
                "precision": _core.Precision, "baseline": _core.BaselineConfig,
                "comparison": _core.NodePoint, "buffer": _core.BufferSpec, "offchip": _core.OffchipSpec,
                "digital": _core.DigitalSpec, "tile": _core.TileParams,

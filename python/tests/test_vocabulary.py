@@ -98,7 +98,8 @@ def test_spec_sections_are_typed_values_and_read_back():
     assert hw.kv.kind == "digital" and hw.kv.softmax == d["kv"]["softmax"]
     assert hw.organization.macros == d["organization"]["macros"] and hw.organization.tiles * 8 >= hw.organization.macros
     assert hw.precision == d["precision"] and hw.precision.kv_bits == d["precision"]["kv_bits"]
-    assert dict(hw.precision) == d["precision"] and set(hw.kv) == (set(d["kv"]) - {"technology"}) | {"k_bits", "v_bits"}
+    assert dict(hw.precision) == d["precision"] and set(hw.kv) == set(d["kv"]) | {"k_bits", "v_bits"}
+    assert hw.kv.technology == d["kv"]["technology"] == hw.technology  # the chip's table, by default
     assert hw.baseline.mac == d["baseline"]["mac"] and hw.baseline.sram == d["baseline"]["sram"]
     assert hw.comparison.node_nm == d["comparison"]["node_nm"]
     with pytest.raises(KeyError):

@@ -1,7 +1,7 @@
 // The hardware spec: one YAML file (configs/hw/*.yaml) parsed once into a validated value.
 //
 //   name / description
-//   technology: ../tech/sram_digital_cim.yaml   # relative to the spec file
+//   technology: ../tech/sram_digital_cim.yaml   # relative to the spec file (every path is)
 //   macro:        the CIM macro circuit and geometry -> cmodel::cim::MacroSpec
 //   organization: macros (total), macros_per_tile, tiles_per_bank
 //   kv:           tokens_per_tile, prob_bits, exp_frac, technology (optional, default: the chip's),
@@ -100,6 +100,7 @@ struct KvSpec {
   int v_bits = 8;  // default: precision.kv_bits
   KScale k_scale = KScale::token;
   cmodel::cim::TileSoftmax softmax = cmodel::cim::TileSoftmax::fixed;
+  std::string technology;  // the table pricing the tiles (default: the chip's; HardwareSpec::kv_tech)
   // analog only: TileParams' fields (HardwareSpec::tile copies them), and the time between two
   // tokens of a sequence (0: the placement's latency bound per token)
   KVCIM_ANALOG_TILE_FIELDS(KVCIM_SPEC_MEMBER_NUM, KVCIM_SPEC_MEMBER_FLAG, KVCIM_SPEC_MEMBER_CHOICE)
@@ -124,6 +125,8 @@ constexpr auto spec_fields(const KvSpec*) {
                             "K's power-of-two scale per token (and KV head) or per channel of a tile"),
       ::kvcim::choice_field("softmax", &Self::softmax, Names(kTileSoftmaxNames),
                             "normalisation of the scores; the digital tile has `fixed` only"),
+      ::kvcim::path_field("technology", &Self::technology, "configs/tech/*.yaml", "the technology table that prices the KV tiles")
+          .by_default("technology (the chip's)"),
       KVCIM_ANALOG_TILE_FIELDS(KVCIM_SPEC_ROW_NUM, KVCIM_SPEC_ROW_FLAG, KVCIM_SPEC_ROW_CHOICE)
       ::kvcim::range_field("token_interval_ns", &Self::token_interval_ns, 0.0, 1e30, "ns",
                            "time between two tokens of a sequence; 0 = the placement's latency bound").only(analog_only),
@@ -181,7 +184,8 @@ constexpr auto spec_fields(const DigitalSpec*) {
 
 struct HardwareSpec {
   std::string name, description;
-  std::string source;  // the file it was read from, or "<dict>"
+  std::string technology;  // the file of `tech`
+  std::string source;      // the file it was read from, or "<dict>"
 
   cmodel::cim::MacroSpec macro;  // weight macros; weight_bits/input_bits from `precision`
   Organization organization;
@@ -198,7 +202,6 @@ struct HardwareSpec {
   // macro as its paper describes it). When set, the macros' events (row activation, column read,
   // ADC conversion, adder and shift-add ops) are priced by the component macro model
   // (cmodel/macro_model/event_prices.hpp) at `comparison`, not by `tech`'s values for them.
-  std::string describes;  // the file, "" for none
   std::optional<cmodel::macro_model::MacroFile> described;
   cmodel::energy::TechTable tech;           // costs the macros and the periphery
   cmodel::energy::TechTable kv_tech;        // costs the KV tiles (default: = tech)
@@ -232,6 +235,18 @@ struct HardwareSpec {
   // Throws kvcim::Error naming `source` and the field.
   void validate() const;
 };
+
+// The spec's top level beside its sections (kvcim/spec_fields.hpp).
+constexpr auto spec_fields(const HardwareSpec*) {
+  using Self = HardwareSpec;
+  return std::tuple{
+      ::kvcim::text_field("name", &Self::name, "the design's name").needed(),
+      ::kvcim::text_field("description", &Self::description, "one line about the design"),
+      ::kvcim::path_field("technology", &Self::technology, "configs/tech/*.yaml",
+                          "the technology table that prices the macros and the periphery")
+          .needed(),
+  };
+}
 
 // Reads and validates a spec file; technology paths are relative to the file.
 HardwareSpec load_hardware_spec(const std::string& path);

@@ -71,6 +71,9 @@ struct MacroSpec {
   // Stuck-at faults (analog only): each cell, by its identity (seed, cell), is stuck with this
   // probability at its lowest or highest level (equally likely), whatever is written.
   double stuck_rate = 0.0;
+  // The published macro these macros are (a configs/macros/*.yaml; "" for none): a hardware spec
+  // prices the macro events by its circuit (mapper/hardware.hpp); the C model does not read it.
+  std::string describes;
   bool drifts() const { return drift_time_s > drift_t0_s && (drift_nu != 0.0 || drift_nu_sigma != 0.0); }
 
   // Throws kvcim::Error naming `where`, the field and the value.

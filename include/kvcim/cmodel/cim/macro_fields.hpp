@@ -18,7 +18,7 @@ inline constexpr std::string_view kNoiseModelNames[] = {"exact", "fixed"};
 constexpr int spec_kind(const MacroSpec& m) { return static_cast<int>(m.kind); }
 constexpr auto spec_fields(const MacroSpec*) {
   using Self = MacroSpec;
-  using ::kvcim::choice_field, ::kvcim::flag_field, ::kvcim::range_field;
+  using ::kvcim::choice_field, ::kvcim::flag_field, ::kvcim::path_field, ::kvcim::range_field;
   constexpr unsigned analog = kConvertingMacroKinds;  // the kinds with converters (macro_kinds.hpp)
   using Names = std::span<const std::string_view>;
   return std::tuple{
@@ -50,6 +50,8 @@ constexpr auto spec_fields(const MacroSpec*) {
       range_field("stuck_rate", &Self::stuck_rate, 0.0, 1.0, "fraction", "cells stuck at their lowest or highest level").only(analog).always_reported(),
       choice_field("noise_model", &Self::noise_model, Names(kNoiseModelNames),
                    "fixed: deviations and read noise on a 2^-10-level grid, summed in integers; exact: in double (the reference)").only(analog),
+      path_field("describes", &Self::describes, "configs/macros/*.yaml",
+                 "the published macro these are: its circuit prices the macro events at the comparison node (docs/calibration.md)"),
   };
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "kvcim/cmodel/config.hpp"
@@ -29,6 +30,7 @@ struct BaselineConfig {
   // costs (tech table curve). 32 KiB: NVDLA's convolution buffer is 16 banks of 32 KiB.
   int64_t sram_bank_bytes = 32 * 1024;
   int64_t mac_units = 1024; // MACs per engine cycle (latency bound only)
+  std::string technology;   // the table pricing it (a hardware spec's HardwareSpec::baseline_tech)
 
   int storage_bits() const { return mac == MacType::int8 ? 8 : 16; }  // weights, KV, inputs
   EventKind mac_event() const {
@@ -43,7 +45,7 @@ struct BaselineConfig {
 inline constexpr std::string_view kMacTypeNames[] = {"int8", "fp16"};
 inline constexpr std::string_view kOffchipKindNames[] = {"dram", "hbm"};
 
-// The spec's `baseline` section (kvcim/spec_fields.hpp; its technology table is read beside it).
+// The spec's `baseline` section (kvcim/spec_fields.hpp).
 constexpr auto spec_fields(const BaselineConfig*) {
   using Self = BaselineConfig;
   using Names = std::span<const std::string_view>;
@@ -53,6 +55,8 @@ constexpr auto spec_fields(const BaselineConfig*) {
       ::kvcim::range_field("sram", &Self::sram_bytes, 0, 1125899906842624.0, "bytes", "on-chip SRAM for weights and KV; 0 = all off-chip"),
       ::kvcim::range_field("sram_bank", &Self::sram_bank_bytes, 1, 1099511627776.0, "bytes", "capacity of one SRAM bank (its bit price)"),
       ::kvcim::range_field("mac_units", &Self::mac_units, 1, 1073741824.0, "", "MACs per engine cycle (latency bound only)"),
+      ::kvcim::path_field("technology", &Self::technology, "configs/tech/*.yaml", "the technology table that prices the engine")
+          .needed(),
   };
 }
 

@@ -27,10 +27,12 @@ std::string suggestion(std::string_view key, const std::vector<std::string>& kno
 enum class Unit { pj, ns, bytes, count };  // count: a plain number, no unit
 
 // A mapping node of a configuration file. `file` names the source (a path, or "<dict>" for
-// in-memory trees); `path` is the dotted name of this section ("" at the top level).
+// in-memory trees); `path` is the dotted name of this section ("" at the top level); `folder` the
+// one the file names other files from (its own folder; a dict's: the caller's), which its child
+// sections share.
 class Section {
  public:
-  Section(YAML::Node node, std::string file, std::string path);
+  Section(YAML::Node node, std::string file, std::string path, std::string folder = "");
 
   const YAML::Node& node() const { return node_; }
   const std::string& file() const { return file_; }
@@ -55,6 +57,10 @@ class Section {
   bool get_bool(const std::string& key, bool fallback) const;
   std::string get_string(const std::string& key) const;
   std::string get_string(const std::string& key, const std::string& fallback) const;
+  // A file named relative to the folder (or absolute), as a lexically normal path; an error
+  // "<expected>; no such file: <path>" unless it is a regular file (a FIFO or a device would
+  // block the reader).
+  std::string get_file(const std::string& key, const std::string& expected) const;
   // One of `choices`; the index of the choice.
   int get_choice(const std::string& key, const std::vector<std::string>& choices) const;
   int get_choice(const std::string& key, const std::vector<std::string>& choices,
@@ -68,7 +74,7 @@ class Section {
 
  private:
   YAML::Node node_;
-  std::string file_, path_;
+  std::string file_, path_, folder_;
 };
 
 // A field written `key: {value: V, source: "..."}` or `{value: V, assumption: "..."}` (machine

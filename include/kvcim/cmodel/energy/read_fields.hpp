@@ -26,7 +26,8 @@ inline bool plain_integer(const Section& sec, const std::string& key) {
 
 // Reads every row of S's table that `sec` holds into s; a row it does not hold keeps s's value
 // (the caller's default; an optional row stays absent) unless the row is required. `by_hand` are
-// further keys the caller reads itself (a technology path, `macros: auto`). Rows for every kind (the kind among them) are
+// further keys the caller reads itself (a section, `macros: auto`). A path row is resolved against
+// the section's folder (Section::get_file). Rows for every kind (the kind among them) are
 // read first, so that the kind is known when the others are checked against it.
 template <SpecTable S>
 void read_fields(const Section& sec, S& s, std::initializer_list<std::string_view> by_hand = {}) {
@@ -59,7 +60,7 @@ void read_fields(const Section& sec, S& s, std::initializer_list<std::string_vie
       } else if constexpr (std::is_enum_v<T>) {
         v = static_cast<T>(sec.get_choice(key, std::vector<std::string>(row.choices.begin(), row.choices.end())));
       } else if constexpr (std::is_same_v<T, std::string>) {
-        v = sec.get_string(key);
+        v = row.type() == SpecType::path ? sec.get_file(key, expected_text(row)) : sec.get_string(key);
       } else if constexpr (std::is_integral_v<T>) {
         if (row.type() == SpecType::bytes && plain_integer(sec, key)) {
           v = static_cast<T>(sec.get_int(key, row.ilo(), row.ihi()));  // exact beyond 2^53 too
