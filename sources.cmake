@@ -140,6 +140,7 @@ set(KVCIM_RTL_MODULE_SOURCES
 set(KVCIM_PY_SOURCES
     python/src/cim.cpp
     python/src/errors.cpp
+    python/src/machine.cpp
     python/src/macro.cpp
     python/src/mapper.cpp
     python/src/model.cpp
@@ -159,6 +160,7 @@ set(KVCIM_PY_TESTS
     python/tests/test_explain_plot.py
     python/tests/test_hf.py
     python/tests/test_html_report.py
+    python/tests/test_machine_fields.py
     python/tests/test_mapper.py
     python/tests/test_model.py
     python/tests/test_plot.py
@@ -264,6 +266,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_hardware.cpp
     testbench/tests/mapper/test_kv.cpp
     testbench/tests/mapper/test_machine.cpp
+    testbench/tests/mapper/test_machine_fields.cpp
     testbench/tests/mapper/test_macro_pricing.cpp
     testbench/tests/mapper/test_map_job.cpp
     testbench/tests/mapper/test_scale.cpp

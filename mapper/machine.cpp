@@ -11,6 +11,7 @@
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/spec_fields_json.hpp"
 
 namespace kvcim::mapper {
 
@@ -78,6 +79,22 @@ Machine load_machine(const std::string& path) {
 
 Machine machine_from_text(const std::string& yaml, const std::string& source) {
   return machine_from_node(energy::yaml_from_text(yaml, source), source);
+}
+
+Machine machine_file_from_json(const nlohmann::json& j, const std::string& where) {
+  return machine_from_node(energy::yaml_from_json_text(j.dump()), where);
+}
+
+nlohmann::json machine_file_to_json(const Machine& m) {
+  nlohmann::json j = {{"name", m.name}};
+  if (!m.description.empty()) j["description"] = m.description;
+  for_each_spec_field<Machine>([&](const auto& row) {
+    nlohmann::json field = {{"value", detail::field_json(row, m.*row.member)}};
+    for (const auto& [key, text] : m.provenance)  // "source: ..." or "assumption: ..."
+      if (key == row.key) field[text.substr(0, text.find(": "))] = text.substr(text.find(": ") + 2);
+    j[row.key] = field;
+  });
+  return j;
 }
 
 }  // namespace kvcim::mapper

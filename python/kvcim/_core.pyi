@@ -193,6 +193,32 @@ class LinkSpec:
     latency_ns: float
     def to_dict(self: LinkSpec) -> dict: ...
 
+class Machine:
+    def __init__(*args: Any, **kwargs: Any) -> Any: ...
+    active_power_w: float
+    bandwidth_utilization: float
+    compute_utilization: float
+    description: str
+    @staticmethod
+    def from_dict(d: dict) -> Machine: ...
+    @staticmethod
+    def from_yaml(path: object) -> Machine: ...
+    hbm_bandwidth_gb_s: float
+    hbm_capacity_gb: float
+    hbm_pj_per_bit: float
+    idle_power_w: float
+    l1_pj_per_bit: float
+    l2_pj_per_bit: float
+    name: str
+    node_nm: float
+    peak_fp16_tflops: float
+    peak_int8_tops: float
+    provenance: Any
+    source: str
+    sram_mib: float
+    tdp_w: float
+    def to_dict(self: Machine) -> object: ...
+
 class Macro:
     def __init__(self: Macro, spec: MacroSpec) -> None: ...
     def compute(self: Macro, x: List[int], n_out: int) -> List[int]: ...
@@ -535,6 +561,8 @@ def dequantize(result: TileResult, params: TileParams) -> List[float]: ...
 def exp_lut(exp_frac: int) -> List[int]: ...
 
 def html_report(report_json: str) -> str: ...
+
+def load_machine(path: object) -> Machine: ...
 
 def load_macro(path: object) -> MacroFile: ...
 

@@ -26,7 +26,8 @@ SECTIONS = [
     ("tile", "The attention tile's parameters (`cmodel::cim::TileParams`, Python's `TileParams`); "
              "`HardwareSpec::tile` fills them in from the kv and precision sections."),
     ("machine", "Not a section of a hardware spec: a named conventional machine's file "
-                "(`configs/machines/*.yaml`, `mapper::Machine`, `--baseline NAME`, `docs/baseline.md`), "
+                "(`configs/machines/*.yaml`, `mapper::Machine`, Python's `kvcim.load_machine(path)`, "
+                "`--baseline NAME`, `docs/baseline.md`), "
                 "beside `name` and `description`. Every field is written `{value: V, source: \"...\"}` "
                 "or `{value: V, assumption: \"...\"}`, V in the legal range."),
     ("macro_file.macro", "Not a hardware spec either: the `macro` section of a published macro's file "

@@ -73,4 +73,34 @@ py::class_<S> bind_spec_section(py::module_& m, const char* name, const char* do
   return c;
 }
 
+// A function reading a spec file from a path-like object (str, pathlib.Path) with `load`.
+template <class Doc>
+auto file_reader(Doc (*load)(const std::string&)) {
+  return [load](const py::object& path) {
+    const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+    py::gil_scoped_release release;
+    return load(p);
+  };
+}
+
+// A spec file kind's file form: from_yaml(path), from_dict(d) (the file's tree, `dict_where`
+// naming it in errors) and to_dict() (the parser's inverse), so that from_dict(f.to_dict()) gives
+// f back.
+template <class Doc, class... Options>
+void bind_file_form(py::class_<Doc, Options...>& c, Doc (*load)(const std::string&),
+                    Doc (*from_json)(const nlohmann::json&, const std::string&), nlohmann::json (*tree)(const Doc&),
+                    const char* dict_where) {
+  c.def_static("from_yaml", file_reader(load), py::arg("path"), "Reads and checks the file.")
+      .def_static(
+          "from_dict",
+          [from_json, dict_where](const py::dict& d) {
+            const nlohmann::json j = to_json(d, dict_where);
+            py::gil_scoped_release release;
+            return from_json(j, "<dict>");
+          },
+          py::arg("d"), "The same from the file's tree as a dict.")
+      .def("to_dict", [tree](const Doc& f) { return to_python(tree(f)); },
+           "The file's tree, every field written (derived ones at their values).");
+}
+
 }  // namespace kvcim::python

@@ -66,6 +66,11 @@ Machine machine_by_name(const std::string& name);
 // Reads a machine file; text: the YAML itself, `source` naming it in errors.
 Machine load_machine(const std::string& path);
 Machine machine_from_text(const std::string& yaml, const std::string& source);
+// The same from the file's tree as JSON (a Python dict); `where` names it in errors.
+Machine machine_file_from_json(const nlohmann::json& j, const std::string& where = "<dict>");
+// The file as its tree (name, description, every field as {value: V, source: "..."} or
+// {value: V, assumption: "..."}): the parser's inverse.
+nlohmann::json machine_file_to_json(const Machine& m);
 
 // The regime of a decode step: every sequence attends over `context` tokens.
 struct MachineRegime {

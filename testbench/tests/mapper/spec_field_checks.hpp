@@ -2,8 +2,9 @@
 // tables: for every row of a section, a randomly drawn legal value (a path: a shipped file drawn
 // from the row's files) survives tree -> struct -> JSON -> struct; a value out of range, of the
 // wrong type, a missing file, or a field that does not apply to the section's kind is refused
-// with a message naming the section and key. The file kinds: hardware specs (configs/hw) and macro
-// files (configs/macros), each with its tree writer, its tree reader and its shipped files below.
+// with a message naming the section and key. The file kinds: hardware specs (configs/hw), macro
+// files (configs/macros) and machine files (configs/machines), each with its tree writer, its
+// tree reader and its shipped files below.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -17,6 +18,7 @@
 #include "kvcim/cmodel/macro_model/macro_desc.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/hardware.hpp"
+#include "kvcim/mapper/machine.hpp"
 #include "kvcim/spec_fields_json.hpp"
 
 namespace kvcim::test {
@@ -51,11 +53,13 @@ std::vector<Doc> load_all(const std::string& glob, Doc (*load)(const std::string
 }
 
 // The kinds of spec file: a document's tree, the document read back from one, the shipped ones,
-// where a field's value sits in the tree and how errors name it.
+// where a field's value sits in the tree and how errors name it (machine files below).
 inline json doc_json(const mapper::HardwareSpec& hw) { return mapper::hardware_spec_to_json(hw); }
 inline json doc_json(const mm::MacroFile& m) { return mm::macro_file_to_json(m); }
 inline void read_doc(const json& j, mapper::HardwareSpec& out) { out = mapper::hardware_spec_from_json(j); }
+inline json doc_json(const mapper::Machine& m) { return mapper::machine_file_to_json(m); }
 inline void read_doc(const json& j, mm::MacroFile& out) { out = mm::macro_file_from_json(j); }
+inline void read_doc(const json& j, mapper::Machine& out) { out = mapper::machine_file_from_json(j); }
 inline const std::vector<mapper::HardwareSpec>& shipped_docs(const mapper::HardwareSpec*) {
   static const auto specs = load_all<mapper::HardwareSpec>("configs/hw/*.yaml", &mapper::load_hardware_spec);
   return specs;
@@ -64,15 +68,26 @@ inline const std::vector<mm::MacroFile>& shipped_docs(const mm::MacroFile*) {
   static const auto files = load_all<mm::MacroFile>("configs/macros/*.yaml", &mm::load_macro_file);
   return files;
 }
+inline const std::vector<mapper::Machine>& shipped_docs(const mapper::Machine*) {
+  static const auto files = load_all<mapper::Machine>("configs/machines/*.yaml", &mapper::load_machine);
+  return files;
+}
 // The section's node ("" is the top level).
 inline json& section_of(json& j, const std::string& section) { return section.empty() ? j : j[section]; }
 template <class Doc>
 json& slot(const Doc*, json& j, const std::string& section, const std::string& key) {
   return section_of(j, section)[key];
 }
+// A machine file's fields are written {value: V, source: "..."}; errors name `key.value`.
+inline json& slot(const mapper::Machine*, json& j, const std::string&, const std::string& key) {
+  return j[key]["value"];
+}
 template <class Doc>
 std::string field_name(const Doc*, const std::string& section, const std::string& key) {
   return section.empty() ? key : section + "." + key;
+}
+inline std::string field_name(const mapper::Machine*, const std::string&, const std::string& key) {
+  return key + ".value";
 }
 
 // A legal value of the row's type V (its JSON form), different from `current` when the row allows it.
