@@ -202,6 +202,15 @@ DiePlan plan_dies(const ModelShape& shape, const HardwareSpec& hw, const WeightP
 
 DiePlan plan_dies(const Placement& p) { return plan_dies(p.shape, p.hw, p.weights, p.kv); }
 
+DiePlan with_idle_links(DiePlan plan, const HardwareSpec& hw, double step_ns, int64_t sequences) {
+  plan.idle_links = leaking_links(hw, plan.dies.size());
+  // 1 mW for 1 ns is 1 pJ
+  plan.link_idle_pj_per_token = sequences > 0 ? static_cast<double>(plan.idle_links) * hw.link.idle_power_mw * step_ns /
+                                                    static_cast<double>(sequences)
+                                              : 0;
+  return plan;
+}
+
 nlohmann::json to_json(const DiePlan& plan, const HardwareSpec& hw) {
   nlohmann::json dies = nlohmann::json::array();
   for (size_t i = 0; i < plan.dies.size(); ++i) {
@@ -234,6 +243,9 @@ nlohmann::json to_json(const DiePlan& plan, const HardwareSpec& hw) {
           {"link_bits_per_token", plan.link_bits_per_token},
           {"link_energy_pj_per_token", plan.link_energy_pj},
           {"link_latency_ns_per_token", plan.link_latency_ns},
+          {"idle_links", plan.idle_links},
+          {"link_idle_power_mw", hw.link.idle_power_mw},
+          {"link_idle_pj_per_token", plan.link_idle_pj_per_token},
           {"assumptions",
            "layers pipelined over dies in the token's order; every die boundary one link crossed once per "
            "token by the activations live across it; buffer and lanes spread over the dies by area"}};
@@ -257,6 +269,12 @@ std::string dies_summary(const DiePlan& plan, const HardwareSpec& hw, const std:
       << " bits, " << formatted("%.4g", plan.link_energy_pj) << " pJ/token, " << formatted("%.4g", plan.link_latency_ns)
       << " ns/token (" << formatted("%g pJ/bit", hw.link.energy_pj_per_bit) << ", " << formatted("%g GB/s", hw.link.bandwidth_gb_s)
       << ", " << formatted("%g ns", hw.link.latency_ns) << " per link)";
+    if (plan.idle_links > 0)
+      o << "; idle " << formatted("%.4g", plan.link_idle_pj_per_token) << " pJ/token (" << plan.idle_links
+        << (plan.idle_links == 1 ? " link" : " links") << " at " << formatted("%g mW", hw.link.idle_power_mw)
+        << " over the step, idle silicon leaking)";
+    else
+      o << "; idle: the links sleep between crossings (idle silicon gated)";
   }
   return o.str();
 }

@@ -121,7 +121,7 @@ json figures_json(const Placement& p, const MapReport& r) {
   j["energy_per_token_pj"]["conventional_iso_area"] = finite_or_null(r.conventional_iso_area_pj);
   j["energy_band_cim_per_token"] = to_json(r.cim_band);
   j["comparison"] = to_json(r.comparison);
-  j["dies"] = to_json(plan_dies(p), p.hw);
+  j["dies"] = to_json(with_idle_links(plan_dies(p), p.hw, r.figures.latency_ns_cim, r.figures.sequences), p.hw);
   if (const std::optional<MachineReport> m = placement_machine(p)) j["baseline_machine"] = m->json;
   return j;
 }
@@ -285,7 +285,7 @@ std::string summary(const Placement& p, const MapReport& r) {
         << " macros (" << fmt("%.4g", z.area_mm2()) << " mm2)";
     o << "\n";
   }
-  o << dies_summary(plan_dies(p), hw) << "\n";
+  o << dies_summary(with_idle_links(plan_dies(p), hw, f.latency_ns_cim, f.sequences), hw) << "\n";
   o << "macros    " << f.macros_used << " of " << f.macros_total << " used (weights "
     << f.weight_macros << ", KV " << f.kv_macros_used << " of " << f.kv_macros_reserved
     << " reserved); utilization " << fmt("%.3f", f.utilization) << ", fragmentation "

@@ -480,7 +480,11 @@ std::string html_report(const json& r) {
          num(r, "mapping.dies.limit_mm2", "%g", " mm2") + "; die-to-die links per token " +
          num(r, "mapping.dies.link_bits_per_token", "%.6g", " bits") + ", " +
          num(r, "mapping.dies.link_energy_pj_per_token", "%.4g", " pJ") + ", " +
-         num(r, "mapping.dies.link_latency_ns_per_token", "%.4g", " ns") + ".</p>\n";
+         num(r, "mapping.dies.link_latency_ns_per_token", "%.4g", " ns") +
+         (at(r, "mapping.dies").value("idle_links", 0) > 0
+              ? "; idle links " + num(r, "mapping.dies.link_idle_pj_per_token", "%.4g", " pJ") + " per token (idle silicon leaking)"
+              : std::string()) +
+         ".</p>\n";
   h += macro_map_svg(r);
   h += "</section>\n";
 

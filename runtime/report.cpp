@@ -227,7 +227,7 @@ json to_json(const RunReport& rep) {
   json mapping = mapper::figures_json(f);
   mapping["kv"]["tokens_per_page"] = p.kv.tokens_per_page;
   mapping["macro_map"] = mapper::macro_map_json(p);
-  mapping["dies"] = mapper::to_json(mapper::plan_dies(p), p.hw);
+  mapping["dies"] = mapper::to_json(mapper::with_idle_links(mapper::plan_dies(p), p.hw, f.latency_ns_cim, f.sequences), p.hw);
   report["mapping"] = mapping;
   return report;
 }

@@ -205,7 +205,7 @@ std::string run_summary(const RunReport& rep) {
           static_cast<long long>(m.weight_macros), static_cast<long long>(m.kv_macros_used), m.utilization,
           static_cast<long long>(m.max_context_tokens), static_cast<long long>(m.kv_cell_writes_per_token),
           m.latency_ns_cim);
-  out += "  " + mapper::dies_summary(mapper::plan_dies(rep.placement), hw, "  ") + "\n";
+  out += "  " + mapper::dies_summary(mapper::with_idle_links(mapper::plan_dies(rep.placement), hw, m.latency_ns_cim, m.sequences), hw, "  ") + "\n";
   if (sequences > 1)
     appendf(out, "  a step of %d sequences: %.0f tokens/s CIM, %.0f tokens/s conventional (latency bounds)\n",
             sequences, or_nan(m.tokens_per_s_cim), or_nan(m.tokens_per_s_conventional));

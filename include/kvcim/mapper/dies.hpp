@@ -62,6 +62,10 @@ struct DiePlan {
   double link_bits_per_token = 0;   // every cut's bits
   double link_latency_ns = 0;       // every cut: latency + bits / bandwidth
   double link_energy_pj = 0;        // link bits x energy per bit
+  // Idle links (with_idle_links): under --idle leaking every link draws link.idle_power_mw for the
+  // whole step, apart from the bits it carries; gated, the links sleep between crossings (0).
+  int64_t idle_links = 0;
+  double link_idle_pj_per_token = 0;  // idle_links x idle power x step time / sequences
 };
 
 // Throws kvcim::Error naming die.reticle_mm2 (or die.wafer_mm2) when no die can hold one macro
@@ -69,6 +73,9 @@ struct DiePlan {
 DiePlan plan_dies(const ModelShape& shape, const HardwareSpec& hw, const WeightPlacement& weights,
                   const KvLayout& kv);
 DiePlan plan_dies(const Placement& p);
+// The plan with its links' idle energy over a step of `step_ns` making a token of each of
+// `sequences` sequences: what the energy ledgers charge as link_idle_ns (chip.hpp).
+DiePlan with_idle_links(DiePlan plan, const HardwareSpec& hw, double step_ns, int64_t sequences);
 
 // What crosses a boundary before `units_before` of the item's macros (per token); the partition
 // uses it for its cuts, tests for their hand counts.

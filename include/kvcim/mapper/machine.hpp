@@ -112,6 +112,8 @@ struct MachineStep {
   // The board at its power limit over the whole step: no step of this time costs more.
   double tdp_pj = 0;
   const char* bound() const { return memory_ns >= compute_ns ? "memory" : "compute"; }
+  // The step with no overlap of memory and compute (the roofline's max assumes perfect overlap).
+  double serial_ns() const { return memory_ns + compute_ns; }
 };
 
 // Throws kvcim::Error naming the machine's memory and the shortfall when the weights and the KV
@@ -141,20 +143,21 @@ namespace kvcim::mapper {
 
 // A published measurement of decode on a machine (llm-anchors.md C), the regime it was taken in
 // and what it includes, reproduced by machine_step.
-// What a row is to the model: held to its stated uncertainty, or a run whose software the model
-// lacks (then the model's board power over the measured time is held to the uncertainty instead).
+// What a row is to the model: held to the model's band (reproduced), or a run whose software the
+// model lacks (then the model's board power over the measured time is held to the uncertainty).
 enum class Check { reproduced, software_gap };
 struct Measurement {
   const char* id;        // llm-anchors.md row
   const char* machine;   // configs/machines name
   const char* preset;    // model shape preset (mapper/shape.hpp)
-  int64_t sequences;
+  int64_t sequences;     // running together throughout the measured window
   int64_t prompt_tokens, output_tokens;  // per response; decode runs at prompt + output / 2
   int weight_bits;
-  double joules_per_token;
-  double tokens_per_s;   // 0: not published
+  double joules_per_token;  // per output token
+  double tokens_per_s;      // output tokens per second over the measured window; 0: not published
+  double power_w;           // average board power over the window; 0: not published
   Check check;
-  double uncertainty;    // the model's stated relative error for this row
+  double uncertainty;    // software_gap rows: the stated relative error at the measured rate
   const char* includes;  // what the measured figure includes
   const char* regime;    // how the regime was configured, and what is assumed
   int64_t context() const { return prompt_tokens + output_tokens / 2; }
@@ -166,12 +169,20 @@ struct Reproduction {
   MachineStep step;     // one decode step of the regime
   MachineStep prefill;  // one prompt's prefill
   double decode_joules_per_token = 0, prefill_joules_per_token = 0;
-  double joules_per_token = 0, tokens_per_s = 0, power_w = 0;
+  double joules_per_token = 0;  // the model: decode plus each response's prefill, per output token
+  // Per output token the board spends a decode step's share and a prefill's share of time: the
+  // measured rate is output tokens over a window in which the prefills of arriving requests run.
+  double tokens_per_s = 0, power_w = 0;
+  double tdp_w = 0;  // the machine's: no board power above it
+  // The model's band. Two things it does not pin down have physical bounds: memory and compute
+  // overlap perfectly (its roofline time) or not at all (their sum), and the busy board draws
+  // between its idle + active power (active derived from a batch-1 reading, which averages the
+  // host's gaps in: a lower bound) and its TDP. Low: the model; high: the TDP over the sum.
+  double joules_per_token_hi = 0;
   double energy_error = 0;  // predicted / measured - 1
-  // the modelled decode power over the measured time per token (rows with a published rate)
+  // the modelled power over the measured time per token (rows with a published rate)
   double joules_at_measured_rate = 0, rate_error = 0;
-  // the error the row is held to: energy_error, or rate_error for a software gap
-  double held_error() const { return m.check == Check::reproduced ? energy_error : rate_error; }
+  bool in_band() const { return m.joules_per_token >= joules_per_token && m.joules_per_token <= joules_per_token_hi; }
 };
 std::vector<Reproduction> reproduce_measurements();
 // The table docs/baseline.md shows (`kvcim baseline --validate`).

@@ -12,6 +12,7 @@
 #include "kvcim/mapper/batch.hpp"
 #include "kvcim/mapper/chip.hpp"
 #include "kvcim/mapper/dies.hpp"
+#include "kvcim/text.hpp"
 #include "kvcim/mapper/map_job.hpp"
 #include "kvcim/mapper/report.hpp"
 #include "shipped_spec.hpp"
@@ -122,6 +123,20 @@ TEST(Dies, AnIdleLinkDrawsItsPowerOnlyWhenIdleSiliconLeaks) {
   four.sequences = 4;
   const StepFigures s = cim_step(t, lb, p.hw, four);
   EXPECT_EQ(idle_ns(cim_step_periphery(t, lb, p.hw, four, 4)), std::llround(s.step_ns));
+  // the report's links line and dies JSON say what the ledgers charge, per token
+  const DiePlan idle = with_idle_links(plan_dies(p), p.hw, s.step_ns, 4);
+  EXPECT_EQ(idle.idle_links, 1);
+  EXPECT_NEAR(idle.link_idle_pj_per_token,
+              static_cast<double>(idle_ns(cim_step_periphery(t, lb, p.hw, four, 4))) * 263.4 / 4, 1e-3 * link_pj);
+  const DiePlan alone = with_idle_links(plan_dies(p), p.hw, lb.total_ns(), 1);
+  EXPECT_NEAR(alone.link_idle_pj_per_token, link_pj, 1e-3 * link_pj);
+  EXPECT_DOUBLE_EQ(to_json(alone, p.hw)["link_idle_pj_per_token"].get<double>(), alone.link_idle_pj_per_token);
+  const std::string line = dies_summary(alone, p.hw);
+  EXPECT_NE(line.find("idle " + kvcim::formatted("%.4g", alone.link_idle_pj_per_token) + " pJ/token (1 link"),
+            std::string::npos) << line;
+  const DiePlan asleep = with_idle_links(plan_dies(gated), gated.hw, lb.total_ns(), 1);
+  EXPECT_EQ(asleep.link_idle_pj_per_token, 0);
+  EXPECT_NE(dies_summary(asleep, gated.hw).find("the links sleep between crossings"), std::string::npos);
   // one die has no link to draw anything
   Placement mono = one;
   mono.hw.idle_leaks = true;
