@@ -16,7 +16,7 @@ from kvcim import _core
 from kvcim._fieldsdoc import markdown
 from conftest import SOURCE_DIR
 
-SECTIONS = ["spec", "macro", "organization", "kv", "precision", "baseline", "comparison", "buffer", "offchip", "digital"]
+SECTIONS = ["spec", "macro", "organization", "kv", "precision", "baseline", "comparison", "buffer", "offchip", "digital", "die", "link"]
 SPECS = sorted((SOURCE_DIR / "configs" / "hw").glob("*.yaml"))
 MACRO_SECTIONS = ["macro", "published"]  # of a macro file (configs/macros), tables "macro_file.<section>"
 MACROS = sorted((SOURCE_DIR / "configs" / "macros").glob("*.yaml"))
@@ -170,7 +170,7 @@ def test_every_table_row_is_a_python_attribute():
     classes = {"spec": _core.HardwareSpec, "macro": _core.MacroSpec, "organization": _core.Organization, "kv": _core.KvSpec,
                "precision": _core.Precision, "baseline": _core.BaselineConfig,
                "comparison": _core.NodePoint, "buffer": _core.BufferSpec, "offchip": _core.OffchipSpec,
-               "digital": _core.DigitalSpec, "tile": _core.TileParams,
+               "digital": _core.DigitalSpec, "die": _core.DieSpec, "link": _core.LinkSpec, "tile": _core.TileParams,
                "macro_file.macro": _core.MacroDesc, "macro_file.published": _core.Published}
     for section, cls in classes.items():
         for row in TABLES[section]:

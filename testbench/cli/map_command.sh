@@ -69,7 +69,8 @@ check "--area-mm2 500: capped, says what goes off-chip" "2" "$(grep -cE 'budget 
 
 # bad input: one line on stderr, exit code 2, no JSON written
 bad "missing --hw file" map --hw "$T/none.yaml" --json "$T/bad.json"
-sed 's/^  rows: 256/  rowz: 256/' "$SRC/configs/hw/sram_digital.yaml" > "$T/typo.yaml"
+# (its files named where they are shipped: the typo is its only fault)
+sed -e 's/^  rows: 256/  rowz: 256/' -e "s|: \.\./|: $SRC/configs/|" "$SRC/configs/hw/sram_digital.yaml" > "$T/typo.yaml"
 bad "unknown key in --hw" map --hw "$T/typo.yaml" --json "$T/bad.json"
 "$KVCIM" map --hw "$T/typo.yaml" 2>&1 | grep -q "did you mean 'rows'"
 check "unknown key suggests the closest" "0" "$?"

@@ -42,6 +42,8 @@ TEST(SpecFields, EveryComparisonFieldRoundTripsAndRefusesBadValues) {
 TEST(SpecFields, EveryBufferFieldRoundTripsAndRefusesBadValues) { check_every_field<HardwareSpec>("buffer", &HardwareSpec::buffer); }
 TEST(SpecFields, EveryOffchipFieldRoundTripsAndRefusesBadValues) { check_every_field<HardwareSpec>("offchip", &HardwareSpec::offchip); }
 TEST(SpecFields, EveryDigitalFieldRoundTripsAndRefusesBadValues) { check_every_field<HardwareSpec>("digital", &HardwareSpec::digital); }
+TEST(SpecFields, EveryDieFieldRoundTripsAndRefusesBadValues) { check_every_field<HardwareSpec>("die", &HardwareSpec::die); }
+TEST(SpecFields, EveryLinkFieldRoundTripsAndRefusesBadValues) { check_every_field<HardwareSpec>("link", &HardwareSpec::link); }
 
 TEST(SpecFields, EveryMacroFileMacroFieldRoundTripsAndRefusesBadValues) {
   check_every_field<mm::MacroFile>("macro", &mm::MacroFile::desc);
