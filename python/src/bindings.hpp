@@ -32,6 +32,7 @@ void bind_cim(py::module_& m);
 void bind_mapper(py::module_& m);
 void bind_runtime(py::module_& m);
 void bind_macro(py::module_& m);
+void bind_sram_nodes(py::module_& m);
 
 // Python value of a JSON document (dicts, lists, numbers, strings) via json.loads.
 py::object to_python(const nlohmann::json& value);

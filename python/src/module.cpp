@@ -21,5 +21,6 @@ PYBIND11_MODULE(_core, m) {
   kvcim::python::bind_cim(m);
   kvcim::python::bind_mapper(m);
   kvcim::python::bind_macro(m);
+  kvcim::python::bind_sram_nodes(m);
   kvcim::python::bind_runtime(m);
 }

@@ -4,15 +4,13 @@ for every field of every section of a hardware spec (HardwareSpec) and of a macr
 struct -> attribute -> to_dict; a value out of range or of the wrong type, or a field that does not
 apply to the section's kind, is refused with a kvcim.Error naming the key. And
 docs/hardware_fields.md is what kvcim._fieldsdoc makes of the tables (a stale page fails)."""
-import copy
-import random
-
 import pytest
 
 import kvcim
 from kvcim import _core
 from kvcim._fieldsdoc import markdown
 from conftest import SOURCE_DIR
+from spec_field_checks import check_row
 
 SECTIONS = ["macro", "organization", "kv", "precision", "baseline", "comparison", "buffer", "offchip", "digital"]
 SPECS = sorted((SOURCE_DIR / "configs" / "hw").glob("*.yaml"))
@@ -31,98 +29,12 @@ def macro_files():
     return [_core.MacroFile.from_yaml(p) for p in MACROS]
 
 
-def applies(row, section_dict):
-    return row["kinds"] == "all" or section_dict.get("kind") in row["kinds"].split("|")
-
-
-def draw(row, current, rng):
-    if row["type"] == "boolean":
-        return not current
-    if row["type"] == "choice":
-        return rng.choice(row["choices"])
-    if row["type"] == "text":
-        return f"drawn text {rng.randrange(100000)}"
-    lo, hi = row["min"], row["max"]
-    near = min(hi, max(lo + 8, 2 * abs(current or 0)))
-    top = near if rng.random() < 0.5 else hi
-    if row["type"] in ("integer", "bytes"):
-        return rng.randint(lo, int(top))
-    return rng.uniform(lo, top)
-
-
-def attribute(hw, section, key):
-    """The Python attribute, a choice by its name (MacroSpec's are enums)."""
-    value = getattr(getattr(hw, section), key)
-    return value.name if hasattr(value, "name") else value
-
-
-def illegal(row):
-    if row["type"] == "boolean":
-        return ["maybe", 2]
-    if row["type"] == "choice":
-        return ["no_such_choice", 3]
-    if row["type"] == "text":
-        return ["", [1], {"a": 1}]
-    out = ["abc", [1]]
-    if row["type"] in ("integer", "bytes"):
-        out += [2.5, row["min"] - 1]
-        if row["max"] < 2**63 - 1:
-            out.append(row["max"] + 1)
-    else:
-        out += [row["max"] * 2 + 1, row["min"] / 2 if row["min"] > 0 else row["min"] - 1]
-    return out
-
-
 def cases():
     return [(s, row["key"]) for s in SECTIONS for row in TABLES[s] if row["in_file"]]
 
 
 def macro_cases():
     return [(s, row["key"]) for s in MACRO_SECTIONS for row in TABLES[f"macro_file.{s}"] if row["in_file"]]
-
-
-def check_row(cls, docs, section, row):
-    """The row of `section` on every document of `docs` (cls: HardwareSpec or MacroFile)."""
-    key = row["key"]
-    rng = random.Random(f"{section}.{key}")
-    legal_done = refused_kind = False
-    for doc in docs:
-        base = doc.to_dict()
-        if not applies(row, base[section]):
-            if not refused_kind:
-                d = copy.deepcopy(base)
-                d[section][key] = row["default"]
-                with pytest.raises(kvcim.Error, match=rf"{section}\.{key} = .*only meaningful for {section}\.kind"):
-                    cls.from_dict(d)
-                refused_kind = True
-            continue
-        if legal_done:
-            continue
-        for _ in range(40):
-            d = copy.deepcopy(base)
-            value = draw(row, attribute(doc, section, key), rng)
-            d[section][key] = value
-            try:
-                got = cls.from_dict(d)
-            except kvcim.Error as e:  # legal for the row, not with the rest of this spec
-                if row["type"] in ("integer", "bytes"):  # never for the row's own range
-                    assert f"[{row['min']}, {row['max']}]" not in str(e), f"a legal value refused: {e}"
-                continue
-            legal_done = True
-            assert attribute(got, section, key) == value
-            written = got.to_dict()[section]  # sparse fields (and K/V widths) only when not the default
-            assert written.get(key, value) == value
-            again = cls.from_dict(got.to_dict())
-            assert again.to_dict() == got.to_dict()
-            assert attribute(again, section, key) == value
-            break
-        for bad in illegal(row):
-            d = copy.deepcopy(base)
-            d[section][key] = bad
-            with pytest.raises(kvcim.Error, match=rf"{section}\.{key} = "):
-                cls.from_dict(d)
-    assert legal_done, "no shipped spec took a legal value"
-    assert row["kinds"] == "all" or refused_kind, "no shipped spec of another kind"
 
 
 @pytest.mark.parametrize("section,key", cases())
