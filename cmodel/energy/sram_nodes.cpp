@@ -4,8 +4,6 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
@@ -99,13 +97,7 @@ SramNodeFile sram_node_file_from_json(const nlohmann::json& j, const std::string
 }
 
 SramNodeFile load_sram_node_file(const std::string& path) {
-  std::error_code ec;
-  std::ifstream in(path, std::ios::binary);
-  if (!std::filesystem::is_regular_file(path, ec) || !in)
-    fail(path, "file", "'" + path + "'", "cannot open the SRAM node table");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return sram_node_file_from_text(text.str(), path);
+  return file_from_node(load_yaml_file(path, "SRAM node table"), path);
 }
 
 nlohmann::json sram_node_file_to_json(const SramNodeFile& f) {

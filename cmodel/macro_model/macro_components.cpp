@@ -5,9 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/cmodel/energy/read_fields.hpp"
@@ -127,13 +124,7 @@ Constants constants_from_json(const nlohmann::json& j, const std::string& where)
 }
 
 Constants load_constants(const std::string& path) {
-  std::error_code ec;
-  std::ifstream in(path, std::ios::binary);
-  if (!std::filesystem::is_regular_file(path, ec) || !in)
-    fail(path, "file", "'" + path + "'", "cannot read the macro-model constants");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return constants_from_text(ss.str(), path);
+  return constants_from_node(energy::load_yaml_file(path, "macro-model constants"), path);
 }
 
 nlohmann::json constants_to_json(const Constants& k) {

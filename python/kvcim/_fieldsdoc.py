@@ -87,7 +87,8 @@ def default(row):
 def markdown(tables):
     out = ["# Hardware spec fields", "",
            "Every field of a hardware spec (`configs/hw/*.yaml`, or the same tree as a dict), of a "
-           "named machine and of a published macro's file, made "
+           "named machine, of a published macro's file, of the SRAM node table and of the macro model's "
+           "constants, made "
            "from the field tables beside the structs (`include/kvcim/spec_fields.hpp`) by "
            "`kvcim._fieldsdoc`; a test fails while this page differs from the tables. The parser "
            "reads, checks and writes exactly these keys: a value outside its legal range, of another "

@@ -13,29 +13,10 @@ namespace mm = kvcim::cmodel::macro_model;
 
 namespace {
 
-mm::MacroFile macro_from_yaml(const py::object& path) {
-  const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
-  py::gil_scoped_release release;
-  return mm::load_macro_file(p);
-}
-
-mm::MacroFile macro_from_dict(const py::dict& d) {
-  const nlohmann::json j = to_json(d, "MacroFile.from_dict");
-  py::gil_scoped_release release;
-  return mm::macro_file_from_json(j, "<dict>");
-}
-
-mm::Constants model_from_yaml(const py::object& path) {
-  const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
-  py::gil_scoped_release release;
-  return mm::load_constants(p);
-}
-
-mm::Constants model_from_dict(const py::dict& d) {
-  const nlohmann::json j = to_json(d, "MacroModel.from_dict");
-  py::gil_scoped_release release;
-  return mm::constants_from_json(j, "<dict>");
-}
+mm::MacroFile macro_from_yaml(const py::object& path) { return doc_from_path(path, &mm::load_macro_file); }
+mm::MacroFile macro_from_dict(const py::dict& d) { return doc_from_dict(d, "MacroFile.from_dict", &mm::macro_file_from_json); }
+mm::Constants model_from_yaml(const py::object& path) { return doc_from_path(path, &mm::load_constants); }
+mm::Constants model_from_dict(const py::dict& d) { return doc_from_dict(d, "MacroModel.from_dict", &mm::constants_from_json); }
 
 // The component model's constants (configs/macro_model.yaml): MacroModel, its held-out errors
 // and its `constants` section, each constant an attribute from its row with its source.

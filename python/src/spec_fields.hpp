@@ -56,6 +56,21 @@ void bind_fields_readonly(py::class_<S, Options...>& c) {
       "Where each figure comes from, by key: 'source: ...' or 'assumption: ...'.");
 }
 
+// A document (a macro file, a data table) read by its C++ reader without the GIL: from a path
+// (str or os.PathLike), or from its tree as a dict (`where` names the caller in errors).
+template <class Doc>
+Doc doc_from_path(const py::object& path, Doc (*load)(const std::string&)) {
+  const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
+  py::gil_scoped_release release;
+  return load(p);
+}
+template <class Doc>
+Doc doc_from_dict(const py::dict& d, const char* where, Doc (*from_json)(const nlohmann::json&, const std::string&)) {
+  const nlohmann::json j = to_json(d, where);
+  py::gil_scoped_release release;
+  return from_json(j, "<dict>");
+}
+
 // A section of a spec as a typed value: its C++ fields as attributes (bind_fields_readonly), and
 // the read-only mapping protocol over its serialiser's dict (`json_of`, the section alone), so
 // that `hw.kv["tokens_per_tile"]`, `hw.precision == {...}` and `dict(hw.organization)` work.

@@ -13,16 +13,9 @@ namespace energy = kvcim::cmodel::energy;
 
 namespace {
 
-energy::SramNodeFile sram_nodes_from_yaml(const py::object& path) {
-  const std::string p = py::str(py::module_::import("os").attr("fspath")(path));
-  py::gil_scoped_release release;
-  return energy::load_sram_node_file(p);
-}
-
+energy::SramNodeFile sram_nodes_from_yaml(const py::object& path) { return doc_from_path(path, &energy::load_sram_node_file); }
 energy::SramNodeFile sram_nodes_from_dict(const py::dict& d) {
-  const nlohmann::json j = to_json(d, "SramNodes.from_dict");
-  py::gil_scoped_release release;
-  return energy::sram_node_file_from_json(j, "<dict>");
+  return doc_from_dict(d, "SramNodes.from_dict", &energy::sram_node_file_from_json);
 }
 
 }  // namespace

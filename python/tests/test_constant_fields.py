@@ -56,3 +56,10 @@ def test_the_shipped_constants_are_what_kvcim_macro_reports(model, tmp_path):
     del d["constants"]["k_tdc_ff"]
     with pytest.raises(kvcim.Error, match=r"constants\.k_tdc_ff = \(empty\): required field is missing"):
         kvcim.MacroModel.from_dict(d)
+
+
+def test_every_row_is_an_attribute_with_its_doc():
+    for table, cls in (("macro_model.constants", kvcim.MacroConstants), ("macro_model", kvcim.MacroModel)):
+        for row in TABLES[table]:
+            prop = vars(cls).get(row["key"])
+            assert isinstance(prop, property) and row["doc"] in (prop.__doc__ or ""), row["key"]

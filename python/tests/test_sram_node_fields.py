@@ -43,5 +43,11 @@ def test_the_shipped_table_reads_as_the_model_prices_it(table):
     with pytest.raises(kvcim.Error, match=r"voltage_v = 9"):
         t.access_pj_per_bit(5, 9.0)
     d["nodes"][1]["node_nm"] = 50
-    with pytest.raises(kvcim.Error, match=r"nodes\[1\]\.node_nm = 50: expected the nodes from the largest down"):
+    with pytest.raises(kvcim.Error, match=r"nodes\[1\]\.node_nm = '50': expected the nodes from the largest down"):
         kvcim.SramNodes.from_dict(d)
+
+
+def test_every_row_is_an_attribute_with_its_doc():
+    for row in TABLE:
+        prop = vars(kvcim.SramNodeEntry).get(row["key"])
+        assert isinstance(prop, property) and row["doc"] in (prop.__doc__ or ""), row["key"]
