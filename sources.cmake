@@ -146,10 +146,12 @@ set(KVCIM_PY_SOURCES
     python/src/model.cpp
     python/src/module.cpp
     python/src/runtime.cpp
+    python/src/sram_nodes.cpp
 )
 # pytest files, one CTest test each
 set(KVCIM_PY_TESTS
     python/tests/test_baseline.py
+    python/tests/test_constant_fields.py
     python/tests/test_cim.py
     python/tests/test_dask.py
     python/tests/test_defaults.py
@@ -167,6 +169,7 @@ set(KVCIM_PY_TESTS
     python/tests/test_run.py
     python/tests/test_stub.py
     python/tests/test_spec_fields.py
+    python/tests/test_sram_node_fields.py
     python/tests/test_sweep.py
     python/tests/test_vocabulary.py
 )
@@ -244,6 +247,7 @@ set(KVCIM_TEST_energy_SOURCES
     testbench/tests/energy/test_event_fields.cpp
     testbench/tests/energy/test_ledger.cpp
     testbench/tests/energy/test_scaling.cpp
+    testbench/tests/energy/test_sram_node_fields.cpp
     testbench/tests/energy/test_sram_nodes.cpp
     testbench/tests/energy/test_tech.cpp
 )
@@ -261,6 +265,7 @@ set(KVCIM_TEST_mapper_SOURCES
     testbench/tests/mapper/test_batch.cpp
     testbench/tests/mapper/test_chip.cpp
     testbench/tests/mapper/test_compare.cpp
+    testbench/tests/mapper/test_constant_fields.cpp
     testbench/tests/mapper/test_dies.cpp
     testbench/tests/mapper/test_explore.cpp
     testbench/tests/mapper/test_hardware.cpp

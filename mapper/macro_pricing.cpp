@@ -201,12 +201,13 @@ nlohmann::json macro_to_json(const MacroFile& m, const std::vector<MacroPrice>& 
     pts.push_back(j);
   }
   nlohmann::json constants = nlohmann::json::array();
-  for (size_t i = 0; i < std::size(mm::kConstantRows); ++i) {
-    const mm::ConstantRow& c = mm::kConstantRows[i];
-    constants.push_back({{"name", c.name}, {"value", k.get(c.name)}, {"unit", c.unit}, {"lo", c.lo}, {"hi", c.hi},
-                         {"fitted", c.fitted}, {"meaning", c.meaning},
-                         {"source", i < k.sources.size() ? k.sources[i] : std::string()}});
-  }
+  for_each_spec_field<mm::MacroConstants>([&](const auto& row) {
+    // the file's text: a source as written, an assumption:-written one with its word
+    const std::string& from = k.*row.provenance;
+    constants.push_back({{"name", row.key}, {"value", k.*row.member}, {"unit", row.unit}, {"lo", row.lo}, {"hi", row.hi},
+                         {"fitted", mm::fitted_constant(row.key)}, {"meaning", row.doc},
+                         {"source", from.rfind("source: ", 0) == 0 ? from.substr(8) : from}});
+  });
   return {{"macro", m.name},
           {"file", m.source_file},
           {"description", m.description},

@@ -147,6 +147,8 @@ YAML::Node yaml_from_text(const std::string& text, const std::string& where) {
 }
 
 YAML::Node load_yaml_file(const std::string& path, const std::string& what) {
+  std::error_code ec;  // a folder opens as a stream and fails on reading: refused here, by name
+  if (!std::filesystem::is_regular_file(path, ec)) fail(path, "file", "'" + path + "'", "cannot open the " + what);
   try {
     return YAML::LoadFile(path);
   } catch (const YAML::BadFile&) {

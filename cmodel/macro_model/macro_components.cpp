@@ -5,13 +5,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/cmodel/energy/read_fields.hpp"
 #include "kvcim/cmodel/energy/scaling.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/spec_fields_json.hpp"
 
 namespace kvcim::cmodel::macro_model {
 
@@ -85,49 +85,52 @@ double logic_factor(double node_nm, double vdd_v) {
   return energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{std::max(node_nm, 7.0), vdd_v});
 }
 
-double Constants::get(std::string_view name) const {
-#define KVCIM_MC_GET(n, unit, lo, hi, fitted, meaning) \
-  if (name == #n) return n;
-  KVCIM_MACRO_CONSTANTS(KVCIM_MC_GET)
-#undef KVCIM_MC_GET
-  return 0;
+double MacroConstants::get(std::string_view name) const {
+  double v = 0;
+  for_each_spec_field<MacroConstants>([&](const auto& row) {
+    if (name == row.key) v = this->*row.member;
+  });
+  return v;
 }
 
-void Constants::set(std::string_view name, double value) {
-#define KVCIM_MC_PUT(n, unit, lo, hi, fitted, meaning) \
-  if (name == #n) n = value;
-  KVCIM_MACRO_CONSTANTS(KVCIM_MC_PUT)
-#undef KVCIM_MC_PUT
+void MacroConstants::set(std::string_view name, double value) {
+  for_each_spec_field<MacroConstants>([&](const auto& row) {
+    if (name == row.key) this->*row.member = value;
+  });
+}
+
+namespace {
+
+Constants constants_from_node(const YAML::Node& root, const std::string& where) {
+  if (!root.IsMap()) fail(where, "file", "(not a mapping)", "constants: and the held-out errors");
+  const energy::Section top(root, where, "");
+  Constants k;
+  k.file = where;
+  energy::read_fields(top, k, {"constants"});
+  if (!top.has("constants")) top.error("constants", "required: the component constants, each {value, source}");
+  // The plausible range is the model's claim about physics: a fit that leaves it fails here.
+  energy::read_fields(top.child("constants"), static_cast<MacroConstants&>(k));
+  return k;
+}
+
+}  // namespace
+
+Constants constants_from_text(const std::string& text, const std::string& where) {
+  return constants_from_node(energy::yaml_from_text(text, where), where);
+}
+
+Constants constants_from_json(const nlohmann::json& j, const std::string& where) {
+  return constants_from_node(energy::yaml_from_json_text(j.dump()), where);
 }
 
 Constants load_constants(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "file", "'" + path + "'", "cannot read the macro-model constants");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const YAML::Node root = energy::yaml_from_text(ss.str(), path);
-  if (!root.IsMap()) fail(path, "file", "(not a mapping)", "constants: and the held-out errors");
-  const energy::Section top(root, path, "");
-  top.check_keys({"constants", "held_out_median_error", "held_out_worst_error"});
-  Constants k;
-  k.file = path;
-  k.held_out_median_error = top.get_number("held_out_median_error", 0, 100);
-  k.held_out_worst_error = top.get_number("held_out_worst_error", 0, 100);
-  const energy::Section cs = top.child("constants");
-  std::vector<std::string> names;
-  for (const ConstantRow& r : kConstantRows) names.emplace_back(r.name);
-  cs.check_keys(names);
-  for (const ConstantRow& r : kConstantRows) {
-    const std::string n(r.name);
-    if (!cs.has(n)) cs.error(n, "required: " + std::string(r.meaning));
-    const energy::Section c = cs.child(n);
-    c.check_keys({"value", "source"});
-    // The plausible range is the model's claim about physics: a fit that leaves it fails here.
-    const double v = c.get_number("value", r.lo, r.hi);
-    k.sources.push_back(c.get_string("source"));
-    k.set(r.name, v);
-  }
-  return k;
+  return constants_from_node(energy::load_yaml_file(path, "macro-model constants"), path);
+}
+
+nlohmann::json constants_to_json(const Constants& k) {
+  nlohmann::json j = write_fields(k);
+  j["constants"] = write_fields(static_cast<const MacroConstants&>(k));
+  return j;
 }
 
 const Constants& shipped_constants() {

@@ -78,6 +78,10 @@ struct SpecField {
   bool reported = false;       // a report records it on every kind (what the struct computes with)
   bool whole = false;          // a floating member that holds whole numbers only (read as an integer)
   const char* files = "";      // path: the shipped files it names, from the data root ("configs/tech/*.yaml")
+  // A sourced number: the file writes `{value: V, source: "..."}` or `{value: V, assumption: "..."}`
+  // and the text lands in this member ("source: ..." / "assumption: ..."): every figure of a data
+  // table says where it comes from.
+  std::string S::*provenance = nullptr;
 
   constexpr SpecField only(unsigned k) const { auto f = *this; f.kinds = k; return f; }
   constexpr SpecField needed() const { auto f = *this; f.required = true; return f; }
@@ -86,6 +90,7 @@ struct SpecField {
   constexpr SpecField by_default(const char* what) const { auto f = *this; f.defaults_to = what; return f; }
   constexpr SpecField always_reported() const { auto f = *this; f.reported = true; return f; }
   constexpr SpecField whole_number() const { auto f = *this; f.whole = true; return f; }
+  constexpr SpecField sourced(std::string S::*p) const { auto f = *this; f.provenance = p; return f; }
 
   constexpr SpecType type() const {
     using V = spec_value_t<T>;

@@ -23,6 +23,20 @@ nlohmann::json field_json(const SpecField<S, T>& row, const T& v) {
   else if constexpr (std::is_same_v<T, std::string>) return row.type() == SpecType::path ? absolute_path(v) : v;
   else return v;
 }
+// A sourced row's value as the file writes it: {value: V, source: "..."} (or assumption:), from
+// the provenance text "source: ..." / "assumption: ..." (only {value: V} when a program left it empty).
+template <class S, class T>
+nlohmann::json row_json(const SpecField<S, T>& row, const S& s) {
+  nlohmann::json v = field_json(row, s.*row.member);
+  if (!row.provenance || v.is_null()) return v;
+  nlohmann::json j = {{"value", v}};
+  const std::string& text = s.*row.provenance;
+  for (const char* which : {"source", "assumption"}) {
+    const std::string prefix = std::string(which) + ": ";
+    if (text.rfind(prefix, 0) == 0) j[which] = text.substr(prefix.size());
+  }
+  return j;
+}
 // Whether the file form holds the field: an optional one only when set, a sparse one only when
 // it differs from its default, a path only when it names a file.
 template <class S, class T>
@@ -44,7 +58,7 @@ nlohmann::json write_fields(const S& s) {
   nlohmann::json j = nlohmann::json::object();
   for_each_spec_field<S>([&](const auto& row) {
     if (!row.in_file || !row.applies(kind) || !detail::written(row, s.*row.member, d.*row.member)) return;
-    j[row.key] = detail::field_json(row, s.*row.member);
+    j[row.key] = detail::row_json(row, s);
   });
   return j;
 }
@@ -61,7 +75,8 @@ nlohmann::json report_fields(const S& s) {
 }
 
 // The table as data: per row key, type, unit, min, max, default, kinds, choices, files (a path's
-// shipped files), doc, required, in_file (false: not a key of the file), defaults_to.
+// shipped files), doc, required, in_file (false: not a key of the file), defaults_to, sourced
+// (written {value, source}).
 template <SpecTable S>
 nlohmann::json describe_fields() {
   const S d{};
@@ -75,6 +90,7 @@ nlohmann::json describe_fields() {
                         {"in_file", row.in_file},
                         {"sparse", row.omit_default},
                         {"optional", is_optional_field_v<std::remove_cvref_t<decltype(d.*row.member)>>},
+                        {"sourced", row.provenance != nullptr},
                         {"defaults_to", row.defaults_to},
                         {"default", detail::field_json(row, d.*row.member)},
                         {"kinds", row.kinds == kAllKinds ? std::string("all") : kind_names<S>(row.kinds)}};

@@ -54,7 +54,9 @@ _use_package_data()
 from ._core import (HardwareSpec, Placement, Policy, ModelShape, map, parse_shape,  # noqa: E402,F401
                     shape_preset, preset_names, shape_from_checkpoint, default_hardware_spec_path,
                     Organization, KvSpec, Precision, BaselineConfig, NodePoint, machine_names,
-                    baseline_step, MacroFile, MacroDesc, Published, load_macro, Machine, load_machine)
+                    baseline_step, MacroFile, MacroDesc, Published, load_macro, Machine, load_machine,
+                    SramNodes, SramNodeEntry, load_sram_nodes, MacroModel, MacroConstants,
+                    load_macro_model)
 from .report import Report, run  # noqa: E402,F401
 
 

@@ -38,6 +38,19 @@ SECTIONS = [
                              "the paper's figures; beside these, `breakdown` (shares of the energy by "
                              "category, `array+input: 0.84`) and `excludes` (categories the published "
                              "TOPS/W leaves out) are read by hand."),
+    ("sram_nodes.node", "Not a hardware spec either: one entry of the `nodes` list of the SRAM node table "
+                        "(`configs/memory/sram_nodes.yaml`, `cmodel::energy::SramNodeEntry`, Python's "
+                        "`kvcim.load_sram_nodes(path).nodes`), at least two nodes from the largest down. "
+                        "A node without its access energy has it carried from the node above "
+                        "(`docs/energy.md`); the three access rows are given together or not at all."),
+    ("macro_model", "Not a hardware spec either: the top level of the component macro model's constants "
+                    "(`configs/macro_model.yaml`, `cmodel::macro_model::Constants`, Python's "
+                    "`kvcim.load_macro_model(path)`), written by `scripts/fit_macro_model.py` "
+                    "(`docs/calibration.md`), beside `constants`."),
+    ("macro_model.constants", "The `constants` section of that file (`cmodel::macro_model::MacroConstants`): "
+                              "one named constant per term of the component model, inside its plausible "
+                              "range (a fit that leaves it is refused); the fit sets those of "
+                              "`MacroModel.constants.fitted`, the others are assumptions stated in their source."),
 ]
 
 
@@ -76,7 +89,8 @@ def default(row):
 def markdown(tables):
     out = ["# Hardware spec fields", "",
            "Every field of a hardware spec (`configs/hw/*.yaml`, or the same tree as a dict), of a "
-           "named machine and of a published macro's file, made "
+           "named machine, of a published macro's file, of the SRAM node table and of the macro model's "
+           "constants, made "
            "from the field tables beside the structs (`include/kvcim/spec_fields.hpp`) by "
            "`kvcim._fieldsdoc`; a test fails while this page differs from the tables. A path names "
            "a file relative to the folder of the spec that names it (a dict's: `base_dir`, by "
@@ -84,7 +98,9 @@ def markdown(tables):
            "reads, checks and writes exactly these keys: a value outside its legal range, of another "
            "type, or a field that does not apply to the section's `kind` is an error naming the file, "
            "the key, the value and the range. `kinds` names the kinds a field applies to. Fields "
-           "marked *not in the file* are set from other sections (Python attributes only). "
+           "marked *not in the file* are set from other sections (Python attributes only). A *sourced* "
+           "field is written `{value: V, source: \"...\"}` or `{value: V, assumption: \"...\"}`: "
+           "the figure and where it comes from (a sentence). "
            "`docs/mapper.md` explains the spec as a whole.", ""]
     for name, about in SECTIONS:
         out += [f"## `{name}`", "", about, "",
@@ -96,6 +112,8 @@ def markdown(tables):
                 doc += " *(not in the file)*"
             if row["sparse"]:
                 doc += " (written when not the default)"
+            if row.get("sourced"):
+                doc += " *(sourced)*"
             out.append(f"| `{row['key']}` | {row['type']} | {row['unit']} | {legal(row)} | "
                        f"{default(row)} | {row['kinds']} | {doc} |")
         out.append("")

@@ -33,6 +33,7 @@ void bind_mapper(py::module_& m);
 void bind_runtime(py::module_& m);
 void bind_macro(py::module_& m);
 void bind_machine(py::module_& m);
+void bind_sram_nodes(py::module_& m);
 
 // Python value of a JSON document (dicts, lists, numbers, strings) via json.loads.
 py::object to_python(const nlohmann::json& value);

@@ -13,6 +13,8 @@
 #include "spec_fields.hpp"
 #include "kvcim/spec_fields_json.hpp"
 #include "kvcim/cmodel/energy/baseline.hpp"
+#include "kvcim/cmodel/energy/sram_nodes.hpp"
+#include "kvcim/cmodel/macro_model/macro_components.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/analysis.hpp"
 #include "kvcim/mapper/chip.hpp"
@@ -79,7 +81,10 @@ nlohmann::json spec_field_tables() {
           {"link", describe_fields<LinkSpec>()},
           {"machine", describe_fields<Machine>()},
           {"macro_file.macro", describe_fields<cmodel::macro_model::MacroDesc>()},
-          {"macro_file.published", describe_fields<cmodel::macro_model::Published>()}};
+          {"macro_file.published", describe_fields<cmodel::macro_model::Published>()},
+          {"sram_nodes.node", describe_fields<energy::SramNodeEntry>()},
+          {"macro_model", describe_fields<cmodel::macro_model::Constants>()},
+          {"macro_model.constants", describe_fields<cmodel::macro_model::MacroConstants>()}};
 }
 
 HardwareSpec hardware_from_dict(const py::dict& d, const std::string& base_dir) {

@@ -22,5 +22,6 @@ PYBIND11_MODULE(_core, m) {
   kvcim::python::bind_mapper(m);
   kvcim::python::bind_macro(m);
   kvcim::python::bind_machine(m);
+  kvcim::python::bind_sram_nodes(m);
   kvcim::python::bind_runtime(m);
 }

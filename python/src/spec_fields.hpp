@@ -30,16 +30,30 @@ void bind_fields_readwrite(py::class_<S, Options...>& c) {
 }
 
 // Read-only attributes, choices by their name in the spec file ("analog", "calibrated"): a
-// section of a HardwareSpec, which changes through to_dict / from_dict.
+// section of a HardwareSpec, which changes through to_dict / from_dict. A table with sourced rows
+// also gets `provenance`, each figure's "source: ..." or "assumption: ..." by key.
 template <SpecTable S, class... Options>
 void bind_fields_readonly(py::class_<S, Options...>& c) {
+  bool sourced = false;
   for_each_spec_field<S>([&](const auto& row) {
     using T = std::remove_cvref_t<decltype(std::declval<S>().*row.member)>;
+    sourced = sourced || row.provenance != nullptr;
     if constexpr (std::is_enum_v<T>)
       c.def_property_readonly(row.key, [row](const S& s) { return choice_name(row, s.*row.member); }, row.doc);
     else
       c.def_readonly(row.key, row.member, row.doc);
   });
+  if (!sourced) return;
+  c.def_property_readonly(
+      "provenance",
+      [](const S& s) {
+        py::dict d;
+        for_each_spec_field<S>([&](const auto& row) {
+          if (row.provenance && !(s.*row.provenance).empty()) d[row.key] = s.*row.provenance;
+        });
+        return d;
+      },
+      "Where each figure comes from, by key: 'source: ...' or 'assumption: ...'.");
 }
 
 // A section of a spec as a typed value: its C++ fields as attributes (bind_fields_readonly), and

@@ -10,24 +10,20 @@ import pytest
 import kvcim
 from kvcim import _core
 from conftest import SOURCE_DIR
-from test_spec_fields import TABLES, Form, check_row
+from spec_field_checks import check_row
+from test_spec_fields import TABLES
 
 MACHINES = sorted((SOURCE_DIR / "configs" / "machines").glob("*.yaml"))
 
 
-class MachineForm(Form):
-    """Every field of a machine file is {value: V, source: "..."} (or assumption:) at the top."""
-    @staticmethod
-    def put(tree, section, key, value):
-        tree[key]["value"] = value
+# Every field of a machine file is {value: V, source: "..."} (or assumption:) at the top; errors
+# name `key.value`.
+def put_machine_value(tree, key, value):
+    tree[key]["value"] = value
 
-    @staticmethod
-    def get(tree, section, key, absent):
-        return tree[key]["value"]
 
-    @staticmethod
-    def field(section, key):
-        return f"{key}.value"
+def get_machine_value(tree, key, absent):
+    return tree[key]["value"]
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +34,8 @@ def machines():
 @pytest.mark.parametrize("key", [row["key"] for row in TABLES["machine"]])
 def test_every_machine_field_round_trips_and_refuses_bad_values(machines, key):
     row = next(r for r in TABLES["machine"] if r["key"] == key)
-    check_row(kvcim.Machine, machines, "spec", row, MachineForm)
+    check_row(kvcim.Machine, machines, "", row, at=lambda tree: tree, part=lambda doc: doc,
+              put=put_machine_value, get=get_machine_value)
 
 
 def test_every_machine_row_is_an_attribute_with_its_doc():

@@ -20,10 +20,11 @@ set(KVCIM_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/testbench/fuzz)
 # target name -> the library it needs (cmodel readers; the spec parser lives in the mapper)
 # hw_spec: the spec parser; safetensors, hf_config, hf_tokenizer: Hugging Face checkpoints (the
 # safetensors header, config.json, tokenizer.json); macro_file: kvcim macro's reader
-# (mapper/macro_pricing.cpp); policy: the policy's key table, as text and as a mapping;
+# (mapper/macro_pricing.cpp); macro_model: its constants (configs/macro_model.yaml); policy: the
+# policy's key table, as text and as a mapping;
 # rtl_recipe: the recipe of on-demand RTL tile builds (rtl/sim/rtl_build_steps.cpp, kvcim_rtl_loader)
 set(KVCIM_FUZZ_TARGETS checkpoint tokenizer encode tech_table npy hw_spec safetensors hf_config
-    hf_tokenizer macro_file machine_file sram_nodes policy rtl_recipe)
+    hf_tokenizer macro_file machine_file sram_nodes macro_model policy rtl_recipe)
 
 foreach(t ${KVCIM_FUZZ_TARGETS})
   if(KVCIM_FUZZ)

@@ -148,6 +148,13 @@ def main():
     put("sram_nodes", "negative_read.yaml", sram.replace(b"{value: 0.1953125, source", b"{value: -0.19, source"))
     put("sram_nodes", "no_largest_access.yaml", b"\n".join(l for l in sram.split(b"\n") if b"read_pj_per_bit: {value: 0.15625" not in l))
     put("sram_nodes", "one_node.yaml", b"nodes:\n  - {node_nm: 5, bitcell_um2: {value: 0.021, source: a sentence of a source}, macro_mb_per_mm2: {value: 31.8, source: a sentence of a source}}\n")
+    # macro_model: the shipped constants and broken ones
+    consts = open(os.path.join(SRC, "configs", "macro_model.yaml"), "rb").read()
+    put("macro_model", "shipped.yaml", consts)
+    put("macro_model", "out_of_range.yaml", consts.replace(b"k_sar_ff: {value: ", b"k_sar_ff: {value: 5", 1))
+    put("macro_model", "no_source.yaml", consts.replace(b"r_dff: {value: 1.5, source:", b"r_dff: {value: 1.5, sauce:"))
+    put("macro_model", "missing.yaml", b"\n".join(l for l in consts.split(b"\n") if not l.startswith(b"  k_tdc_ff")))
+    put("macro_model", "flow.yaml", b"{held_out_median_error: 0.1, held_out_worst_error: 1, constants: {c_wl_ff: {value: 0.3, source: a sentence of a source}}}\n")
 
     # rtl_recipe: a recipe as rtl/rtl_recipe.cmake writes one (generic paths), and broken ones
     recipe = {"verilator": "/usr/bin/verilator", "verilator_version": "5.006", "cxx": "/usr/bin/c++",

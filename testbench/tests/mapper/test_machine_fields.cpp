@@ -7,16 +7,28 @@
 
 #include "kvcim/error.hpp"
 #include "kvcim/mapper/machine.hpp"
-#include "mapper/spec_field_checks.hpp"
+#include "../spec_field_checks.hpp"
 
 using namespace kvcim;
 using namespace kvcim::mapper;
 using nlohmann::json;
 
-namespace {
+namespace kvcim::test {
+// A machine file: its tree, the machine read back from one, the shipped ones; every field is
+// {value: V, source: "..."} of its own.
+template <>
+struct SpecDoc<Machine> {
+  static json to_json(const Machine& m) { return machine_file_to_json(m); }
+  static Machine from_json(const json& j) { return machine_file_from_json(j); }
+  static const std::vector<Machine>& shipped() {
+    static const auto files = load_all<Machine>("/configs/machines", [](const std::string& p) { return load_machine(p); });
+    return files;
+  }
+  static constexpr bool every_value_sourced = true;
+};
+}  // namespace kvcim::test
 
-using kvcim::test::spec_checks::check_every_field;
-using kvcim::test::spec_checks::whole;
+namespace {
 
 std::string machine_refusal(const json& j) {
   try {
@@ -28,7 +40,7 @@ std::string machine_refusal(const json& j) {
 }
 
 TEST(MachineFields, EveryMachineFieldRoundTripsAndRefusesBadValues) {
-  check_every_field<Machine>("", &whole<Machine>);
+  kvcim::test::check_every_top_field<Machine>();
 }
 
 // The tree is the file: every field's value and its provenance, name and description; read back,

@@ -2,7 +2,8 @@
 // a field table (kvcim/spec_fields.hpp). Every key must be a row of the table (or one the caller
 // reads by hand); each value is checked against its row's type and range; a field that does not
 // apply to the section's kind is refused. Errors name the file and line, the key, the value and
-// the legal range ("hw.yaml:12: kv.adc_bits = 40: expected an integer in [2, 30]").
+// the legal range ("hw.yaml:12: kv.adc_bits = 40: expected an integer in [2, 30]"). A sourced row
+// (SpecField::sourced) is read as `{value: V, source: "..."}` or `{value: V, assumption: "..."}`.
 #pragma once
 #include <cmath>
 #include <initializer_list>
@@ -53,6 +54,14 @@ void read_fields(const Section& sec, S& s, std::initializer_list<std::string_vie
       auto& member = s.*row.member;
       using M = std::remove_cvref_t<decltype(member)>;
       using T = spec_value_t<M>;
+      if constexpr (std::is_floating_point_v<T>) {
+        if (row.provenance) {  // {value: V, source: "..."} or {value: V, assumption: "..."}
+          const Sourced got = get_sourced(sec, key, row.lo, row.hi);
+          member = static_cast<T>(got.value);
+          s.*row.provenance = got.provenance;
+          return;
+        }
+      }
       T v{};
       if constexpr (!is_optional_field_v<M>) v = member;
       if constexpr (std::is_same_v<T, bool>) {

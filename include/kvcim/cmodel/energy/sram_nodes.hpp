@@ -14,13 +14,62 @@
 // chip's SRAM banks and buffers, the SRAM cells of digital CIM macros) are carried between nodes by
 // this table instead of by logic scaling (scaling.hpp).
 #pragma once
+#include <limits>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "kvcim/cmodel/energy/scaling.hpp"
+#include "kvcim/spec_fields.hpp"
 
 namespace kvcim::cmodel::energy {
 
+// One entry of the file's `nodes:` list as written, declared once as a spec field table
+// (kvcim/spec_fields.hpp): the reader (sram_nodes.cpp, through read_fields), the JSON writer
+// (sram_node_file_to_json, the reader's inverse), Python's SramNodeEntry and the docs' field table
+// walk it. Every figure is sourced: `{value: V, source: "..."}` or `{value: V, assumption: "..."}`.
+// The access energy is given with all three rows or not at all (then carried, SramNode).
+struct SramNodeEntry {
+  double node_nm = std::numeric_limits<double>::quiet_NaN();  // required
+  double bitcell_um2 = std::numeric_limits<double>::quiet_NaN(), macro_mb_per_mm2 = std::numeric_limits<double>::quiet_NaN();
+  std::optional<double> read_pj_per_bit, write_pj_per_bit, access_voltage_v;
+  // "source: ..." or "assumption: ..." of each figure
+  std::string bitcell_provenance, macro_provenance, read_provenance, write_provenance, voltage_provenance;
+};
+
+constexpr auto spec_fields(const SramNodeEntry*) {
+  using Self = SramNodeEntry;
+  using ::kvcim::optional_field, ::kvcim::range_field;
+  constexpr const char* carried = "carried from the node above by sqrt(macro area per bit)";
+  return std::tuple{
+      range_field("node_nm", &Self::node_nm, 1, 180, "nm", "process node; the list runs from the largest node down").needed(),
+      range_field("bitcell_um2", &Self::bitcell_um2, 1e-4, 10, "um^2", "one high-density 6T bit cell")
+          .needed().sourced(&Self::bitcell_provenance),
+      range_field("macro_mb_per_mm2", &Self::macro_mb_per_mm2, 1e-3, 1e4, "Mb/mm^2",
+                  "density of a macro of such cells with its periphery (at most 1 / bitcell_um2)")
+          .needed().sourced(&Self::macro_provenance),
+      optional_field("read_pj_per_bit", &Self::read_pj_per_bit, 1e-6, 100, "pJ",
+                     "one bit read from an 8 KiB bank at access_voltage_v")
+          .by_default(carried).sourced(&Self::read_provenance),
+      optional_field("write_pj_per_bit", &Self::write_pj_per_bit, 1e-6, 100, "pJ",
+                     "one bit written to an 8 KiB bank at access_voltage_v")
+          .by_default(carried).sourced(&Self::write_provenance),
+      optional_field("access_voltage_v", &Self::access_voltage_v, kMinVoltage, kMaxVoltage, "V",
+                     "the supply the access energies are given at")
+          .by_default("the node above's").sourced(&Self::voltage_provenance),
+  };
+}
+
+// The file: its nodes from the largest down.
+struct SramNodeFile {
+  std::vector<SramNodeEntry> nodes;
+  std::string source;  // the file it was read from ("<dict>" for a dict)
+};
+
+// A node as the model prices it: the entry's figures, and its access energy as given or carried.
 struct SramNode {
   double node_nm = 0;
   double bitcell_um2 = 0;       // one 6T cell
@@ -43,7 +92,16 @@ inline constexpr double kSramReferenceBankBytes = 8192;
 // Reads a table (YAML text; `source` names it in errors): at least two nodes, from the largest
 // node down, each macro no denser than its bit cell; read_pj_per_bit, write_pj_per_bit and
 // access_voltage_v given together, and at least by the largest node (the others are carried from
-// it, above). Throws kvcim::Error naming the field.
+// it, above). Throws kvcim::Error "<file>:<line>: nodes[i].<key>[.value] = <value>: <expected>".
+SramNodeFile sram_node_file_from_text(const std::string& yaml, const std::string& source);
+SramNodeFile load_sram_node_file(const std::string& path);
+// The same from the file's tree as JSON (a Python dict); `where` names it in errors.
+SramNodeFile sram_node_file_from_json(const nlohmann::json& j, const std::string& where = "<dict>");
+// The file as its tree: the reader's inverse (a carried node's access energy is not written).
+nlohmann::json sram_node_file_to_json(const SramNodeFile& f);
+// The nodes priced: each one's access energy as given, or carried from the node above.
+std::vector<SramNode> sram_nodes_of(const SramNodeFile& f);
+// sram_nodes_of(sram_node_file_from_text(yaml, source)).
 std::vector<SramNode> sram_nodes_from_text(const std::string& yaml, const std::string& source);
 // The shipped table (data_dir()/configs/memory/sram_nodes.yaml), read once.
 const std::vector<SramNode>& sram_nodes();

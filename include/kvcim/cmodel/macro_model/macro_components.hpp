@@ -22,7 +22,10 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kvcim/cmodel/macro_model/macro_desc.hpp"
 
@@ -51,33 +54,71 @@ namespace kvcim::cmodel::macro_model {
   X(reram_cell_f2, "F^2", 10, 500, false, "ReRAM (1T1R/2T2R share) cell area when the paper gives none")  \
   X(time_cell_f2, "F^2", 50, 3000, false, "time-delay cell area when the paper gives none")
 
-struct ConstantRow {
-  std::string_view name, unit;
-  double lo, hi;
-  bool fitted;
-  std::string_view meaning;
-};
-inline constexpr ConstantRow kConstantRows[] = {
-#define KVCIM_MC_ROW(name, unit, lo, hi, fitted, meaning) {#name, unit, lo, hi, fitted, meaning},
-    KVCIM_MACRO_CONSTANTS(KVCIM_MC_ROW)
-#undef KVCIM_MC_ROW
-};
-
-struct Constants {
-#define KVCIM_MC_MEMBER(name, unit, lo, hi, fitted, meaning) double name = 0;
+// The component constants, the `constants:` section of configs/macro_model.yaml, declared once
+// as a spec field table from the list above (kvcim/spec_fields.hpp): each is written
+// `name: {value: V, source: "..."}` with V inside its plausible range (the model's claim about
+// physics: a fit that leaves it is refused) and the source of the value (the fit, or the
+// assumption and its reasoning), which lands in name_source. The reader (load_constants, through
+// read_fields), the JSON writer (constants_to_json), `kvcim macro --json`'s table of constants,
+// Python's MacroConstants and the docs' field table walk it.
+struct MacroConstants {
+#define KVCIM_MC_MEMBER(name, unit, lo, hi, fitted, meaning) \
+  double name = 0;                                          \
+  std::string name##_source;
   KVCIM_MACRO_CONSTANTS(KVCIM_MC_MEMBER)
 #undef KVCIM_MC_MEMBER
-  std::vector<std::string> sources;  // per row of kConstantRows: where the value comes from
-  double held_out_median_error = 0;  // the model's stated uncertainty (|TOPS/W error|, held out)
-  double held_out_worst_error = 0;
-  std::string file;
+  // The constant of that key (0 for none).
   double get(std::string_view name) const;
   void set(std::string_view name, double value);
 };
 
-// Reads the constants (configs/macro_model.yaml): each row of kConstantRows with `value` inside
-// its plausible range and a `source`; kvcim::Error naming the file and the constant otherwise.
+constexpr auto spec_fields(const MacroConstants*) {
+  using Self = MacroConstants;
+  return std::tuple{
+#define KVCIM_MC_ROW(name, unit, lo, hi, fitted, meaning) \
+  ::kvcim::range_field(#name, &Self::name, lo, hi, unit, meaning).needed().sourced(&Self::name##_source),
+      KVCIM_MACRO_CONSTANTS(KVCIM_MC_ROW)
+#undef KVCIM_MC_ROW
+  };
+}
+
+// Whether scripts/fit_macro_model.py fits the constant (else it is a fixed assumption).
+constexpr bool fitted_constant(std::string_view name) {
+#define KVCIM_MC_FITTED(n, unit, lo, hi, fitted, meaning) \
+  if (name == #n) return fitted;
+  KVCIM_MACRO_CONSTANTS(KVCIM_MC_FITTED)
+#undef KVCIM_MC_FITTED
+  return false;
+}
+
+// The whole file: the constants and the model's stated uncertainty (the top-level rows).
+struct Constants : MacroConstants {
+  double held_out_median_error = 0;  // the model's stated uncertainty (|TOPS/W error|, held out)
+  double held_out_worst_error = 0;
+  std::string file;  // the file it was read from ("<dict>" for a dict)
+};
+
+constexpr auto spec_fields(const Constants*) {
+  using Self = Constants;
+  return std::tuple{
+      ::kvcim::range_field("held_out_median_error", &Self::held_out_median_error, 0, 100, "",
+                           "median |TOPS/W error| over the held-out macros (0.1: 10%): the model's stated uncertainty")
+          .needed(),
+      ::kvcim::range_field("held_out_worst_error", &Self::held_out_worst_error, 0, 100, "",
+                           "largest |TOPS/W error| over the held-out macros")
+          .needed(),
+  };
+}
+
+// Reads the constants (configs/macro_model.yaml): every constant with `value` inside its
+// plausible range and a `source`, and the held-out errors; kvcim::Error
+// "<file>:<line>: constants.<name>.value = <value>: <expected>" otherwise.
 Constants load_constants(const std::string& path);
+Constants constants_from_text(const std::string& text, const std::string& where);
+// The same from the file's tree as JSON (a Python dict); `where` names it in errors.
+Constants constants_from_json(const nlohmann::json& j, const std::string& where = "<dict>");
+// The file as its tree (the held-out errors, constants: {name: {value, source}}): the reader's inverse.
+nlohmann::json constants_to_json(const Constants& k);
 // The shipped constants, from data_dir()/configs/macro_model.yaml (read once).
 const Constants& shipped_constants();
 
