@@ -5,11 +5,8 @@
 // range, of the wrong type, a missing file, a sourced figure without its source, or a field that
 // does not apply to the section's kind is refused with a message naming the section and key.
 //
-// A document type says how it is read and written by specialising SpecDoc:
-//   static nlohmann::json to_json(const Doc&);  static Doc from_json(const nlohmann::json&);
-//   static const std::vector<Doc>& shipped();   // the shipped documents, the bases of the checks
-//   static constexpr bool every_value_sourced = true;  // optional: each field {value: V, source:
-//                                                      // ...} of the file's own (machine files)
+// A document kind says how it is written, read back and found among the shipped files by
+// specialising file_kind<Doc>() (in its own test file).
 #pragma once
 #include <gtest/gtest.h>
 
@@ -29,26 +26,13 @@
 
 namespace kvcim::test {
 
-template <class Doc>
-struct SpecDoc;
-
-// Every file of a folder of the source tree, read by `load`, in name order.
-template <class Doc, class Load>
-std::vector<Doc> load_all(const char* dir, Load&& load) {
-  std::vector<std::filesystem::path> files;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(KVCIM_SOURCE_DIR) + dir))
-    files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  std::vector<Doc> out;
-  for (const auto& f : files) out.push_back(load(f.string()));
-  return out;
-}
-
-// The files of the source tree a glob from the data root names ("configs/tech/*.yaml"), sorted,
-// absolute and lexically normal.
+// The files of the source tree a glob from the data root names ("configs/tech/*.yaml", or one
+// file), sorted, absolute and lexically normal.
 inline std::vector<std::string> files_of(const std::string& glob) {
   const std::filesystem::path pattern = std::filesystem::path(KVCIM_SOURCE_DIR) / glob;
-  const std::string suffix = pattern.filename().string().substr(1);  // "*.yaml" -> ".yaml"
+  const std::string name_glob = pattern.filename().string();
+  if (!name_glob.starts_with("*")) return {std::filesystem::absolute(pattern).lexically_normal().string()};
+  const std::string suffix = name_glob.substr(1);  // "*.yaml" -> ".yaml"
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(pattern.parent_path())) {
     const std::string name = e.path().filename().string();
@@ -58,6 +42,34 @@ inline std::vector<std::string> files_of(const std::string& glob) {
   std::sort(out.begin(), out.end());
   return out;
 }
+
+// How a document kind is written, read back, and where its shipped files are.
+template <class Doc>
+struct FileKind {
+  nlohmann::json (*to_json)(const Doc&);
+  Doc (*from_json)(const nlohmann::json&);
+  Doc (*load)(const std::string&);
+  const char* glob;                  // the shipped files, from the data root ("configs/hw/*.yaml")
+  bool every_value_sourced = false;  // each field {value: V, source: ...} of its own (machine files):
+                                     // a drawn value replaces the value, errors name `key.value`
+};
+template <class Doc>
+FileKind<Doc> file_kind();
+
+template <class Doc>
+struct SpecDoc {
+  static nlohmann::json to_json(const Doc& d) { return file_kind<Doc>().to_json(d); }
+  static Doc from_json(const nlohmann::json& j) { return file_kind<Doc>().from_json(j); }
+  // the shipped documents, the bases of the checks
+  static const std::vector<Doc>& shipped() {
+    static const std::vector<Doc> docs = [] {
+      std::vector<Doc> out;
+      for (const std::string& f : files_of(file_kind<Doc>().glob)) out.push_back(file_kind<Doc>().load(f));
+      return out;
+    }();
+    return docs;
+  }
+};
 
 // A legal value of the row's type V (its JSON form), different from `current` when the row allows it.
 template <class S, class T, class V>
@@ -133,18 +145,10 @@ std::vector<nlohmann::json> illegal(const SpecField<S, T>& row) {
   return out;
 }
 
-// Whether every field of Doc's file is {value: V, source: "..."} of its own (a machine file): a
-// drawn value then replaces the value and keeps the document's source, and errors name `key.value`.
-template <class Doc>
-constexpr bool every_value_sourced() {
-  if constexpr (requires { SpecDoc<Doc>::every_value_sourced; }) return SpecDoc<Doc>::every_value_sourced;
-  else return false;
-}
 // The slot a field's value (in the file's form) goes to in a section's tree.
 template <class Doc>
 nlohmann::json& value_slot(nlohmann::json& section, const char* key) {
-  if constexpr (every_value_sourced<Doc>()) return section[key]["value"];
-  else return section[key];
+  return file_kind<Doc>().every_value_sourced ? section[key]["value"] : section[key];
 }
 
 template <class Doc>
@@ -170,7 +174,7 @@ void check_every_field(const std::string& section, const nlohmann::json::json_po
     if (!row.in_file) return;
     ++rows;
     const std::string field = section.empty() ? std::string(row.key) : section + "." + row.key;
-    const std::string value_field = row.provenance || every_value_sourced<Doc>() ? field + ".value" : field;
+    const std::string value_field = row.provenance || file_kind<Doc>().every_value_sourced ? field + ".value" : field;
     SCOPED_TRACE(field);
     bool legal = false, refused_kind = false;
     for (const Doc& doc : SpecDoc<Doc>::shipped()) {

@@ -13,15 +13,9 @@ using nlohmann::json;
 
 namespace kvcim::test {
 template <>
-struct SpecDoc<SramNodeFile> {
-  static json to_json(const SramNodeFile& f) { return sram_node_file_to_json(f); }
-  static SramNodeFile from_json(const json& j) { return sram_node_file_from_json(j); }
-  static const std::vector<SramNodeFile>& shipped() {
-    static const std::vector<SramNodeFile> files = {
-        load_sram_node_file(std::string(KVCIM_SOURCE_DIR) + "/configs/memory/sram_nodes.yaml")};
-    return files;
-  }
-};
+FileKind<SramNodeFile> file_kind<SramNodeFile>() {
+  return {&sram_node_file_to_json, [](const json& j) { return sram_node_file_from_json(j); }, &load_sram_node_file, "configs/memory/sram_nodes.yaml"};
+}
 }  // namespace kvcim::test
 
 namespace {

@@ -14,15 +14,9 @@ using nlohmann::json;
 
 namespace kvcim::test {
 template <>
-struct SpecDoc<mm::Constants> {
-  static json to_json(const mm::Constants& k) { return mm::constants_to_json(k); }
-  static mm::Constants from_json(const json& j) { return mm::constants_from_json(j); }
-  static const std::vector<mm::Constants>& shipped() {
-    static const std::vector<mm::Constants> files = {
-        mm::load_constants(std::string(KVCIM_SOURCE_DIR) + "/configs/macro_model.yaml")};
-    return files;
-  }
-};
+FileKind<mm::Constants> file_kind<mm::Constants>() {
+  return {&mm::constants_to_json, [](const json& j) { return mm::constants_from_json(j); }, &mm::load_constants, "configs/macro_model.yaml"};
+}
 }  // namespace kvcim::test
 
 namespace {

@@ -14,18 +14,11 @@ using namespace kvcim::mapper;
 using nlohmann::json;
 
 namespace kvcim::test {
-// A machine file: its tree, the machine read back from one, the shipped ones; every field is
-// {value: V, source: "..."} of its own.
+// A machine file: every field is {value: V, source: "..."} of its own.
 template <>
-struct SpecDoc<Machine> {
-  static json to_json(const Machine& m) { return machine_file_to_json(m); }
-  static Machine from_json(const json& j) { return machine_file_from_json(j); }
-  static const std::vector<Machine>& shipped() {
-    static const auto files = load_all<Machine>("/configs/machines", [](const std::string& p) { return load_machine(p); });
-    return files;
-  }
-  static constexpr bool every_value_sourced = true;
-};
+FileKind<Machine> file_kind<Machine>() {
+  return {&machine_file_to_json, [](const json& j) { return machine_file_from_json(j); }, &load_machine, "configs/machines/*.yaml", true};
+}
 }  // namespace kvcim::test
 
 namespace {

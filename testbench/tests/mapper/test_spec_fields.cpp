@@ -18,25 +18,15 @@ using nlohmann::json;
 namespace mm = kvcim::cmodel::macro_model;
 
 namespace kvcim::test {
-// The two kinds of spec file: a document's tree and the document read back from one.
+// The two kinds of spec file: a document's tree, the document read back from one, the shipped ones.
 template <>
-struct SpecDoc<HardwareSpec> {
-  static json to_json(const HardwareSpec& hw) { return hardware_spec_to_json(hw); }
-  static HardwareSpec from_json(const json& j) { return hardware_spec_from_json(j); }
-  static const std::vector<HardwareSpec>& shipped() {
-    static const auto specs = load_all<HardwareSpec>("/configs/hw", [](const std::string& p) { return load_hardware_spec(p); });
-    return specs;
-  }
-};
+FileKind<HardwareSpec> file_kind<HardwareSpec>() {
+  return {&hardware_spec_to_json, [](const json& j) { return hardware_spec_from_json(j); }, &load_hardware_spec, "configs/hw/*.yaml"};
+}
 template <>
-struct SpecDoc<mm::MacroFile> {
-  static json to_json(const mm::MacroFile& m) { return mm::macro_file_to_json(m); }
-  static mm::MacroFile from_json(const json& j) { return mm::macro_file_from_json(j); }
-  static const std::vector<mm::MacroFile>& shipped() {
-    static const auto files = load_all<mm::MacroFile>("/configs/macros", [](const std::string& p) { return mm::load_macro_file(p); });
-    return files;
-  }
-};
+FileKind<mm::MacroFile> file_kind<mm::MacroFile>() {
+  return {&mm::macro_file_to_json, [](const json& j) { return mm::macro_file_from_json(j); }, &mm::load_macro_file, "configs/macros/*.yaml"};
+}
 }  // namespace kvcim::test
 
 namespace {
