@@ -27,7 +27,14 @@ void CimLinear::compute_blocks_batch(int b0, int b1) {
     }
     // the block's rows of every token's codes, read in place (stride: the matrix's inputs)
     cmodel::cim::Macro& m = *macros_[b];
-    m.compute_batch(batch_xq_.data() + bl.row0, n, bl.rows, part, bl.outs, batch_keys_, cols);
+    // the run's input bit-planes (apply_run) from the block's first row's word, when it has one
+    cmodel::cim::Macro::InputPlanes planes;
+    const bool shared = !batch_planes_.empty() && bl.row0 % 64 == 0;
+    if (shared) {
+      const size_t nw = static_cast<size_t>(cols + 63) / 64;
+      planes = {batch_planes_.data() + bl.row0 / 64, nw * static_cast<size_t>(spec_.input_bits), nw, spec_.input_bits};
+    }
+    m.compute_batch(batch_xq_.data() + bl.row0, n, bl.rows, part, bl.outs, batch_keys_, cols, shared ? &planes : nullptr);
     block_events_[b] = m.events();
     m.reset_events();
   }
@@ -44,6 +51,7 @@ void CimLinear::apply_batch(const float* x, int n, float* y, LinearEvents& ev, c
               keys + t0);
   std::vector<int32_t>().swap(batch_xq_);
   std::vector<int64_t>().swap(batch_parts_);
+  std::vector<uint64_t>().swap(batch_planes_);
 }
 
 void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
@@ -58,6 +66,13 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
     scale[t] = xq.scale;
   }
   ev.quant_ops += int64_t{n} * cols;
+  // Every analog macro reads its rows' input bits as bit-planes: formed here once per token for
+  // the whole input, shared by all the blocks of a row range (a matrix of 768 outputs has 24
+  // macros on the same rows), not once per macro.
+  if (spec_.kind == cmodel::cim::MacroKind::analog)
+    cmodel::cim::Macro::form_input_planes(batch_xq_.data(), n, cols, cols, spec_.input_bits, batch_planes_);
+  else
+    batch_planes_.clear();
   batch_parts_.resize(parts_.size() * static_cast<size_t>(n));
   batch_keys_ = keys;
   batch_n_ = n;
