@@ -45,18 +45,34 @@ void CimLinear::apply_batch(const float* x, int n, float* y, LinearEvents& ev, c
   // The tokens' partial sums take 8 bytes per block output each (a classifier's 96,000 per token):
   // runs of at most 16 MiB of them, each token's floats its own either way; the scratch is given
   // back afterwards, so a model's hundred matrices do not each keep a chunk's worth.
+  // The scratch is this thread's, lent to the matrix for the call: one set for all the matrices
+  // (the largest run's), neither allocated, zeroed and faulted in again per matrix (a chunk of the
+  // 110M shape's matrices is ~3 MB of partial sums a token) nor kept by each.
+  struct Scratch {
+    std::vector<int32_t> xq;
+    std::vector<int64_t> parts;
+    std::vector<uint64_t> planes;
+  };
+  thread_local Scratch lent;
+  batch_xq_.swap(lent.xq);
+  batch_parts_.swap(lent.parts);
+  batch_planes_.swap(lent.planes);
   const int most = std::max<int>(1, static_cast<int>((size_t{16} << 20) / (8 * std::max<size_t>(1, parts_.size()))));
   for (int t0 = 0; t0 < n; t0 += most)
     apply_run(x + static_cast<size_t>(t0) * q_.cols, std::min(most, n - t0), y + static_cast<size_t>(t0) * q_.rows, ev,
               keys + t0);
-  std::vector<int32_t>().swap(batch_xq_);
-  std::vector<int64_t>().swap(batch_parts_);
-  std::vector<uint64_t>().swap(batch_planes_);
+  batch_xq_.swap(lent.xq);
+  batch_parts_.swap(lent.parts);
+  batch_planes_.swap(lent.planes);
 }
 
 void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
   const int cols = q_.cols;
-  batch_xq_.resize(static_cast<size_t>(n) * cols);
+  // every element below is written before it is read: grown, never cut (no fill per run)
+  const auto at_least = [](auto& v, size_t size) {
+    if (v.size() < size) v.resize(size);
+  };
+  at_least(batch_xq_, static_cast<size_t>(n) * cols);
   std::vector<float> scale(static_cast<size_t>(n));
   for (int t = 0; t < n; ++t) {
     // per-token dynamic activation scale, as apply()
@@ -73,7 +89,7 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
     cmodel::cim::Macro::form_input_planes(batch_xq_.data(), n, cols, cols, spec_.input_bits, batch_planes_);
   else
     batch_planes_.clear();
-  batch_parts_.resize(parts_.size() * static_cast<size_t>(n));
+  at_least(batch_parts_, parts_.size() * static_cast<size_t>(n));
   batch_keys_ = keys;
   batch_n_ = n;
   // each block into its own slot on either thread; the join below is in block order (apply()).

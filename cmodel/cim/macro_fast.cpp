@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -142,7 +143,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
   // group (top code * 2^s < 2 * range, or p itself when s = 0), so with validate()'s limits the
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
-  std::vector<int64_t>& acc = scratch<int64_t, 0>(C, 0);      // sum over k of sign_k 2^offset_k pk
+  // sum over k of sign_k 2^offset_k pk: written whole by analog_columns or weigh_codes
+  std::vector<int64_t>& acc = scratch_unset<int64_t, 0>(C);
   // The popcount terms of every step (k, g), steps in order k * G + g.
   std::vector<detail::PopTerm>& terms = scratch<detail::PopTerm, 0>(0, {});
   std::vector<int>& step_begin = scratch<int, 0>(0, 0);
@@ -184,17 +186,40 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
       std::fill(rn.begin(), rn.end(), 0.0);
     }
   };
-  // acc += sign_k 2^offset_k pk for every input cycle k, pk_all[k * C + col] its codes.
+  // acc = sum over k of sign_k 2^offset_k pk for every input cycle k, pk_all[k * C + col] its
+  // codes: sixteen columns at a time summed over k in registers (vector extensions, whatever the
+  // target), stored once (a pass over acc per input cycle was a fifth of the rounded-noise call).
   const auto weigh_codes = [&](const std::vector<uint32_t>& pk_all) {
-    for (int k = 0; k < T; ++k) {
-      const int64_t sign = pieces[k].sign;
-      const int off = pieces[k].offset;
-      const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C;
-      // the sign outside the loop: a multiply per column was a tenth of the rounded-noise call
-      if (sign > 0)
-        for (int col = 0; col < C; ++col) acc[col] += static_cast<int64_t>(pkp[col]) << off;
-      else
-        for (int col = 0; col < C; ++col) acc[col] -= static_cast<int64_t>(pkp[col]) << off;
+    using V8 = int64_t __attribute__((vector_size(64)));
+    using U8 = uint32_t __attribute__((vector_size(32)));
+    int col = 0;
+    for (; col + 16 <= C; col += 16) {
+      V8 a0 = {}, a1 = {};
+      for (int k = 0; k < T; ++k) {
+        const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C + col;
+        U8 p0, p1;
+        std::memcpy(&p0, pkp, sizeof p0);
+        std::memcpy(&p1, pkp + 8, sizeof p1);
+        const int64_t off = pieces[k].offset;
+        const V8 w0 = __builtin_convertvector(p0, V8) << off, w1 = __builtin_convertvector(p1, V8) << off;
+        if (pieces[k].sign > 0) {
+          a0 += w0;
+          a1 += w1;
+        } else {
+          a0 -= w0;
+          a1 -= w1;
+        }
+      }
+      std::memcpy(acc.data() + col, &a0, sizeof a0);
+      std::memcpy(acc.data() + col + 8, &a1, sizeof a1);
+    }
+    for (; col < C; ++col) {
+      int64_t a = 0;
+      for (int k = 0; k < T; ++k) {
+        const int64_t w = static_cast<int64_t>(pk_all[static_cast<size_t>(k) * C + col]) << pieces[k].offset;
+        a += pieces[k].sign > 0 ? w : -w;
+      }
+      acc[col] = a;
     }
   };
 
