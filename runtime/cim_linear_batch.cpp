@@ -27,7 +27,14 @@ void CimLinear::compute_blocks_batch(int b0, int b1) {
     }
     // the block's rows of every token's codes, read in place (stride: the matrix's inputs)
     cmodel::cim::Macro& m = *macros_[b];
-    m.compute_batch(batch_xq_.data() + bl.row0, n, bl.rows, part, bl.outs, batch_keys_, cols);
+    // the run's input bit-planes (apply_run) from the block's first row's word, when it has one
+    cmodel::cim::Macro::InputPlanes planes;
+    const bool shared = !batch_planes_.empty() && bl.row0 % 64 == 0;
+    if (shared) {
+      const size_t nw = static_cast<size_t>(cols + 63) / 64;
+      planes = {batch_planes_.data() + bl.row0 / 64, nw * static_cast<size_t>(spec_.input_bits), nw, spec_.input_bits};
+    }
+    m.compute_batch(batch_xq_.data() + bl.row0, n, bl.rows, part, bl.outs, batch_keys_, cols, shared ? &planes : nullptr);
     block_events_[b] = m.events();
     m.reset_events();
   }
@@ -38,17 +45,34 @@ void CimLinear::apply_batch(const float* x, int n, float* y, LinearEvents& ev, c
   // The tokens' partial sums take 8 bytes per block output each (a classifier's 96,000 per token):
   // runs of at most 16 MiB of them, each token's floats its own either way; the scratch is given
   // back afterwards, so a model's hundred matrices do not each keep a chunk's worth.
+  // The scratch is this thread's, lent to the matrix for the call: one set for all the matrices
+  // (the largest run's), neither allocated, zeroed and faulted in again per matrix (a chunk of the
+  // 110M shape's matrices is ~3 MB of partial sums a token) nor kept by each.
+  struct Scratch {
+    std::vector<int32_t> xq;
+    std::vector<int64_t> parts;
+    std::vector<uint64_t> planes;
+  };
+  thread_local Scratch lent;
+  batch_xq_.swap(lent.xq);
+  batch_parts_.swap(lent.parts);
+  batch_planes_.swap(lent.planes);
   const int most = std::max<int>(1, static_cast<int>((size_t{16} << 20) / (8 * std::max<size_t>(1, parts_.size()))));
   for (int t0 = 0; t0 < n; t0 += most)
     apply_run(x + static_cast<size_t>(t0) * q_.cols, std::min(most, n - t0), y + static_cast<size_t>(t0) * q_.rows, ev,
               keys + t0);
-  std::vector<int32_t>().swap(batch_xq_);
-  std::vector<int64_t>().swap(batch_parts_);
+  batch_xq_.swap(lent.xq);
+  batch_parts_.swap(lent.parts);
+  batch_planes_.swap(lent.planes);
 }
 
 void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
   const int cols = q_.cols;
-  batch_xq_.resize(static_cast<size_t>(n) * cols);
+  // every element below is written before it is read: grown, never cut (no fill per run)
+  const auto at_least = [](auto& v, size_t size) {
+    if (v.size() < size) v.resize(size);
+  };
+  at_least(batch_xq_, static_cast<size_t>(n) * cols);
   std::vector<float> scale(static_cast<size_t>(n));
   for (int t = 0; t < n; ++t) {
     // per-token dynamic activation scale, as apply()
@@ -58,7 +82,14 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
     scale[t] = xq.scale;
   }
   ev.quant_ops += int64_t{n} * cols;
-  batch_parts_.resize(parts_.size() * static_cast<size_t>(n));
+  // Every analog macro reads its rows' input bits as bit-planes: formed here once per token for
+  // the whole input, shared by all the blocks of a row range (a matrix of 768 outputs has 24
+  // macros on the same rows), not once per macro.
+  if (spec_.kind == cmodel::cim::MacroKind::analog)
+    cmodel::cim::Macro::form_input_planes(batch_xq_.data(), n, cols, cols, spec_.input_bits, batch_planes_);
+  else
+    batch_planes_.clear();
+  at_least(batch_parts_, parts_.size() * static_cast<size_t>(n));
   batch_keys_ = keys;
   batch_n_ = n;
   // each block into its own slot on either thread; the join below is in block order (apply()).

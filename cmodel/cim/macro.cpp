@@ -70,7 +70,8 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
     planes_.assign(static_cast<size_t>(spec_.cell_bits) * row_words_ * spec_.cols, 0);
   // the digital kind's stored state; the merged kind's fast path merges from them too
   if (spec_.kind != MacroKind::analog) weights_.assign(static_cast<size_t>(spec_.rows) * spec_.weights_per_row(), 0);
-  if (spec_.kind == MacroKind::analog && !cell_noisy_ && spec_.adc_shift() == 0)
+  adc_shift_ = spec_.adc_shift();
+  if (spec_.kind == MacroKind::analog && !cell_noisy_ && adc_shift_ == 0)
     rounded_ = detail::rounded_noise_law(spec_.read_noise_sigma);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
   // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
@@ -322,12 +323,29 @@ void Macro::check_compute(const int32_t* x, int n_rows, const int64_t* y, int n_
   if (n_rows > 0 && x == nullptr) fail(where, "x", "null", "n_rows readable inputs");
   if (n_out > 0 && y == nullptr) fail(where, "y", "null", "n_out writable outputs");
   const int32_t lo = spec_.input_min(), hi = spec_.input_max();
+  // A batch checks every token of every macro: the range in one branch-free pass (vectorised),
+  // the offending input looked for only when there is one.
+  int32_t xmin = lo, xmax = hi;
+  for (int r = 0; r < n_rows; ++r) {
+    xmin = std::min(xmin, x[r]);
+    xmax = std::max(xmax, x[r]);
+  }
+  if (xmin >= lo && xmax <= hi) return;
   for (int r = 0; r < n_rows; ++r)
     if (x[r] < lo || x[r] > hi)
       fail(where, "x[" + std::to_string(r) + "]", std::to_string(x[r]),
            "an input in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] (input_bits = " +
                std::to_string(spec_.input_bits) +
                (spec_.input_signed ? ", signed)" : ", unsigned)"));
+}
+
+const MacroEvents& Macro::call_events(int n_rows, int n_out) {
+  if (n_rows != events_rows_ || n_out != events_out_) {
+    shape_events_ = compute_events(spec_, n_rows, n_out);
+    events_rows_ = n_rows;
+    events_out_ = n_out;
+  }
+  return shape_events_;
 }
 
 void Macro::compute(const int32_t* x, int n_rows, int64_t* y, int n_out) {

@@ -21,7 +21,7 @@ uint64_t Macro::read_noise_base(uint64_t key) {
 }
 
 void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys,
-                          int x_stride) {
+                          int x_stride, const InputPlanes* planes) {
   if (n_tokens < 0) fail("cim::Macro", "n_tokens", std::to_string(n_tokens), "a count >= 0");
   if (x_stride < 0 || (x_stride > 0 && x_stride < n_rows))
     fail("cim::Macro", "x_stride", std::to_string(x_stride), "0 or at least n_rows (" + std::to_string(n_rows) + ")");
@@ -36,12 +36,37 @@ void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y
   if (draws >= (int64_t{1} << kDrawsPerKeyBits))
     fail("cim::Macro", "read-noise draws per token", std::to_string(draws),
          "below 2^" + std::to_string(kDrawsPerKeyBits) + " for keyed noise");
+  if (planes != nullptr && (planes->input_bits != spec_.input_bits ||
+                            planes->bit_stride < static_cast<size_t>((std::max(n_rows, 0) + 63) / 64) ||
+                            (n_tokens > 0 && n_rows > 0 && planes->words == nullptr)))
+    fail("cim::Macro::compute_batch", "planes",
+         "input_bits " + std::to_string(planes->input_bits) + ", bit_stride " + std::to_string(planes->bit_stride),
+         "the planes of " + std::to_string(spec_.input_bits) + "-bit codes of at least " + std::to_string(n_rows) +
+             " rows (form_input_planes)");
+  // The analog kind reads the given planes; every other kind (and the analog one without them)
+  // its own compute.
+  const bool shared = planes != nullptr && spec_.kind == MacroKind::analog;
+  const MacroKindModel& model = macro_kind_model(spec_.kind);
   const uint64_t saved = noise_draws_;
   for (int t = 0; t < n_tokens; ++t) {
     noise_draws_ = read_noise_base(keys[t]);
     const int32_t* xt = x + static_cast<size_t>(t) * stride;
     int64_t* yt = y + static_cast<size_t>(t) * n_out;
-    macro_kind_model(spec_.kind).compute(*this, xt, n_rows, yt, n_out);
+    if (shared) {
+      // The next token's planes asked for while this one computes: each bit-plane of a token is
+      // its own cache line, read by this macro once per token (the wait for them was a tenth of
+      // the call).
+      if (t + 1 < n_tokens) {
+        const uint64_t* next = planes->words + static_cast<size_t>(t + 1) * planes->token_stride;
+        for (int b = 0; b < spec_.input_bits; ++b)
+          for (int w = 0; w < (n_rows + 63) / 64; w += 8)  // 8 words a cache line
+            __builtin_prefetch(next + static_cast<size_t>(b) * planes->bit_stride + w);
+      }
+      compute_analog_fast(xt, n_rows, yt, n_out, planes->words + static_cast<size_t>(t) * planes->token_stride,
+                          planes->bit_stride);
+    } else {
+      model.compute(*this, xt, n_rows, yt, n_out);
+    }
   }
   noise_draws_ = saved;
 }

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -34,8 +35,9 @@ inline uint64_t transpose8(uint64_t x) {
 }
 
 // The bit-planes of the inputs' B-bit codes (detail::input_level's code): cb[b * nw + r / 64],
-// bit r % 64 = bit b of the code of x[r]. cb starts zeroed.
+// bit r % 64 = bit b of the code of x[r] (all B * nw words written).
 void code_planes(const int32_t* x, int n_rows, int B, int nw, uint64_t* cb) {
+  std::fill(cb, cb + static_cast<size_t>(B) * nw, uint64_t{0});
   const uint32_t mask = detail::low_mask(B);
   for (int r0 = 0; r0 < n_rows; r0 += 8) {
     uint32_t code[8] = {};
@@ -58,7 +60,24 @@ std::vector<T>& scratch(size_t n, T value) {
   v.assign(n, value);
   return v;
 }
+// The same slots for buffers every element of which is written before it is read: at least n
+// elements, their values left as they were (no fill per call).
+template <class T, int Slot>
+std::vector<T>& scratch_unset(size_t n) {
+  thread_local std::vector<T> v;
+  if (v.size() < n) v.resize(n);
+  return v;
+}
 }  // namespace
+
+void Macro::form_input_planes(const int32_t* x, int n_tokens, int n_rows, int x_stride, int input_bits,
+                              std::vector<uint64_t>& out) {
+  const int nw = (n_rows + 63) / 64;
+  const size_t per = static_cast<size_t>(input_bits) * nw;
+  out.resize(per * static_cast<size_t>(std::max(n_tokens, 0)));
+  for (int t = 0; t < n_tokens; ++t)
+    code_planes(x + static_cast<size_t>(t) * x_stride, n_rows, input_bits, nw, out.data() + per * t);
+}
 
 void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out) {
   const int wpr = spec_.weights_per_row();
@@ -85,10 +104,11 @@ void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n
       for (int o = 0; o < n_out; ++o) y[o] += xr * wr[o];
     }
   }
-  events_ += compute_events(spec_, n_rows, n_out);
+  events_ += call_events(n_rows, n_out);
 }
 
-void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out) {
+void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out, const uint64_t* cb,
+                                size_t bit_stride) {
   std::fill(y, y + n_out, int64_t{0});
   if (n_rows == 0 || n_out == 0) return;
   const auto& slices = slices_;
@@ -97,34 +117,34 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const int C = n_out * S, cols = spec_.cols, c_bits = spec_.cell_bits;
   const int rpc = spec_.rows_per_cycle, G = spec_.row_groups(n_rows);
   const int nw = (n_rows + 63) / 64;
-  int dmax = 0;
-  for (const auto& p : pieces) dmax = std::max(dmax, p.width);
 
-  // Input bit-planes of this call: xb[(k * dmax + a) * nw + word], bit r%64 = bit a of piece k,
-  // which is bit offset_k + a of the input's code (detail::input_level). The code's bit-planes
-  // are formed once, eight rows at a time and without a branch on the bits (a test per bit
-  // mispredicted half of random bits: a fifth of the noise-free call), then each piece's planes
-  // copied from them.
+  // Input bit-planes: cb[b * bit_stride + word], bit r%64 = bit b of the input's code; bit a of
+  // piece k is bit offset_k + a of the code (detail::input_level). Given by the caller (a batch
+  // forms them once for every macro of a row block), or formed here, eight rows at a time and
+  // without a branch on the bits (a test per bit mispredicted half of random bits: a fifth of the
+  // noise-free call).
   const int B = spec_.input_bits;
-  std::vector<uint64_t>& cb = scratch<uint64_t, 0>(static_cast<size_t>(B) * nw, 0);
-  code_planes(x, n_rows, B, nw, cb.data());
-  std::vector<uint64_t>& xb = scratch<uint64_t, 1>(static_cast<size_t>(T) * dmax * nw, 0);
-  for (int k = 0; k < T; ++k)
-    for (int a = 0; a < pieces[k].width && pieces[k].offset + a < B; ++a)
-      std::copy_n(cb.data() + static_cast<size_t>(pieces[k].offset + a) * nw, nw,
-                  xb.data() + (static_cast<size_t>(k) * dmax + a) * nw);
+  if (cb == nullptr) {
+    std::vector<uint64_t>& own = scratch_unset<uint64_t, 0>(static_cast<size_t>(B) * nw);
+    code_planes(x, n_rows, B, nw, own.data());
+    cb = own.data();
+    bit_stride = static_cast<size_t>(nw);
+  }
 
-  const int shift = spec_.adc_shift();
+  const int shift = adc_shift_;
   const uint32_t half = shift > 0 ? (1u << (shift - 1)) : 0u;
   const uint32_t top_code = static_cast<uint32_t>((int64_t{1} << spec_.adc_bits) - 1);
   const double read_sigma = spec_.read_noise_sigma;
   const bool noisy = read_sigma > 0.0 || cell_noisy_;
-  std::vector<uint32_t>& p = scratch<uint32_t, 0>(noisy ? C : 0, 0u);  // one row group's column partial sums (< 2^31, validate())
-  std::vector<double>& rn = scratch<double, 0>(noisy ? C : 0, 0.0);  // one step's read noise, in levels
+  // one row group's column partial sums (< 2^31, validate()); one step's read noise, in levels
+  // (both written before they are read; at least C elements)
+  std::vector<uint32_t>& p = scratch_unset<uint32_t, 0>(noisy ? C : 0);
+  std::vector<double>& rn = scratch_unset<double, 0>(noisy ? C : 0);
   // Input cycle k's reconstructed sums over the row groups. Each is below 2 * full scale per
   // group (top code * 2^s < 2 * range, or p itself when s = 0), so with validate()'s limits the
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
-  std::vector<int64_t>& acc = scratch<int64_t, 0>(C, 0);      // sum over k of sign_k 2^offset_k pk
+  // sum over k of sign_k 2^offset_k pk: written whole by analog_columns or weigh_codes
+  std::vector<int64_t>& acc = scratch_unset<int64_t, 0>(C);
   // The popcount terms of every step (k, g), steps in order k * G + g.
   std::vector<detail::PopTerm>& terms = scratch<detail::PopTerm, 0>(0, {});
   std::vector<int>& step_begin = scratch<int, 0>(0, 0);
@@ -133,12 +153,12 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     for (int g = 0; g < G; ++g) {
       step_begin.push_back(static_cast<int>(terms.size()));
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
-      for (int a = 0; a < pieces[k].width; ++a)
+      for (int a = 0; a < pieces[k].width && pieces[k].offset + a < B; ++a)
         for (int b = 0; b < c_bits; ++b)
           for (int wd = r0 / 64; wd <= (r1 - 1) / 64; ++wd) {
             const int lo = std::max(r0, wd * 64) - wd * 64, hi = std::min(r1, wd * 64 + 64) - wd * 64;
             const uint64_t mask = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
-            const uint64_t xm = xb[(static_cast<size_t>(k) * dmax + a) * nw + wd] & mask;
+            const uint64_t xm = cb[static_cast<size_t>(pieces[k].offset + a) * bit_stride + wd] & mask;
             if (xm == 0) continue;  // no row of this group drives this bit: nothing to count
             terms.push_back({xm, planes_.data() + (static_cast<size_t>(b) * row_words_ + wd) * cols, a + b});
           }
@@ -166,13 +186,40 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
       std::fill(rn.begin(), rn.end(), 0.0);
     }
   };
-  // acc += sign_k 2^offset_k pk for every input cycle k, pk_all[k * C + col] its codes.
+  // acc = sum over k of sign_k 2^offset_k pk for every input cycle k, pk_all[k * C + col] its
+  // codes: sixteen columns at a time summed over k in registers (vector extensions, whatever the
+  // target), stored once (a pass over acc per input cycle was a fifth of the rounded-noise call).
   const auto weigh_codes = [&](const std::vector<uint32_t>& pk_all) {
-    for (int k = 0; k < T; ++k) {
-      const int64_t sign = pieces[k].sign;
-      const int off = pieces[k].offset;
-      const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C;
-      for (int col = 0; col < C; ++col) acc[col] += sign * (static_cast<int64_t>(pkp[col]) << off);
+    using V8 = int64_t __attribute__((vector_size(64)));
+    using U8 = uint32_t __attribute__((vector_size(32)));
+    int col = 0;
+    for (; col + 16 <= C; col += 16) {
+      V8 a0 = {}, a1 = {};
+      for (int k = 0; k < T; ++k) {
+        const uint32_t* pkp = pk_all.data() + static_cast<size_t>(k) * C + col;
+        U8 p0, p1;
+        std::memcpy(&p0, pkp, sizeof p0);
+        std::memcpy(&p1, pkp + 8, sizeof p1);
+        const int64_t off = pieces[k].offset;
+        const V8 w0 = __builtin_convertvector(p0, V8) << off, w1 = __builtin_convertvector(p1, V8) << off;
+        if (pieces[k].sign > 0) {
+          a0 += w0;
+          a1 += w1;
+        } else {
+          a0 -= w0;
+          a1 -= w1;
+        }
+      }
+      std::memcpy(acc.data() + col, &a0, sizeof a0);
+      std::memcpy(acc.data() + col + 8, &a1, sizeof a1);
+    }
+    for (; col < C; ++col) {
+      int64_t a = 0;
+      for (int k = 0; k < T; ++k) {
+        const int64_t w = static_cast<int64_t>(pk_all[static_cast<size_t>(k) * C + col]) << pieces[k].offset;
+        a += pieces[k].sign > 0 ? w : -w;
+      }
+      acc[col] = a;
     }
   };
 
@@ -313,7 +360,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     for (int r = 0; r < n_rows; ++r) sx += x[r];
     for (int o = 0; o < n_out; ++o) y[o] -= sx << (spec_.weight_bits - 1);
   }
-  events_ += compute_events(spec_, n_rows, n_out);
+  events_ += call_events(n_rows, n_out);
 }
 
 }  // namespace kvcim::cmodel::cim

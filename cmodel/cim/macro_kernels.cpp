@@ -425,13 +425,25 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v
     int col = 0;                                                                                    \
     for (; col + 16 <= n; col += 16) {                                                              \
       __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512(); /* columns 0-7, 8-15 */       \
+      /* a run of terms of one shift (an input bit's row words) summed unshifted, shifted once */  \
+      __m512i ra = _mm512_setzero_si512(), rb = _mm512_setzero_si512();                             \
+      int run_shift = n_terms > 0 ? terms[0].shift : 0;                                             \
       for (int t = 0; t < n_terms; ++t) {                                                           \
+        if (terms[t].shift != run_shift) {                                                          \
+          const __m128i sh = _mm_cvtsi32_si128(run_shift);                                          \
+          a = _mm512_add_epi64(a, _mm512_sll_epi64(ra, sh));                                        \
+          b = _mm512_add_epi64(b, _mm512_sll_epi64(rb, sh));                                        \
+          ra = rb = _mm512_setzero_si512();                                                         \
+          run_shift = terms[t].shift;                                                               \
+        }                                                                                           \
         const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));                  \
-        const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                       \
         const uint64_t* pl = terms[t].plane + col;                                                  \
-        a = _mm512_add_epi64(a, _mm512_sll_epi64(POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl))), sh)); \
-        b = _mm512_add_epi64(b, _mm512_sll_epi64(POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8))), sh)); \
+        ra = _mm512_add_epi64(ra, POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl))));            \
+        rb = _mm512_add_epi64(rb, POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8))));        \
       }                                                                                             \
+      const __m128i sh = _mm_cvtsi32_si128(run_shift);                                              \
+      a = _mm512_add_epi64(a, _mm512_sll_epi64(ra, sh));                                            \
+      b = _mm512_add_epi64(b, _mm512_sll_epi64(rb, sh));                                            \
       /* sums below 2^32: the low halves */                                                         \
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + col), _mm512_cvtepi64_epi32(a));           \
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + col + 8), _mm512_cvtepi64_epi32(b));       \

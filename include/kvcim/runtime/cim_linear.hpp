@@ -66,6 +66,7 @@ class CimLinear {
   // [slot * n + t * outs + o] (slot_ scaled by n)
   std::vector<int32_t> batch_xq_;
   std::vector<int64_t> batch_parts_;
+  std::vector<uint64_t> batch_planes_;  // analog macros: the codes' bit-planes (Macro::form_input_planes)
   const uint64_t* batch_keys_ = nullptr;
   int batch_n_ = 0;
   void compute_blocks_batch(int b0, int b1);

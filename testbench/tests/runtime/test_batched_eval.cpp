@@ -133,6 +133,31 @@ TEST(BatchedMacro, BatchEqualsKeyedTokensInAnyOrderAndTheReference) {
       EXPECT_EQ(strided, y) << "a strided batch differs from the packed one";
       EXPECT_THROW(m.compute_batch(wide.data(), n, rows, strided.data(), outs, keys.data(), rows - 1), Error);
     }
+    {  // the input's bit-planes formed once for a wider input and read from the block's first word
+      // (CimLinear: every macro of a row range shares them); the rows around the block hold the
+      // largest input, so a block reading past its own rows shows
+      const int before = 64, stride = before + rows + 57;
+      std::vector<int32_t> wide(static_cast<size_t>(n) * stride, s.input_max());
+      for (int t = 0; t < n; ++t)
+        std::copy_n(x.begin() + static_cast<std::ptrdiff_t>(t) * rows, rows,
+                    wide.begin() + static_cast<std::ptrdiff_t>(t) * stride + before);
+      std::vector<uint64_t> words;
+      cim::Macro::form_input_planes(wide.data(), n, stride, stride, s.input_bits, words);
+      const size_t nw = static_cast<size_t>(stride + 63) / 64;
+      ASSERT_EQ(words.size(), static_cast<size_t>(n) * s.input_bits * nw);
+      const cim::Macro::InputPlanes planes{words.data() + before / 64, nw * s.input_bits, nw, s.input_bits};
+      std::vector<int64_t> shared(static_cast<size_t>(n) * outs);
+      m.compute_batch(wide.data() + before, n, rows, shared.data(), outs, keys.data(), stride, &planes);
+      EXPECT_EQ(shared, y) << "a batch reading shared bit-planes differs from one forming its own";
+      cim::Macro::InputPlanes narrow = planes;
+      narrow.input_bits = s.input_bits - 1;
+      EXPECT_THROW(m.compute_batch(wide.data() + before, n, rows, shared.data(), outs, keys.data(), stride, &narrow),
+                   Error);
+      narrow = planes;
+      narrow.bit_stride = static_cast<size_t>(rows) / 64;  // fewer words than the block's rows
+      EXPECT_THROW(m.compute_batch(wide.data() + before, n, rows, shared.data(), outs, keys.data(), stride, &narrow),
+                   Error);
+    }
     if (s.read_noise_sigma > 0) {  // the key chooses the draws
       std::vector<int64_t> other(static_cast<size_t>(n) * outs);
       const std::vector<uint64_t> shifted{8, 4, 6, 1, 9};

@@ -223,8 +223,22 @@ class Macro {
   // keyed keys[t]: bit for bit compute_keyed() of each token in turn (macro_batch.cpp), its events
   // those of n_tokens calls. A stride lets a matrix's block read its rows of every token's whole
   // input in place (CimLinear), not a copy per block.
+  // `planes` (optional): the tokens' input codes as bit-planes already formed for these rows
+  // (form_input_planes), shared by every macro that reads the same rows of the same tokens; the
+  // analog kind then reads them instead of forming its own per token (the results are the same).
+  struct InputPlanes {
+    const uint64_t* words = nullptr;  // token t, code bit b, rows [64 w, 64 w + 64): words[t * token_stride + b * bit_stride + w]
+    size_t token_stride = 0, bit_stride = 0;
+    int input_bits = 0;               // the codes' width (the spec's input_bits)
+  };
   void compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys,
-                     int x_stride = 0);
+                     int x_stride = 0, const InputPlanes* planes = nullptr);
+  // The bit-planes of n_tokens inputs x[t * x_stride + r], r < n_rows, as input_bits-bit codes
+  // (two's complement or unsigned, the spec's input_level code): out[t * B * nw + b * nw + r / 64],
+  // bit r % 64 = bit b of x[t][r], nw = ceil(n_rows / 64) (out resized; rows past n_rows zero).
+  // A block whose first row r0 is a multiple of 64 reads its rows at word r0 / 64.
+  static void form_input_planes(const int32_t* x, int n_tokens, int n_rows, int x_stride, int input_bits,
+                                std::vector<uint64_t>& out);
   void compute_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key);
   void compute_reference_keyed(const int32_t* x, int n_rows, int64_t* y, int n_out, uint64_t key);
   static constexpr int kKeyBits = 37, kDrawsPerKeyBits = 26;
@@ -292,7 +306,16 @@ class Macro {
   // Fixed model: cell (row, col)'s deviation in grid units (cell_noise_q_'s layout).
   int32_t grid_deviation(int row, int col) const;
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
-  void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
+  // cb (optional): x's code bit-planes, bit b's words at cb + b * bit_stride (formed here if null)
+  void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out, const uint64_t* cb = nullptr,
+                           size_t bit_stride = 0);
+  // Per-call constants of the fast paths, fixed by the spec: MacroSpec::adc_shift(), and the
+  // events of one compute of the last shape asked (compute_events validates the spec and builds
+  // the layout each time: a batch makes thousands of calls a token).
+  int adc_shift_ = 0;
+  int events_rows_ = -1, events_out_ = -1;
+  MacroEvents shape_events_;
+  const MacroEvents& call_events(int n_rows, int n_out);
   // compute_reference() of the kinds that read every bit column (digital, analog)
   void compute_sliced_reference(const int32_t* x, int n_rows, int64_t* y, int n_out);
 };
