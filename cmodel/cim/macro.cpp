@@ -137,9 +137,11 @@ void Macro::read_noise_fixed(int32_t* out, int n) {
   // In float (the draws' precision; |sigma 2^q draw| < 2^24 for sigma below 2,800 levels),
   // rounded half away from zero by a truncating conversion: no libm call, the loop vectorises.
   const float a = static_cast<float>(std::ldexp(spec_.read_noise_sigma, fixed_q_));
+  // (copysign rather than a select on the sign: the loop then vectorises; -0 gives 0 either way)
+  const float* d = draws_.data();
   for (int i = 0; i < n; ++i) {
-    const float v = std::clamp(a * draws_[i], -16777216.f, 16777216.f);
-    out[i] = static_cast<int32_t>(v + (v < 0.f ? -0.5f : 0.5f));
+    const float v = std::min(std::max(a * d[i], -16777216.f), 16777216.f);
+    out[i] = static_cast<int32_t>(v + std::copysign(0.5f, v));
   }
   noise_draws_ += static_cast<uint64_t>(n);
 }
