@@ -45,9 +45,8 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   if (cell_noisy_ && (fixed_q_ == 0 || spec_.kind == MacroKind::analog_merged)) cell_noise_.assign(n, 0.f);
   if (cell_noisy_ && fixed_q_ > 0) {
     noise_q_ = fixed_q_;
-    const size_t groups = static_cast<size_t>(spec_.row_groups(spec_.rows));
-    const size_t pairs = static_cast<size_t>(spec_.rows_per_cycle + 1) / 2;
-    cell_noise_q_.assign(groups * pairs * spec_.cols * 2, 0);
+    noise_qstride_ = detail::grid_row_stride(spec_.cols);
+    cell_noise_q_.assign(static_cast<size_t>(spec_.rows) * noise_qstride_, 0);
   } else if (!cell_noise_.empty() && !deviates()) {
     // |deviation| = sigma |draw| < 5.8 sigma: the largest grid 2^-q that holds 6 sigma in int16;
     // a group's sums stay in int32 when rows_per_cycle * (largest input level) * 32767 does.
@@ -57,9 +56,8 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
     const double u_max = std::ldexp(1.0, width) - 1.0;
     if (q >= 1 && q <= 60 && u_max < 32768.0 && spec_.rows_per_cycle * u_max * 32767.0 < 2147483647.0) {
       noise_q_ = q;
-      const size_t groups = static_cast<size_t>(spec_.row_groups(spec_.rows));
-      const size_t pairs = static_cast<size_t>(spec_.rows_per_cycle + 1) / 2;
-      cell_noise_q_.assign(groups * pairs * spec_.cols * 2, 0);
+      noise_qstride_ = detail::grid_row_stride(spec_.cols);
+      cell_noise_q_.assign(static_cast<size_t>(spec_.rows) * noise_qstride_, 0);
     }
   }
   row_words_ = (spec_.rows + 63) / 64;
@@ -88,15 +86,14 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
 
 void Macro::mirror_deviation(int row, int col, float deviation) {
   if (cell_noise_q_.empty()) return;
-  const int rpc = spec_.rows_per_cycle, g = row / rpc, i = row % rpc;
-  const size_t pair = static_cast<size_t>(g) * ((rpc + 1) / 2) + i / 2;
   double v = std::nearbyint(std::ldexp(static_cast<double>(deviation), noise_q_));
   if (fixed_q_ > 0) v = std::clamp(v, -32767.0, 32767.0);  // the fixed model saturates (+-32 levels at q 10)
   if (std::fabs(v) > 32767.0) {  // not expected (|draw| < 5.8); the double sums then do it all
     cell_noise_q_.clear();
     return;
   }
-  cell_noise_q_[(pair * spec_.cols + col) * 2 + i % 2] = static_cast<int16_t>(v);
+  cell_noise_q_[static_cast<size_t>(row) * noise_qstride_ + col] = static_cast<int16_t>(v);
+  noise_qmax_ = std::max(noise_qmax_, static_cast<int32_t>(std::fabs(v)));
 }
 
 float Macro::deviation(size_t idx, uint32_t level, double noise) const {
@@ -131,9 +128,7 @@ void Macro::read_noise(double sigma, double* out, int n) {
 }
 
 int32_t Macro::grid_deviation(int row, int col) const {
-  const int rpc = spec_.rows_per_cycle, g = row / rpc, i = row % rpc;
-  const size_t pair = static_cast<size_t>(g) * ((rpc + 1) / 2) + i / 2;
-  return cell_noise_q_[(pair * spec_.cols + col) * 2 + i % 2];
+  return cell_noise_q_[static_cast<size_t>(row) * noise_qstride_ + col];
 }
 
 void Macro::read_noise_fixed(int32_t* out, int n) {
@@ -143,9 +138,11 @@ void Macro::read_noise_fixed(int32_t* out, int n) {
   // In float (the draws' precision; |sigma 2^q draw| < 2^24 for sigma below 2,800 levels),
   // rounded half away from zero by a truncating conversion: no libm call, the loop vectorises.
   const float a = static_cast<float>(std::ldexp(spec_.read_noise_sigma, fixed_q_));
+  // (copysign rather than a select on the sign: the loop then vectorises; -0 gives 0 either way)
+  const float* d = draws_.data();
   for (int i = 0; i < n; ++i) {
-    const float v = std::clamp(a * draws_[i], -16777216.f, 16777216.f);
-    out[i] = static_cast<int32_t>(v + (v < 0.f ? -0.5f : 0.5f));
+    const float v = std::min(std::max(a * d[i], -16777216.f), 16777216.f);
+    out[i] = static_cast<int32_t>(v + std::copysign(0.5f, v));
   }
   noise_draws_ += static_cast<uint64_t>(n);
 }

@@ -2,6 +2,7 @@
 // The stored levels, deviations and weight mirror are Macro's (written by its write operations);
 // a kind's compute reads them and draws its read noise from the macro's generator.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -16,8 +17,10 @@ struct MacroAccess {
   // deviations (Macro::cell_noise_q_'s layout) and its grid bits (0: exact model)
   static uint32_t level(const Macro& m, int row, int col) { return m.cell_level(row, col); }
   static const std::vector<float>& deviations(const Macro& m) { return m.cell_noise_; }
-  static const std::vector<int16_t>& grid_deviations(const Macro& m) { return m.cell_noise_q_; }
+  static const int16_t* grid_deviations(const Macro& m) { return m.cell_noise_q_.data(); }
   static int32_t grid_deviation(const Macro& m, int row, int col) { return m.grid_deviation(row, col); }
+  static size_t grid_stride(const Macro& m) { return m.noise_qstride_; }  // row stride of grid_deviations
+  static int32_t grid_max(const Macro& m) { return m.noise_qmax_; }       // a bound on |grid_deviations|
   static int fixed_q(const Macro& m) { return m.fixed_q_; }
   static const int8_t* weights(const Macro& m) { return m.weights_.data(); }  // [rows, weights_per_row]
   // The generator: draws taken so far; the next n read-noise draws (sigma x N(0,1) in double, or

@@ -256,13 +256,12 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     std::vector<int32_t>& S = scratch<int32_t, 1>(cell_noise_q_.empty() ? 0 : static_cast<size_t>(T) * C, 0);
     std::vector<int32_t>& R = scratch<int32_t, 2>(read_sigma > 0.0 ? C : 0, 0);
     std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
-    const size_t pairs = static_cast<size_t>(rpc + 1) / 2;
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       if (!S.empty()) {
         group_levels(r0, r1);
-        detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(g) * pairs * cols * 2, cols, r1 - r0,
-                                 levels.data(), T, C, S.data());
+        detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(r0) * noise_qstride_, noise_qstride_,
+                                 r1 - r0, levels.data(), T, C, noise_qmax_, S.data());
       }
       for (int k = 0; k < T; ++k) {
         const int s0 = step_begin[k * G + g];
@@ -286,15 +285,14 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // the ADC applied as adc_noisy does: the codes are the reference's.
     const double scale = std::ldexp(1.0, -shift), top = static_cast<double>(top_code);
     const double qscale = std::ldexp(1.0, -noise_q_), half_q = std::ldexp(1.0 + 0x1p-20, -noise_q_ - 1);
-    const size_t pairs = static_cast<size_t>(rpc + 1) / 2;
     std::vector<int32_t>& S = scratch<int32_t, 1>(static_cast<size_t>(T) * C, 0);
     std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
     std::vector<int>& uncertain = scratch<int, 3>(C, 0);
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       group_levels(r0, r1);
-      detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(g) * pairs * cols * 2, cols, r1 - r0,
-                               levels.data(), T, C, S.data());
+      detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(r0) * noise_qstride_, noise_qstride_,
+                               r1 - r0, levels.data(), T, C, noise_qmax_, S.data());
       for (int k = 0; k < T; ++k) {
         step_sums(k, g);
         double count = 0.0;  // sum of u over the group's rows

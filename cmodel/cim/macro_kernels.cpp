@@ -170,34 +170,43 @@ void cell_noise_isums_portable(const int16_t* qdev, size_t stride, int n_rows, c
   for (int k = 0; k < T; ++k)
     for (int col = col0; col < n; ++col) S[static_cast<size_t>(k) * n + col] = 0;
   for (int i = 0; i < n_rows; ++i) {
-    const int16_t* q = qdev + static_cast<size_t>(i / 2) * stride * 2 + (i % 2);
+    const int16_t* q = qdev + static_cast<size_t>(i) * stride;
     for (int k = 0; k < T; ++k) {
       const int32_t ui = static_cast<int32_t>(u[static_cast<size_t>(i) * T + k]);
       if (ui == 0) continue;
       int32_t* s = S + static_cast<size_t>(k) * n;
-      for (int col = col0; col < n; ++col) s[col] += ui * q[2 * static_cast<size_t>(col)];
+      for (int col = col0; col < n; ++col) s[col] += ui * q[col];
     }
   }
 }
 
-// The multipliers of one row group's row pairs, for the vector cell_noise_isums kernels:
-// mul[(q * chunks + c) * 8 + j] = u_even | u_odd << 16 (two int16s, vpmaddwd's other operand) of
-// pair q and input cycle k = 8 c + j (0 past T), and any[q * chunks + c] whether one is nonzero.
-struct PairTerms {
-  int pairs, chunks;
-  std::vector<int32_t> mul;
-  std::vector<uint8_t> any;
-  PairTerms(int n_rows, const uint32_t* u, int T)
-      : pairs((n_rows + 1) / 2), chunks((T + 7) / 8), mul(static_cast<size_t>(pairs) * chunks * 8, 0),
-        any(static_cast<size_t>(pairs) * chunks, 0) {
-    for (int q = 0; q < pairs; ++q)
-      for (int k = 0; k < T; ++k) {
-        const uint32_t ue = u[static_cast<size_t>(2 * q) * T + k];
-        const uint32_t uo = 2 * q + 1 < n_rows ? u[static_cast<size_t>(2 * q + 1) * T + k] : 0u;
-        const size_t at = static_cast<size_t>(q) * chunks + k / 8;
-        mul[at * 8 + k % 8] = static_cast<int32_t>(ue | (uo << 16));
-        any[at] |= (ue | uo) != 0;
+// The rows of one row group by input cycle and level bit, for the vector cell_noise_isums
+// kernels: rows[begin[k * bits + b] .. begin[k * bits + b + 1]) are the deviations of the rows i
+// whose level u[i * T + k] has bit b set, in ascending order. Per thread, reused (no allocation
+// per call once grown).
+struct RowLists {
+  int bits = 0;
+  std::vector<int>& begin;
+  std::vector<const int16_t*>& rows;
+  RowLists(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T)
+      : begin(storage<int>()), rows(storage<const int16_t*>()) {
+    uint32_t all = 0;
+    for (size_t i = 0; i < static_cast<size_t>(n_rows) * T; ++i) all |= u[i];
+    bits = std::bit_width(all);
+    begin.clear();
+    rows.clear();
+    for (int k = 0; k < T; ++k)
+      for (int b = 0; b < bits; ++b) {
+        begin.push_back(static_cast<int>(rows.size()));
+        for (int i = 0; i < n_rows; ++i)
+          if ((u[static_cast<size_t>(i) * T + k] >> b) & 1u) rows.push_back(qdev + static_cast<size_t>(i) * stride);
       }
+    begin.push_back(static_cast<int>(rows.size()));
+  }
+  template <class V>
+  static std::vector<V>& storage() {
+    thread_local std::vector<V> v;
+    return v;
   }
 };
 
@@ -645,37 +654,64 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
   if (col < n) cell_noise_sums_portable(dev, stride, n_rows, u, T, col, n, pn);
 }
 
-// cell_noise_isums over blocks of NV vectors of columns and eight input cycles at a time: the
-// 8 x NV vectors of int32 sums stay in registers while the row pairs go by, each pair's
-// deviations loaded once (the pairs lie a row of the array apart: loaded once per block they
-// stream; loaded again per input cycle they evicted each other from L1, 4x slower) and multiplied
-// by the eight cycles' (u_even, u_odd) by vpmaddwd (or VNNI's vpdpwssd, the same sum fused).
+// cell_noise_isums over blocks of two int16 vectors of columns (64 columns on AVX-512, 32 on
+// AVX2): for each input cycle k and level bit b, the listed rows' deviations are added in int16
+// lanes, `run` rows at a time (|sum| <= run * qmax <= 32767: no lane wraps), each run widened to
+// int32, shifted by b and added to the block's sums. A zero input bit costs nothing, and one int16
+// add covers a row of 32 (16) columns: against multiplying every row pair by its two levels
+// (vpmaddwd / VNNI vpdpwssd, 16 columns), a quarter of the instructions at half density. The
+// group's rows of a block (64 rows x 128 bytes) stay in L1 for the T cycles (grid_row_stride).
 // Integer sums: every kernel and order gives the same S.
-#define KVCIM_MACRO_ISUMS_KERNEL(SUFFIX, TARGET, VEC, LANES, NV, ZERO, SET1, LOAD, STORE, MADD_ADD)  \
-  __attribute__((target(TARGET))) void cell_noise_isums_##SUFFIX(                                  \
-      const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T, int n, int32_t* S) { \
-    const PairTerms pt(n_rows, u, T);                                                              \
-    constexpr int kW = (NV) * (LANES); /* columns per block */                                     \
-    int col = 0;                                                                                   \
-    for (; col + kW <= n; col += kW)                                                               \
-      for (int c = 0; c < pt.chunks; ++c) {                                                        \
-        VEC s[8][NV];                                                                              \
-        for (int j = 0; j < 8; ++j)                                                                \
-          for (int v = 0; v < (NV); ++v) s[j][v] = ZERO;                                           \
-        for (int q = 0; q < pt.pairs; ++q) {                                                       \
-          const size_t at = static_cast<size_t>(q) * pt.chunks + c;                                \
-          if (!pt.any[at]) continue;                                                               \
-          const int16_t* d = qdev + (static_cast<size_t>(q) * stride + col) * 2;                   \
-          const int32_t* m = pt.mul.data() + at * 8;                                               \
-          VEC dv[NV];                                                                              \
-          for (int v = 0; v < (NV); ++v) dv[v] = LOAD(d + 2 * (LANES) * v);                        \
-          for (int j = 0; j < 8; ++j)                                                              \
-            for (int v = 0; v < (NV); ++v) s[j][v] = MADD_ADD(s[j][v], dv[v], SET1(m[j]));         \
-        }                                                                                          \
-        for (int j = 0; j < 8 && 8 * c + j < T; ++j)                                               \
-          for (int v = 0; v < (NV); ++v) STORE(S + static_cast<size_t>(8 * c + j) * n + col + (LANES) * v, s[j][v]); \
-      }                                                                                            \
-    if (col < n) cell_noise_isums_portable(qdev, stride, n_rows, u, T, col, n, S);                 \
+#define KVCIM_MACRO_ISUMS_KERNEL(SUFFIX, TARGET, VEC, BITS, L16, P, LOAD, STORE, WIDEN_LO, WIDEN_HI, WIDEN_LOAD) \
+  __attribute__((target(TARGET))) void cell_noise_isums_##SUFFIX(const int16_t* qdev, size_t stride,      \
+                                                                int n_rows, const uint32_t* u, int T,   \
+                                                                int n, int32_t qmax, int32_t* S) {      \
+    const RowLists rl(qdev, stride, n_rows, u, T);                                                       \
+    const int run = qmax > 0 ? std::max(1, 32767 / qmax) : std::max(1, n_rows);                         \
+    constexpr int kW = 2 * (L16); /* columns per block */                                                \
+    int col = 0;                                                                                         \
+    for (; col + kW <= n; col += kW) {                                                                   \
+      /* the next block's rows, fetched meanwhile: 64 strided runs are more than the hardware */        \
+      /* prefetcher follows, and a macro's deviations (1 MB at 256 x 2,048) do not stay in L2 */          \
+      if (col + 2 * kW <= n)                                                                             \
+        for (int i = 0; i < n_rows; ++i)                                                                 \
+          for (int c = kW; c < 2 * kW; c += 32)                                                          \
+            _mm_prefetch(reinterpret_cast<const char*>(qdev + i * stride + col + c), _MM_HINT_T0);       \
+      for (int k = 0; k < T; ++k) {                                                                      \
+        VEC a0 = P##_setzero_si##BITS(), a1 = a0, a2 = a0, a3 = a0;                                      \
+        for (int b = 0; b < rl.bits; ++b) {                                                              \
+          const __m128i sb = _mm_cvtsi32_si128(b);                                                       \
+          const int* at = rl.begin.data() + k * rl.bits + b;                                             \
+          const int16_t* const* r = rl.rows.data() + at[0];                                              \
+          const int m = at[1] - at[0];                                                                   \
+          if (run == 1) /* no two rows fit an int16 lane: each row widened as it is loaded */           \
+            for (int i = 0; i < m; ++i) {                                                                \
+              a0 = P##_add_epi32(a0, P##_sll_epi32(WIDEN_LOAD(r[i] + col), sb));                         \
+              a1 = P##_add_epi32(a1, P##_sll_epi32(WIDEN_LOAD(r[i] + col + (L16) / 2), sb));             \
+              a2 = P##_add_epi32(a2, P##_sll_epi32(WIDEN_LOAD(r[i] + col + (L16)), sb));                 \
+              a3 = P##_add_epi32(a3, P##_sll_epi32(WIDEN_LOAD(r[i] + col + 3 * (L16) / 2), sb));         \
+            }                                                                                            \
+          for (int i0 = 0; run > 1 && i0 < m; i0 += run) {                                               \
+            const int i1 = std::min(m, i0 + run);                                                        \
+            VEC h0 = LOAD(r[i0] + col), h1 = LOAD(r[i0] + col + (L16));                                  \
+            for (int i = i0 + 1; i < i1; ++i) {                                                          \
+              h0 = P##_add_epi16(h0, LOAD(r[i] + col));                                                  \
+              h1 = P##_add_epi16(h1, LOAD(r[i] + col + (L16)));                                          \
+            }                                                                                            \
+            a0 = P##_add_epi32(a0, P##_sll_epi32(WIDEN_LO(h0), sb));                                     \
+            a1 = P##_add_epi32(a1, P##_sll_epi32(WIDEN_HI(h0), sb));                                     \
+            a2 = P##_add_epi32(a2, P##_sll_epi32(WIDEN_LO(h1), sb));                                     \
+            a3 = P##_add_epi32(a3, P##_sll_epi32(WIDEN_HI(h1), sb));                                     \
+          }                                                                                              \
+        }                                                                                                \
+        int32_t* out = S + static_cast<size_t>(k) * n + col;                                            \
+        STORE(out, a0);                                                                                  \
+        STORE(out + (L16) / 2, a1);                                                                      \
+        STORE(out + (L16), a2);                                                                          \
+        STORE(out + 3 * (L16) / 2, a3);                                                                  \
+      }                                                                                                  \
+    }                                                                                                    \
+    if (col < n) cell_noise_isums_portable(qdev, stride, n_rows, u, T, col, n, S);                       \
   }
 
 __attribute__((target("avx2"))) inline __m256i load256(const void* p) {
@@ -684,21 +720,28 @@ __attribute__((target("avx2"))) inline __m256i load256(const void* p) {
 __attribute__((target("avx2"))) inline void store256(void* p, __m256i v) {
   _mm256_storeu_si256(static_cast<__m256i*>(p), v);
 }
-__attribute__((target("avx2"))) inline __m256i madd_add256(__m256i s, __m256i d, __m256i m) {
-  return _mm256_add_epi32(s, _mm256_madd_epi16(d, m));
+__attribute__((target("avx2"))) inline __m256i widen_lo256(__m256i h) {
+  return _mm256_cvtepi16_epi32(_mm256_castsi256_si128(h));
 }
-__attribute__((target("avx512f,avx512bw"))) inline __m512i madd_add512(__m512i s, __m512i d, __m512i m) {
-  return _mm512_add_epi32(s, _mm512_madd_epi16(d, m));
+__attribute__((target("avx2"))) inline __m256i widen_hi256(__m256i h) {
+  return _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1));
 }
-__attribute__((target("avx512f,avx512bw,avx512vnni"))) inline __m512i dpwssd512(__m512i s, __m512i d, __m512i m) {
-  return _mm512_dpwssd_epi32(s, d, m);
+__attribute__((target("avx512f,avx512bw"))) inline __m512i widen_lo512(__m512i h) {
+  return _mm512_cvtepi16_epi32(_mm512_castsi512_si256(h));
 }
-KVCIM_MACRO_ISUMS_KERNEL(avx2, "avx2", __m256i, 8, 1, _mm256_setzero_si256(), _mm256_set1_epi32, load256,
-                         store256, madd_add256)
-KVCIM_MACRO_ISUMS_KERNEL(avx512, "avx512f,avx512bw", __m512i, 16, 2, _mm512_setzero_si512(), _mm512_set1_epi32,
-                         _mm512_loadu_si512, _mm512_storeu_si512, madd_add512)
-KVCIM_MACRO_ISUMS_KERNEL(avx512vnni, "avx512f,avx512bw,avx512vnni", __m512i, 16, 2, _mm512_setzero_si512(),
-                         _mm512_set1_epi32, _mm512_loadu_si512, _mm512_storeu_si512, dpwssd512)
+__attribute__((target("avx512f,avx512bw"))) inline __m512i widen_hi512(__m512i h) {
+  return _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(h, 1));
+}
+__attribute__((target("avx2"))) inline __m256i widen_load256(const int16_t* p) {
+  return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i widen_load512(const int16_t* p) {
+  return _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+KVCIM_MACRO_ISUMS_KERNEL(avx2, "avx2", __m256i, 256, 16, _mm256, load256, store256, widen_lo256, widen_hi256,
+                         widen_load256)
+KVCIM_MACRO_ISUMS_KERNEL(avx512, "avx512f,avx512bw", __m512i, 512, 32, _mm512, _mm512_loadu_si512, _mm512_storeu_si512,
+                         widen_lo512, widen_hi512, widen_load512)
 #undef KVCIM_MACRO_ISUMS_KERNEL
 
 // adc_fixed (macro_kernels.hpp) in 8 or 16 int32 lanes: shifts by q + s arithmetic (floor).
@@ -941,15 +984,11 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 }
 
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
-                      int n, int32_t* S) {
+                      int n, int32_t qmax, int32_t* S) {
 #ifdef KVCIM_MACRO_X86
-  // VNNI rides with the top level (the CPUs with VPOPCNTDQ have it), so that a cap to avx512
-  // runs, and the tests compare, the vpmaddwd kernel on this machine too.
-  static const bool vnni = __builtin_cpu_supports("avx512vnni");
   const int l = level();
-  if (l >= kAvx512Vp && vnni) return cell_noise_isums_avx512vnni(qdev, stride, n_rows, u, T, n, S);
-  if (l >= kAvx512) return cell_noise_isums_avx512(qdev, stride, n_rows, u, T, n, S);
-  if (l >= kAvx2) return cell_noise_isums_avx2(qdev, stride, n_rows, u, T, n, S);
+  if (l >= kAvx512) return cell_noise_isums_avx512(qdev, stride, n_rows, u, T, n, qmax, S);
+  if (l >= kAvx2) return cell_noise_isums_avx2(qdev, stride, n_rows, u, T, n, qmax, S);
 #endif
   cell_noise_isums_portable(qdev, stride, n_rows, u, T, 0, n, S);
 }

@@ -44,11 +44,21 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
                      double* pn);
 
 // The cell noise of one row group in integers: S[k * n + col] = sum over rows i < n_rows of
-// u[i * T + k] * q(i, col), q(i, col) = qdev[((i / 2) * stride + col) * 2 + i % 2] (the int16
-// deviations, row pairs interleaved per column; an odd last row's partner is 0). Exact: the
-// caller guarantees that no sum leaves int32, so every kernel gives the same S in any order.
+// u[i * T + k] * qdev[i * stride + col] (the int16 deviations, row i of the group at
+// qdev + i * stride; every |qdev| <= qmax, u < 2^15). Exact: the caller guarantees that no sum
+// leaves int32, so every kernel gives the same S in any order. The vector kernels add the rows
+// whose level has bit b set (sparse: the zero bits of the inputs cost nothing) in int16 lanes, as
+// many at a time as 32767 / qmax allows, and widen those runs into int32.
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
-                      int n, int32_t* S);
+                      int n, int32_t qmax, int32_t* S);
+// The row stride (in int16) of a macro's grid deviations for `cols` columns: whole 64-byte lines
+// (aligned vector loads), and from 2 KB rows on an odd number of them, so that the rows of a group
+// fall in different L1 sets (at 4 KB, 2,048 columns, they shared one set and evicted each other);
+// the padding costs at most one line in 32 (3%).
+inline size_t grid_row_stride(int cols) {
+  const size_t lines = (static_cast<size_t>(cols) + 31) / 32;
+  return (lines >= 32 ? lines | 1 : lines) * 32;
+}
 
 // The noisy ADC of one step from cell noise known to within `margin` levels: pna = S * qscale,
 // va = p + (pna + rn); where floor((va -+ m) * scale + 1/2) agree, m = margin + (|va| + p) 2^-48

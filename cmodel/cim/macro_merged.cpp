@@ -234,7 +234,7 @@ void MergedKind::fast_codes(Macro& m, const Plan& pl, const Converter& adc, cons
   const int C = n_out * pl.S, wpr = spec.weights_per_row(), T = pl.T, G = pl.G;
   const int8_t* w = MacroAccess::weights(m);
   const auto& dev = MacroAccess::deviations(m);
-  const auto& qdev = MacroAccess::grid_deviations(m);
+  const int16_t* qdev = MacroAccess::grid_deviations(m);
   const bool read = spec.read_noise_sigma > 0.0;
   const bool exact_cells = !dev.empty() && !pl.fixed, grid_cells = !dev.empty() && pl.fixed;
 
@@ -254,7 +254,6 @@ void MergedKind::fast_codes(Macro& m, const Plan& pl, const Converter& adc, cons
   std::vector<double> pn(exact_cells ? static_cast<size_t>(T) * C : 0), rn(read && !pl.fixed ? n_out : 0);
   std::vector<int32_t> S(grid_cells ? static_cast<size_t>(T) * C : 0), rq(read && pl.fixed ? n_out : 0);
   const uint64_t base = MacroAccess::noise_draws(m);
-  const size_t pairs = static_cast<size_t>(pl.rpc + 1) / 2;
   for (int g = 0; g < G; ++g) {
     const int r0 = g * pl.rpc, r1 = std::min(n_rows, r0 + pl.rpc);
     if (exact_cells || grid_cells) {
@@ -265,8 +264,9 @@ void MergedKind::fast_codes(Macro& m, const Plan& pl, const Converter& adc, cons
         detail::cell_noise_sums(dev.data() + static_cast<size_t>(r0) * pl.cols, pl.cols, r1 - r0, levels.data(), T, C,
                                 pn.data());
       else
-        detail::cell_noise_isums(qdev.data() + static_cast<size_t>(g) * pairs * pl.cols * 2, pl.cols, r1 - r0,
-                                 levels.data(), T, C, S.data());
+        detail::cell_noise_isums(qdev + static_cast<size_t>(r0) * MacroAccess::grid_stride(m),
+                                 MacroAccess::grid_stride(m), r1 - r0, levels.data(), T, C, MacroAccess::grid_max(m),
+                                 S.data());
     }
     for (int k = 0; k < T; ++k) {
       const uint32_t* u = lv.data() + static_cast<size_t>(k) * n_rows;

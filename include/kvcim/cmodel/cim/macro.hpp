@@ -15,7 +15,9 @@
 //   input_cycles:      signed 1 + ceil((B-1)/d); unsigned ceil(B/d)
 // (with 1-bit cells and bit-serial inputs these are the familiar W and B).
 #pragma once
+#include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -112,6 +114,19 @@ namespace detail {
 // Internal (cmodel/cim/macro_layout.hpp): one weight slice or one input cycle, bits
 // [offset, offset + width) of its source value, weighted sign * 2^offset in the shift-and-add.
 struct MacroAccess;  // a kind model's access to the macro's state (cmodel/cim/macro_access.hpp)
+// Storage on 64-byte boundaries (a cache line, an AVX-512 vector): the vector kernels' loads of a
+// padded row (grid_row_stride) then never straddle two lines, which costs two loads.
+template <class T>
+struct LineAllocator {
+  using value_type = T;
+  LineAllocator() = default;
+  template <class U>
+  LineAllocator(const LineAllocator<U>&) noexcept {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) noexcept { ::operator delete(p, std::align_val_t{64}); }
+  template <class U>
+  bool operator==(const LineAllocator<U>&) const noexcept { return true; }
+};
 struct Piece {
   int offset = 0;
   int width = 1;
@@ -255,12 +270,15 @@ class Macro {
   // model keeps the deviations in cell_noise_; the fixed model on its grid only (cell_noise_q_).
   bool cell_noisy_ = false;
   std::vector<float> cell_noise_;   // [rows, cols] programmed deviation and drift (exact model only)
-  // The same deviations as int16 multiples of 2^-noise_q_ levels, the row pairs of each row group
-  // interleaved per column ([group][pair][col][2], detail::cell_noise_isums): the fast path sums
-  // them in integers and goes back to the double sums of cell_noise_ only for the conversions whose
-  // code that leaves in doubt. Kept when the deviations are programming variation alone (no drift,
-  // no stuck cells: |deviation| < 5.8 sigma fits) and no sum can leave int32; empty otherwise.
-  std::vector<int16_t> cell_noise_q_;
+  // The same deviations as int16 multiples of 2^-noise_q_ levels, [row][noise_qstride_]
+  // (detail::grid_row_stride: rows padded so that a row group's rows share no L1 set): the fast
+  // path sums them in integers (detail::cell_noise_isums) and goes back to the double sums of
+  // cell_noise_ only for the conversions whose code that leaves in doubt. Kept when the deviations
+  // are programming variation alone (no drift, no stuck cells: |deviation| < 5.8 sigma fits) and
+  // no sum can leave int32; empty otherwise.
+  std::vector<int16_t, detail::LineAllocator<int16_t>> cell_noise_q_;
+  size_t noise_qstride_ = 0;
+  int32_t noise_qmax_ = 0;  // a bound on |cell_noise_q_| (the largest ever stored): the kernels' int16 runs
   int noise_q_ = 0;
   // The fixed noise model's grid bits (MacroSpec::noise_grid_bits(), 0: exact model). Then
   // cell_noise_q_ holds the deviations on that grid (saturated at +-2^15 - 1, kept whatever they
