@@ -43,9 +43,8 @@ void CimLinear::compute_blocks_batch(int b0, int b1) {
 void CimLinear::apply_batch(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
   if (n < 0) throw Error("CimLinear::apply_batch: n = " + std::to_string(n) + ": expected a count >= 0");
   // The tokens' partial sums take 8 bytes per block output each (a classifier's 96,000 per token):
-  // runs of at most 16 MiB of them, each token's floats its own either way; the scratch is given
-  // back afterwards, so a model's hundred matrices do not each keep a chunk's worth.
-  // The scratch is this thread's, lent to the matrix for the call: one set for all the matrices
+  // runs of at most 16 MiB of them, each token's floats its own either way. The scratch is this
+  // thread's, lent to the matrix for the call and given back after it: one set for all the matrices
   // (the largest run's), neither allocated, zeroed and faulted in again per matrix (a chunk of the
   // 110M shape's matrices is ~3 MB of partial sums a token) nor kept by each.
   struct Scratch {
