@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <future>
+#include <limits>
 #include <optional>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/error.hpp"
 
@@ -113,12 +114,31 @@ const Vector& reference_passes(const Config& c, const Weights& w, Sequence& s, i
 // threads they run beside it; results do not depend on the thread count), the logits compared,
 // the next tokens of the CIM run and of the reference.
 void decode_position(const Config& c, const Weights& w, const Tokenizer& tok, Sequence& s, int pos, int steps, int threads) {
-  const Vector* shadow = nullptr;
-  const Vector* free = nullptr;
-  std::future<void> refs;
-  if (threads > 1) refs = std::async(std::launch::async, [&] { shadow = &reference_passes(c, w, s, pos, &free); });
-  const Vector& logits = forward(c, w, s.s_cim, *s.cim, s.token, pos);
-  if (threads > 1) refs.get(); else shadow = &reference_passes(c, w, s, pos, &free);
+  // At most two threads (--threads): a model whose matrices the GEMV pool splits runs the passes
+  // one after the other, each on both threads; a smaller one runs them side by side as the two
+  // "rows" of one pool job (std::async would add a third thread to the pool's helper).
+  struct Passes {
+    const Config& c;
+    const Weights& w;
+    Sequence& s;
+    int pos;
+    const Vector* shadow = nullptr;
+    const Vector* free = nullptr;
+    const Vector* logits = nullptr;
+  } p{c, w, s, pos};
+  const RowsFn both = [](void* ctx, int r0, int r1) {
+    auto& q = *static_cast<Passes*>(ctx);
+    for (int r = r0; r < r1; ++r) {
+      if (r == 0) q.logits = &forward(q.c, q.w, q.s.s_cim, *q.s.cim, q.s.token, q.pos);
+      else q.shadow = &reference_passes(q.c, q.w, q.s, q.pos, &q.free);
+    }
+  };
+  const bool matrices_split = static_cast<int64_t>(c.dim) * c.hidden_dim >= gemv_parallel_min();
+  if (threads > 1 && !matrices_split) parallel_rows(2, std::numeric_limits<int64_t>::max(), both, &p, 1);
+  else both(&p, 0, 2);
+  const Vector* shadow = p.shadow;
+  const Vector* free = p.free;
+  const Vector& logits = *p.logits;
   s.out.steps.push_back(compare_logits(*shadow, logits, pos));
 
   const bool in_prompt = pos + 1 < static_cast<int>(s.prompt.size());
@@ -173,6 +193,14 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     prompts.push_back(tok.encode_prompt(p));
     check_options(c, o, static_cast<int>(prompts.back().size()));
   }
+  // o.threads bounds every thread of the run: the GEMV pool's helper (row-parallel GEMVs, the
+  // evaluation's macro blocks, the two passes of a position) runs only when it is 2, and the
+  // pool's own choice (1 on a fully loaded machine) still applies. Restored when the run ends.
+  struct ThreadBound {
+    int before = gemv_threads();
+    explicit ThreadBound(int most) { set_gemv_threads(std::min(before, most)); }
+    ~ThreadBound() { set_gemv_threads(before); }
+  } bound(o.threads);
   const auto start = std::chrono::steady_clock::now();
 
   GenerationResult r;

@@ -216,7 +216,7 @@ def run(model=None, spec=None, prompt=_RUN["prompt"], steps=_RUN["steps"], backe
     eval_text_path (the shipped one); eval_text gives the text itself instead of a file;
     eval_text_path="" (or None, or eval_text="") skips the evaluation, and then perplexity is
     None. top_p: the nucleus sampling threshold (topp= is the old spelling, deprecated).
-    threads: 1 or 2 (the float shadows beside the CIM pass; the results do not depend on it).
+    threads: 1 or 2, the threads the run uses at most (the results do not depend on it).
     progress: called as progress(done, total) after every forward pass of the generation.
     A batch (`kvcim run --batch`): prompt may be a list of texts, one sequence each, or batch=B
     sequences cycle through the prompts; sequence b samples with seed + b. The report's tokens

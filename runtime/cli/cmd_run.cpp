@@ -91,7 +91,7 @@ void add_run(CLI::App& app) {
                   "idle silicon on both sides (storage holding no data): gated (leaks nothing) or leaking")
       ->check(CLI::IsMember({"gated", "leaking"}))
       ->capture_default_str();
-  cmd->add_option("--threads", o->threads, "1 or 2: the float shadows beside the CIM pass")
+  cmd->add_option("--threads", o->threads, "1 or 2: threads the run uses at most (results do not depend on it)")
       ->check(CLI::Range(1, 2))->capture_default_str();
   cmd->callback([o] {
     // the outputs first: an unwritable path fails now, not after the run

@@ -15,7 +15,7 @@ struct RunDefaults {
   static constexpr uint64_t seed = 42;             // sampler seed
   static constexpr float temperature = 0.0f;       // greedy
   static constexpr float top_p = 0.9f;             // nucleus sampling threshold
-  static constexpr int threads = 2;                // the float shadows beside the CIM pass
+  static constexpr int threads = 2;                // threads the run uses at most
   static constexpr int eval_tokens = kDefaultEvalTokens;
   static constexpr const char* backend = "cim";    // linear and attention
   // The evaluation text is the shipped one, default_eval_text_path() (found at run time).

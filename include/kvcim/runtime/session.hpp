@@ -38,7 +38,9 @@ struct SessionOptions {
   int eval_tokens = kDefaultEvalTokens;
   uint64_t eval_seed = kDefaultEvalSeed;
   BootstrapOptions bootstrap;
-  int threads = 1;               // 2: the float shadows run beside the CIM pass (same results)
+  // At most this many threads (1 or 2): with 2, the float shadows run beside the CIM pass and
+  // GEMVs and macro blocks are split by rows (same results either way).
+  int threads = 2;
   // Called after every forward pass of the generation: (positions done, positions in all).
   std::function<void(int, int)> progress;
   // Called after every sequence of the evaluation: (tokens scored, tokens in all).
