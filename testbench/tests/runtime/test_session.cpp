@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/runtime/session.hpp"
@@ -252,4 +253,27 @@ TEST(Session, BatchMakesExactlyTheTokensOfSingleRuns) {
     EXPECT_LT(batch.active.back(), 3) << "no sequence ended early: choose another seed";
     EXPECT_NE(batch.sequences[0].tokens, batch.sequences[2].tokens) << "same prompt, different seeds";
   }
+}
+
+TEST(Session, ThreadsBoundTheGemvPoolForTheRunOnly) {
+  // `threads` is the most threads a run may use: with 1 the GEMV pool's helper must not run
+  // while the run lasts (seen from the progress callback, called between forward passes), and
+  // the pool's own setting comes back when the run ends.
+  Fixture f;
+  const int before = gemv_threads();
+  set_gemv_threads(2);
+  SessionOptions o;
+  o.steps = 8;
+  o.backends = {BackendKind::cim, BackendKind::cim};
+  int most = 0, calls = 0;
+  o.progress = [&](int, int) { most = std::max(most, gemv_threads()), ++calls; };
+  for (int threads : {1, 2}) {
+    most = calls = 0;
+    o.threads = threads;
+    run_generation(f.ck, f.tok, o, hardware(f, digital_macro()));
+    EXPECT_GT(calls, 0);
+    EXPECT_EQ(most, threads) << "threads " << threads;
+    EXPECT_EQ(gemv_threads(), 2) << "the pool's setting is restored after a run with threads " << threads;
+  }
+  set_gemv_threads(before);
 }
