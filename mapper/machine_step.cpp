@@ -17,8 +17,9 @@ constexpr int64_t kMaxSequences = 65536;
 constexpr const char* kMachineAssumes =
     "roofline: max(bytes / (bandwidth x achieved fraction), 2 MACs / (peak x utilization)); energy: (idle + "
     "active power) x step time + bytes x (HBM + L2 + L1 pJ/bit) + bytes x on-die wire pJ/bit/mm x half the die's "
-    "side + MACs x the board's MAC energy ((TDP - idle - active) / sustained MAC rate); no kernel launch, host or "
-    "framework overhead; softmax and norms not charged";
+    "side + MACs x the board's MAC energy ((TDP - idle - active) / sustained MAC rate); a step that would draw more "
+    "than the TDP runs at it (clocks lowered, the step longer); no kernel launch, host or framework overhead; "
+    "softmax and norms not charged";
 
 std::string gb(double bytes) {
   char buf[64];
@@ -43,12 +44,22 @@ void time_and_charge(const Machine& m, MachineStep& s, double compute_pj, int bi
   s.memory_ns = s.roofline_ns / m.bandwidth_utilization;
   const double peak_ops_per_ns = (bits == 8 ? m.peak_int8_tops : m.peak_fp16_tflops) * 1e3;
   s.compute_ns = 2 * s.macs / (peak_ops_per_ns * m.compute_utilization);
-  s.step_ns = std::max(s.memory_ns, s.compute_ns);
-  s.static_pj = m.idle_power_w * s.step_ns * kPjPerWattNs;
-  s.active_pj = m.active_power_w * s.step_ns * kPjPerWattNs;
   s.memory_pj = s.bytes_moved * 8 * (m.hbm_pj_per_bit + m.l2_pj_per_bit + m.l1_pj_per_bit);
   s.wire_pj = s.bytes_moved * 8 * m.wire_pj_per_bit_mm * m.wire_mm();
   s.compute_pj = compute_pj;
+  s.step_ns = std::max(s.memory_ns, s.compute_ns);
+  // A step whose bytes and MACs would draw more than the TDP at that time (a compute-bound step
+  // moving many KV bytes besides) runs at the board's power limit instead: its clocks drop until
+  // idle + active power and the dynamic energy over the longer time make the TDP (the parser
+  // keeps tdp_w above idle + active).
+  const double limited_ns =
+      (s.memory_pj + s.wire_pj + s.compute_pj) / ((m.tdp_w - m.idle_power_w - m.active_power_w) * kPjPerWattNs);
+  if (limited_ns > s.step_ns) {
+    s.step_ns = limited_ns;
+    s.power_limited = true;
+  }
+  s.static_pj = m.idle_power_w * s.step_ns * kPjPerWattNs;
+  s.active_pj = m.active_power_w * s.step_ns * kPjPerWattNs;
   s.tdp_pj = m.tdp_w * s.step_ns * kPjPerWattNs;
 }
 

@@ -110,7 +110,11 @@ struct MachineStep {
   double macs = 0;                         // per step
   double memory_ns = 0, compute_ns = 0;    // the two roofline legs (sustained rates)
   double roofline_ns = 0;                  // bytes / peak bandwidth: no step is faster
-  double step_ns = 0;                      // max(memory_ns, compute_ns)
+  // max(memory_ns, compute_ns), or longer where that would draw more than the TDP: the board then
+  // lowers its clocks until it draws its limit (power_limited), the step's dynamic energy spread
+  // over the time at which idle + active power plus it make the TDP
+  double step_ns = 0;
+  bool power_limited = false;
   double static_pj = 0;   // idle power x step time
   double active_pj = 0;   // active power x step time
   double memory_pj = 0;   // bytes x (HBM + L2 + L1 pJ/bit)
@@ -122,7 +126,7 @@ struct MachineStep {
   double tokens_per_s(int64_t sequences) const { return static_cast<double>(sequences) / (step_ns * 1e-9); }
   // The board at its power limit over the whole step: no step of this time costs more.
   double tdp_pj = 0;
-  const char* bound() const { return memory_ns >= compute_ns ? "memory" : "compute"; }
+  const char* bound() const { return power_limited ? "power" : memory_ns >= compute_ns ? "memory" : "compute"; }
   // The step with no overlap of memory and compute (the roofline's max assumes perfect overlap).
   double serial_ns() const { return memory_ns + compute_ns; }
 };
