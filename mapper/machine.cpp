@@ -4,6 +4,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -46,9 +47,11 @@ Machine machine_from_node(const YAML::Node& root, const std::string& source) {
 }  // namespace
 
 double Machine::mac_pj(int weight_bits) const {
-  const double macs_per_s = (weight_bits == 8 ? peak_int8_tops : peak_fp16_tflops) * 1e12 / 2;
+  const double macs_per_s = (weight_bits == 8 ? peak_int8_tops : peak_fp16_tflops) * 1e12 / 2 * compute_utilization;
   return (tdp_w - idle_power_w - active_power_w) / macs_per_s * 1e12;
 }
+
+double Machine::wire_mm() const { return std::sqrt(die_mm2) / 2; }
 
 std::vector<std::string> machine_names() {
   std::vector<std::string> names;

@@ -16,8 +16,10 @@ constexpr double kPjPerWattNs = 1e3;  // 1 W for 1 ns is 1 nJ
 constexpr int64_t kMaxSequences = 65536;
 constexpr const char* kMachineAssumes =
     "roofline: max(bytes / (bandwidth x achieved fraction), 2 MACs / (peak x utilization)); energy: (idle + "
-    "active power) x step time + bytes x (HBM + L2 + L1 pJ/bit) + MACs x the board's MAC energy ((TDP - idle - "
-    "active) / peak MAC rate); no kernel launch, host or framework overhead; softmax and norms not charged";
+    "active power) x step time + bytes x (HBM + L2 + L1 pJ/bit) + bytes x on-die wire pJ/bit/mm x half the die's "
+    "side + MACs x the board's MAC energy ((TDP - idle - active) / sustained MAC rate); a step that would draw more "
+    "than the TDP runs at it (clocks lowered, the step longer); no kernel launch, host or framework overhead; "
+    "softmax and norms not charged";
 
 std::string gb(double bytes) {
   char buf[64];
@@ -42,11 +44,22 @@ void time_and_charge(const Machine& m, MachineStep& s, double compute_pj, int bi
   s.memory_ns = s.roofline_ns / m.bandwidth_utilization;
   const double peak_ops_per_ns = (bits == 8 ? m.peak_int8_tops : m.peak_fp16_tflops) * 1e3;
   s.compute_ns = 2 * s.macs / (peak_ops_per_ns * m.compute_utilization);
+  s.memory_pj = s.bytes_moved * 8 * (m.hbm_pj_per_bit + m.l2_pj_per_bit + m.l1_pj_per_bit);
+  s.wire_pj = s.bytes_moved * 8 * m.wire_pj_per_bit_mm * m.wire_mm();
+  s.compute_pj = compute_pj;
   s.step_ns = std::max(s.memory_ns, s.compute_ns);
+  // A step whose bytes and MACs would draw more than the TDP at that time (a compute-bound step
+  // moving many KV bytes besides) runs at the board's power limit instead: its clocks drop until
+  // idle + active power and the dynamic energy over the longer time make the TDP (the parser
+  // keeps tdp_w above idle + active).
+  const double limited_ns =
+      (s.memory_pj + s.wire_pj + s.compute_pj) / ((m.tdp_w - m.idle_power_w - m.active_power_w) * kPjPerWattNs);
+  if (limited_ns > s.step_ns) {
+    s.step_ns = limited_ns;
+    s.power_limited = true;
+  }
   s.static_pj = m.idle_power_w * s.step_ns * kPjPerWattNs;
   s.active_pj = m.active_power_w * s.step_ns * kPjPerWattNs;
-  s.memory_pj = s.bytes_moved * 8 * (m.hbm_pj_per_bit + m.l2_pj_per_bit + m.l1_pj_per_bit);
-  s.compute_pj = compute_pj;
   s.tdp_pj = m.tdp_w * s.step_ns * kPjPerWattNs;
 }
 
@@ -135,7 +148,8 @@ nlohmann::json machine_step_json(const Machine& m, const MachineRegime& r, const
           {"tokens_per_s", s.tokens_per_s(r.sequences)},
           {"energy_pj_per_token", s.energy_pj_per_token(r.sequences)},
           {"energy_pj_per_token_split", {{"static", s.static_pj / B}, {"active", s.active_pj / B},
-                                         {"memory", s.memory_pj / B}, {"compute", s.compute_pj / B}}},
+                                         {"memory", s.memory_pj / B}, {"wire", s.wire_pj / B},
+                                         {"compute", s.compute_pj / B}}},
           {"power_w", s.power_w()},
           {"energy_pj_per_token_at_tdp", s.tdp_pj / B},
           {"assumes", kMachineAssumes}};
@@ -145,11 +159,13 @@ std::string machine_step_line(const Machine& m, const MachineRegime& r, const Ma
   char buf[512];
   const double B = static_cast<double>(r.sequences);
   std::snprintf(buf, sizeof buf,
-                "%s: %.4g mJ/token (static %.3g, active %.3g, memory %.3g, compute %.3g) at %.0f W, %.4g tokens/s, "
+                "%s: %.4g mJ/token (static %.3g, active %.3g, memory %.3g, wire %.3g, compute %.3g) at %.0f W, "
+                "%.4g tokens/s, "
                 "%.4g us/step bound by %s (HBM roofline %.4g us); at the %.0f W TDP for the whole step %.4g "
                 "mJ/token (%lld sequence(s) x %lld tokens, %s weights, %d-bit KV; no software overhead)",
                 m.name.c_str(), s.energy_pj_per_token(r.sequences) * 1e-9, s.static_pj / B * 1e-9,
-                s.active_pj / B * 1e-9, s.memory_pj / B * 1e-9, s.compute_pj / B * 1e-9, s.power_w(),
+                s.active_pj / B * 1e-9, s.memory_pj / B * 1e-9, s.wire_pj / B * 1e-9, s.compute_pj / B * 1e-9,
+                s.power_w(),
                 s.tokens_per_s(r.sequences), s.step_ns * 1e-3, s.bound(), s.roofline_ns * 1e-3, m.tdp_w,
                 s.tdp_pj / B * 1e-9,
                 static_cast<long long>(r.sequences), static_cast<long long>(r.context),
@@ -163,7 +179,7 @@ namespace kvcim::mapper {
 
 MachineRun machine_run(const Machine& m, const cmodel::Config& c, const std::vector<int>& active, int bits) {
   MachineRun out;
-  double tokens = 0, pj = 0, static_pj = 0, active_pj = 0, memory_pj = 0, compute_pj = 0, tdp_pj = 0;
+  double tokens = 0, pj = 0, static_pj = 0, active_pj = 0, memory_pj = 0, wire_pj = 0, compute_pj = 0, tdp_pj = 0;
   for (size_t pos = 0; pos < active.size(); ++pos) {
     if (active[pos] < 1) continue;
     const MachineStep s = machine_step(m, c, {active[pos], static_cast<int64_t>(pos) + 1, bits, bits});
@@ -172,6 +188,7 @@ MachineRun machine_run(const Machine& m, const cmodel::Config& c, const std::vec
     static_pj += s.static_pj;
     active_pj += s.active_pj;
     memory_pj += s.memory_pj;
+    wire_pj += s.wire_pj;
     compute_pj += s.compute_pj;
     tdp_pj += s.tdp_pj;
     out.ns += s.step_ns;
@@ -179,12 +196,13 @@ MachineRun machine_run(const Machine& m, const cmodel::Config& c, const std::vec
   if (tokens == 0) return out;
   out.tokens = tokens;
   out.energy_pj_per_token = pj / tokens;
-  char buf[400];
+  char buf[512];
   std::snprintf(buf, sizeof buf,
-                "%s: %.4g pJ/token (static %.3g, active %.3g, memory %.3g, compute %.3g), %.4g tokens/s; at the "
+                "%s: %.4g pJ/token (static %.3g, active %.3g, memory %.3g, wire %.3g, compute %.3g), %.4g tokens/s; "
+                "at the "
                 "%.0f W TDP %.4g pJ/token (every position of the run, %s weights and KV; no software overhead)",
                 m.name.c_str(), out.energy_pj_per_token, static_pj / tokens, active_pj / tokens, memory_pj / tokens,
-                compute_pj / tokens, tokens / (out.ns * 1e-9), m.tdp_w, tdp_pj / tokens,
+                wire_pj / tokens, compute_pj / tokens, tokens / (out.ns * 1e-9), m.tdp_w, tdp_pj / tokens,
                 bits == 8 ? "int8" : "fp16");
   out.line = buf;
   nlohmann::json prov = nlohmann::json::object();
@@ -195,7 +213,8 @@ MachineRun machine_run(const Machine& m, const cmodel::Config& c, const std::vec
               {"bits", bits},
               {"energy_pj_per_token", out.energy_pj_per_token},
               {"energy_pj_per_token_split", {{"static", static_pj / tokens}, {"active", active_pj / tokens},
-                                             {"memory", memory_pj / tokens}, {"compute", compute_pj / tokens}}},
+                                             {"memory", memory_pj / tokens}, {"wire", wire_pj / tokens},
+                                             {"compute", compute_pj / tokens}}},
               {"energy_pj_per_token_at_tdp", tdp_pj / tokens},
               {"tokens_per_s", tokens / (out.ns * 1e-9)},
               {"averaged_over", "every position of the run, each a decode step of the sequences active there"},

@@ -86,7 +86,7 @@ std::string f(const char* fmt, double v) {
 std::string validation_markdown(const std::vector<Reproduction>& rows) {
   std::ostringstream o;
   o << "| measurement | machine, model | what it includes | regime modelled | measured J/token | predicted J/token "
-       "(decode: static + active + memory + compute; + prefill) | error | model's band J/token | held to | "
+       "(decode: static + active + memory + wire + compute; + prefill) | error | model's band J/token | held to | "
        "measured tokens/s | predicted tokens/s | measured power | modelled power | modelled power at the measured "
        "tokens/s |\n";
   o << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
@@ -99,7 +99,7 @@ std::string validation_markdown(const std::vector<Reproduction>& rows) {
     o << "| " << x.m.id << " | " << x.m.machine << ", " << x.m.preset << " | " << x.m.includes << " | " << x.m.regime
       << " | " << f("%.3g", x.m.joules_per_token) << " | " << f("%.3g", x.joules_per_token) << " ("
       << part(x.step.static_pj) << " + " << part(x.step.active_pj) << " + " << part(x.step.memory_pj) << " + "
-      << part(x.step.compute_pj) << "; + " << f("%.2g", x.prefill_joules_per_token) << ") | "
+      << part(x.step.wire_pj) << " + " << part(x.step.compute_pj) << "; + " << f("%.2g", x.prefill_joules_per_token) << ") | "
       << f("%+.0f%%", 100 * x.energy_error) << " | " << f("%.3g", x.joules_per_token) << " - "
       << f("%.3g", x.joules_per_token_hi) << (x.in_band() ? " (measured inside)" : " (measured outside)") << " | "
       << held << " | " << (x.m.tokens_per_s > 0 ? f("%.4g", x.m.tokens_per_s) : "not published") << " | "

@@ -199,6 +199,7 @@ class Machine:
     bandwidth_utilization: float
     compute_utilization: float
     description: str
+    die_mm2: float
     @staticmethod
     def from_dict(d: dict) -> Machine: ...
     @staticmethod
@@ -218,6 +219,7 @@ class Machine:
     sram_mib: float
     tdp_w: float
     def to_dict(self: Machine) -> object: ...
+    wire_pj_per_bit_mm: float
 
 class Macro:
     def __init__(self: Macro, spec: MacroSpec) -> None: ...

@@ -61,7 +61,7 @@ def test_a_machine_file_reads_with_its_provenance():
     with pytest.raises(kvcim.Error, match=r"tdp_w\.value = '700\.0': give exactly one of source"):
         kvcim.Machine.from_dict(bad)
     bad = copy.deepcopy(d)
-    bad["idle_power_w"]["value"] = 600
+    bad["idle_power_w"]["value"] = 650
     with pytest.raises(kvcim.Error, match=r"active_power_w .*must stay below tdp_w"):
         kvcim.Machine.from_dict(bad)
     with pytest.raises(kvcim.Error, match=r"cannot open the machine file"):

@@ -25,14 +25,21 @@ struct Machine {
   double peak_fp16_tflops = 0, peak_int8_tops = 0, compute_utilization = 0, sram_mib = 0;
   double tdp_w = 0, idle_power_w = 0, active_power_w = 0;
   double hbm_pj_per_bit = 0, l2_pj_per_bit = 0, l1_pj_per_bit = 0;
+  double die_mm2 = 0, wire_pj_per_bit_mm = 0;
   // per field: "source: ..." or "assumption: ..." as the file gives it
   std::vector<std::pair<std::string, std::string>> provenance;
 
   double hbm_bytes() const { return hbm_capacity_gb * 1e9; }
   // The board's energy of one MAC: what it draws above idle and active power at its TDP, over the
-  // MACs per second of its peak tensor throughput (int8 or fp16). It holds the tensor cores and
-  // their operand traffic (register file, shared memory), which a bare multiplier's energy leaves out.
+  // MACs per second it sustains there (peak int8 or fp16 tensor throughput x compute_utilization:
+  // no step runs faster, so the TDP is spent on that many MACs, not on the peak). It holds the
+  // tensor cores and their operand traffic (register file, shared memory), which a bare
+  // multiplier's energy leaves out.
   double mac_pj(int weight_bits) const;
+  // How far a byte travels on the die from the HBM interface to the SM that uses it: half the
+  // side of the (square) die, the rule the CIM and synthetic floorplans use for centre to a
+  // macro or bank (mapper/chip.hpp Floorplan::edge_um), in mm.
+  double wire_mm() const;
 };
 
 // The fields of a machine file, declared once as a spec field table (kvcim/spec_fields.hpp, so
@@ -55,6 +62,8 @@ constexpr auto spec_fields(const Machine*) {
       ::kvcim::range_field("hbm_pj_per_bit", &Self::hbm_pj_per_bit, 0, 1e3, "pJ", "off-chip access energy per bit moved").needed(),
       ::kvcim::range_field("l2_pj_per_bit", &Self::l2_pj_per_bit, 0, 1e3, "pJ", "L2 energy per bit passing through it").needed(),
       ::kvcim::range_field("l1_pj_per_bit", &Self::l1_pj_per_bit, 0, 1e3, "pJ", "L1/shared-memory energy per bit passing through it").needed(),
+      ::kvcim::range_field("die_mm2", &Self::die_mm2, 1, 1e5, "mm2", "compute die area: a byte crosses half its side from the HBM interface to an SM").needed(),
+      ::kvcim::range_field("wire_pj_per_bit_mm", &Self::wire_pj_per_bit_mm, 0, 10, "pJ", "on-die wire energy per bit per mm, charged per byte moved over wire_mm").needed(),
   };
 }
 
@@ -101,17 +110,23 @@ struct MachineStep {
   double macs = 0;                         // per step
   double memory_ns = 0, compute_ns = 0;    // the two roofline legs (sustained rates)
   double roofline_ns = 0;                  // bytes / peak bandwidth: no step is faster
-  double step_ns = 0;                      // max(memory_ns, compute_ns)
+  // max(memory_ns, compute_ns), or longer where that would draw more than the TDP: the board then
+  // lowers its clocks until it draws its limit (power_limited), the step's dynamic energy spread
+  // over the time at which idle + active power plus it make the TDP
+  double step_ns = 0;
+  bool power_limited = false;
   double static_pj = 0;   // idle power x step time
   double active_pj = 0;   // active power x step time
-  double memory_pj = 0, compute_pj = 0;
-  double energy_pj() const { return static_pj + active_pj + memory_pj + compute_pj; }
+  double memory_pj = 0;   // bytes x (HBM + L2 + L1 pJ/bit)
+  double wire_pj = 0;     // bytes x on-die wire pJ/bit/mm x wire_mm
+  double compute_pj = 0;  // MACs x mac_pj
+  double energy_pj() const { return static_pj + active_pj + memory_pj + wire_pj + compute_pj; }
   double power_w() const { return energy_pj() / step_ns * 1e-3; }
   double energy_pj_per_token(int64_t sequences) const { return energy_pj() / static_cast<double>(sequences); }
   double tokens_per_s(int64_t sequences) const { return static_cast<double>(sequences) / (step_ns * 1e-9); }
   // The board at its power limit over the whole step: no step of this time costs more.
   double tdp_pj = 0;
-  const char* bound() const { return memory_ns >= compute_ns ? "memory" : "compute"; }
+  const char* bound() const { return power_limited ? "power" : memory_ns >= compute_ns ? "memory" : "compute"; }
   // The step with no overlap of memory and compute (the roofline's max assumes perfect overlap).
   double serial_ns() const { return memory_ns + compute_ns; }
 };
