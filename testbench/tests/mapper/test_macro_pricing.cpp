@@ -354,6 +354,16 @@ TEST(MacroModel, DescribedChipPricesEventsByComponents) {
   // a column read: 256 rows x input density 0.5 x c_cell_sram x (28/28) x 0.81 V^2
   const double read_pj = static_cast<double>(c.energy(cmodel::energy::EventKind::column_read)) * 1e-6;
   EXPECT_NEAR(read_pj, 256 * 0.5 * constants().c_cell_sram_ff * 0.81 * 1e-3, 2e-6);
+  // reram_analog's macros are [C11], whose paper states a direct-current-free time-domain readout:
+  // its cells are priced as time-domain cells (c_cell_time, not the current-read ReRAM constant)
+  // and a row's input line as their delay-stage input (c_in_time), as evaluate() prices [C11]
+  // itself; 32 rows per read, 256 columns, input density 0.5, 22 nm / 0.8 V
+  const auto rc = load_hardware_spec(kSrc + "/configs/hw/reram_analog.yaml").costs();
+  const double s22 = 22.0 / 28 * 0.64 * 1e-3;
+  EXPECT_NEAR(static_cast<double>(rc.energy(cmodel::energy::EventKind::column_read)) * 1e-6,
+              32 * 0.5 * constants().c_cell_time_ff * s22, 2e-6);
+  EXPECT_NEAR(static_cast<double>(rc.energy(cmodel::energy::EventKind::row_activation)) * 1e-6,
+              0.5 * 256 * constants().c_in_time_ff * s22, 2e-6);
   // the same spec without the reference keeps its table
   std::ifstream in(kSrc + "/configs/hw/sram_analog.yaml");
   const std::string text = replaced(std::string(std::istreambuf_iterator<char>(in), {}),
