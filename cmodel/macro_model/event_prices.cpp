@@ -29,7 +29,10 @@ EventPrices event_prices(const MacroDesc& described, const cim::MacroSpec& chip,
   const double a_in = d.input_density;
   const double bits_pc = chip.input_bits_per_cycle;
   EventPrices p;
-  p.row_activation_pj = a_in * chip.cols * k.c_wl_ff * s * va2 * 1e-3;
+  // a row's input line across the chip's columns: a wordline, or a time-domain cell's delay-stage
+  // input (c_in_time), as evaluate() prices the described macro's wordlines
+  const double c_line = d.cell_kind() == Cell::time_delay ? k.c_in_time_ff : k.c_wl_ff;
+  p.row_activation_pj = a_in * chip.cols * c_line * s * va2 * 1e-3;
   if (d.encoding() == Encoding::voltage_dac || d.encoding() == Encoding::c2c) p.row_activation_pj += k.k_dac_ff * va2 * 1e-3;
   if (d.encoding() == Encoding::pulse_width) p.row_activation_pj += bits_pc * e_fa;
   const double tree_bits = chip.cell_bits + bits_pc - 1;

@@ -29,7 +29,8 @@ namespace kvcim::cmodel::macro_model {
 
 // Cell technologies: each has its own switched-capacitance constant (macro_components.hpp).
 //   sram: SRAM cell driving a bitline or a local capacitor (charge or current domain);
-//   reram: resistive cell read by current; time_delay: a cell that sets a delay in a chain.
+//   reram: resistive cell read by its DC current; time_delay: a cell read in the time domain
+//   without DC current (a delay-chain cell, or one discharging a line into a voltage-to-time converter).
 inline constexpr std::array<std::string_view, 3> kCellChoices = {"sram", "reram", "time_delay"};
 enum class Cell { sram, reram, time_delay };
 // How an input reaches the rows: 1-bit rows per cycle, a pulse width, a voltage DAC, a C-2C
