@@ -207,7 +207,13 @@ void forward_streams(const Config& c, const Weights& w, const std::vector<Backen
                      int pos, std::vector<float>& logits) {
   if (streams.empty()) return logits.clear();
   const std::vector<int> at(streams.size(), pos);
-  forward_rows(c, w, *streams[0], streams.data(), ids, at.data(), static_cast<int>(streams.size()), logits);
+  forward_streams(c, w, streams, ids, at.data(), logits);
+}
+
+void forward_streams(const Config& c, const Weights& w, const std::vector<Backend*>& streams, const int* ids,
+                     const int* pos, std::vector<float>& logits) {
+  if (streams.empty()) return logits.clear();
+  forward_rows(c, w, *streams[0], streams.data(), ids, pos, static_cast<int>(streams.size()), logits);
 }
 
 // ---- the float reference backend -----------------------------------------------------------
@@ -222,9 +228,9 @@ void ReferenceBackend::linear(int layer, MatrixKind kind, const float* x, float*
 
 namespace {
 struct BatchGemv {
-  const float* W;
-  int64_t cols;
+  const WeightMatrix* W;
   int n, in, out, rows_per_block;
+  bool streamed;
   const float* x;
   float* y;
 };
@@ -234,22 +240,27 @@ void ReferenceBackend::linear_batch(int layer, MatrixKind kind, int n, const flo
   const WeightMatrix& W = weights_.matrix(layer, kind);
   const int rows = static_cast<int>(W.rows()), cols = static_cast<int>(W.cols());
   // Blocks of rows of about 64 KiB, each run over every input while it is in cache; a row's dot
-  // product is gemv_f32's whichever rows surround it, so the floats are linear()'s.
+  // product is gemv_f32's whichever rows surround it, so the floats are linear()'s. Streamed,
+  // each block's pages are mapped before its pass and given back after it: the floats held are
+  // the blocks in flight on the two threads, not the matrix (a classifier is 37 MB of the 15M
+  // shape's 61 MB).
   const int per_block = std::max(1, (64 << 10) / (cols * 4));
-  BatchGemv job{W.data(), cols, n, in, out, per_block, x, y};
+  BatchGemv job{&W, n, in, out, per_block, streamed_, x, y};
   const int blocks = (rows + per_block - 1) / per_block;
-  if (streamed_) W.populate_pages();
   parallel_rows(blocks, int64_t{rows} * cols * n, [](void* ctx, int b0, int b1) {
     const auto& j = *static_cast<const BatchGemv*>(ctx);
+    const int64_t cols = j.W->cols();
     for (int b = b0; b < b1; ++b) {
       const int r0 = b * j.rows_per_block;
-      const int r1 = std::min(static_cast<int>((r0 + j.rows_per_block)), static_cast<int>(j.out));
+      const int r1 = std::min(r0 + j.rows_per_block, j.out);
+      if (j.streamed) j.W->populate_pages(r0, r1 - r0);
       for (int t = 0; t < j.n; ++t)
-        gemv_f32_serial(j.W + static_cast<size_t>(r0) * j.cols, j.cols, j.x + static_cast<size_t>(t) * j.in,
-                        j.y + static_cast<size_t>(t) * j.out + r0, r1 - r0, static_cast<int>(j.cols));
+        gemv_f32_serial(j.W->data() + static_cast<size_t>(r0) * cols, cols, j.x + static_cast<size_t>(t) * j.in,
+                        j.y + static_cast<size_t>(t) * j.out + r0, r1 - r0, static_cast<int>(cols));
+      if (j.streamed) j.W->release_pages(r0, r1 - r0);
     }
   }, &job);
-  if (streamed_) W.release_pages();
+  if (streamed_) W.release_pages();  // the pages a block shared with its neighbour, now both are done
 }
 
 void ReferenceBackend::write_kv(int layer, int pos, const float* k, const float* v) {

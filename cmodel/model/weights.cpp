@@ -106,12 +106,12 @@ void FloatArena::populate(size_t offset, size_t count) const {
 #endif
 }
 
-void WeightMatrix::populate_pages() const {
-  if (arena_) arena_->populate(static_cast<size_t>(data() - arena_->data()), static_cast<size_t>(size()));
+void WeightMatrix::populate_pages(Eigen::Index row0, Eigen::Index count) const {
+  if (arena_) arena_->populate(static_cast<size_t>(data() + row0 * cols() - arena_->data()), static_cast<size_t>(count * cols()));
 }
 
-void WeightMatrix::release_pages() const {
-  if (arena_) arena_->release(static_cast<size_t>(data() - arena_->data()), static_cast<size_t>(size()));
+void WeightMatrix::release_pages(Eigen::Index row0, Eigen::Index count) const {
+  if (arena_) arena_->release(static_cast<size_t>(data() + row0 * cols() - arena_->data()), static_cast<size_t>(count * cols()));
 }
 
 void WeightMatrix::own(Matrix&& m) {

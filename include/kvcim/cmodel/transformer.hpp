@@ -48,10 +48,11 @@ class ReferenceBackend : public Backend {
   void attend(int layer, int head, int pos, const float* q, float* out) override;
   // Row blocks of W that fit in cache, each run over every input: the floats of linear().
   void linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out) override;
-  // Streamed: linear_batch maps its matrix's pages in one call before the pass and gives them
-  // back after it (WeightMatrix::populate_pages, release_pages), so that a pass over a chunk of
-  // many tokens (the evaluation's reference, beside the CIM macros) holds one matrix of floats
-  // at a time, not the whole checkpoint; the next chunk reads them again from the page cache.
+  // Streamed: linear_batch maps each block of rows (~64 KiB) in one call before its pass and
+  // gives its pages back after it (WeightMatrix::populate_pages, release_pages), so that a pass
+  // over a chunk of many tokens (the evaluation's reference, beside the CIM macros) holds the
+  // blocks in flight, not the checkpoint nor a whole matrix; the next chunk reads them again
+  // from the page cache.
   // Only a read-only mapping's pages go (Residency::read_only, on_demand); the floats are the same.
   void set_streamed(bool on) { streamed_ = on; }
 
@@ -100,6 +101,9 @@ void forward_sequence(const Config& config, const Weights& weights, Backend& bac
 // backends must share their weights). logits[t * vocab_size + v]: forward() of each in turn.
 void forward_streams(const Config& config, const Weights& weights, const std::vector<Backend*>& streams,
                      const int* ids, int pos, std::vector<float>& logits);
+// The same with sequence t at its own position pos[t] (sequences started one after another).
+void forward_streams(const Config& config, const Weights& weights, const std::vector<Backend*>& streams,
+                     const int* ids, const int* pos, std::vector<float>& logits);
 
 class Int8Backend;
 

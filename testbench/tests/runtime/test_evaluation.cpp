@@ -75,6 +75,44 @@ TEST(EvalCorpus, ExactTokenCountPromptsInTurnTextLastAndSeeded) {
   EXPECT_EQ(other.predicted_tokens(), a.predicted_tokens());
 }
 
+// The corpus is that of sampling the sequences one after another (a memory for one cache: one
+// sequence at a time) whatever the memory its sampling may take: the default (four side by side),
+// or two caches' worth, where the sequences start staggered and their caches never hold more
+// positions together than the memory allows. Stopping a sequence once it has what is left for it
+// saves passes without changing it.
+TEST(EvalCorpus, SameTokensWhateverTheSamplingMemoryWhichBoundsTheCaches) {
+  Job j("sram_digital.yaml");
+  const Config& c = j.ck.config;
+  EvalCorpusOptions o;
+  o.tokens = 2500;
+  o.sequence_length = 200;  // every sequence long enough to overlap the next
+  const int64_t per_position = KvCache::bytes_per_token(c, 4);
+  o.sampling_memory = 1;  // below one sequence's cache: one at a time
+  const EvalCorpus alone = build_eval_corpus(j.ck, j.tok, o);
+  EXPECT_EQ(alone.sampling.most_streams, 1);
+  o.sampling_memory = 0;
+  const EvalCorpus wide = build_eval_corpus(j.ck, j.tok, o);
+  EXPECT_EQ(wide.sampling.most_streams, 4);
+  o.sampling_memory = 2 * per_position * (o.sequence_length - 1);
+  const EvalCorpus two = build_eval_corpus(j.ck, j.tok, o);
+  EXPECT_GE(two.sampling.most_streams, 2);
+  EXPECT_LE(two.sampling.most_positions, 2 * (o.sequence_length - 1));
+  EXPECT_GT(two.sampling.most_positions, o.sequence_length - 1);
+  EXPECT_LT(two.sampling.passes, alone.sampling.passes);
+  EXPECT_LT(wide.sampling.passes, two.sampling.passes);
+  ASSERT_EQ(alone.sequences.size(), wide.sequences.size());
+  ASSERT_EQ(alone.sequences.size(), two.sequences.size());
+  for (size_t i = 0; i < alone.sequences.size(); ++i) {
+    EXPECT_EQ(wide.sequences[i].ids, alone.sequences[i].ids) << i;
+    EXPECT_EQ(two.sequences[i].ids, alone.sequences[i].ids) << i;
+  }
+  EXPECT_EQ(alone.predicted_tokens(), o.tokens);
+  // the passes of sampling one at a time: the sequences' positions, the last one's cut included
+  int64_t fed = 0;
+  for (const EvalSequence& s : alone.sequences) fed += static_cast<int64_t>(s.ids.size()) - 1;
+  EXPECT_EQ(alone.sampling.passes, fed);
+}
+
 // The text: each paragraph a sequence from BOS, one longer than the context cut into windows of
 // the context (every token predicted once); a text without tokens is refused before any sampling.
 TEST(EvalCorpus, TextParagraphsInWindowsOfTheContextCheckedFirst) {
