@@ -131,9 +131,10 @@ namespace {
 
 // n rows through the decoder at once: row t is token ids[t] at position pos[t] of the sequence
 // whose cache and attention are attn[t]'s; every matrix one linear_batch of `lin` over the rows.
-// Row by row the operations of forward(), in its order, so the floats are forward()'s.
+// Row by row the operations of forward(), in its order, so the floats are forward()'s. `out`: the
+// logits, or (classify false) the classifier's inputs, [row][dim].
 void forward_rows(const Config& c, const Weights& w, Backend& lin, Backend* const* attn, const int* ids,
-                  const int* pos, int n, std::vector<float>& logits) {
+                  const int* pos, int n, std::vector<float>& out, bool classify = true) {
   for (int t = 0; t < n; ++t) {
     if (ids[t] < 0 || ids[t] >= c.vocab_size)
       throw Error("forward: token = " + std::to_string(ids[t]) + ": outside the vocabulary of " +
@@ -186,21 +187,22 @@ void forward_rows(const Config& c, const Weights& w, Backend& lin, Backend* cons
     for (size_t i = 0; i < N * dim; ++i) x[i] += xb[i];
   }
   for (int t = 0; t < n; ++t) rmsnorm(row(x, t, dim), row(x, t, dim), w.rms_final.data(), dim, c.rms_norm_eps);
-  logits.resize(N * c.vocab_size);
-  lin.linear_batch(0, MatrixKind::classifier, n, x.data(), dim, logits.data(), c.vocab_size);
+  if (!classify) return out.swap(x);
+  out.resize(N * c.vocab_size);
+  lin.linear_batch(0, MatrixKind::classifier, n, x.data(), dim, out.data(), c.vocab_size);
 }
 
 }  // namespace
 
 void forward_sequence(const Config& c, const Weights& w, Backend& be, const int* ids, int pos0, int n,
-                      std::vector<float>& logits) {
+                      std::vector<float>& logits, bool classify) {
   if (n < 0 || pos0 < 0 || pos0 + n > c.seq_len)
     throw Error("forward_sequence: positions " + std::to_string(pos0) + " .. " + std::to_string(pos0 + n - 1) +
                 ": outside the context of " + std::to_string(c.seq_len) + " tokens");
   std::vector<int> pos(static_cast<size_t>(n));
   for (int t = 0; t < n; ++t) pos[t] = pos0 + t;
   const std::vector<Backend*> attn(static_cast<size_t>(n), &be);
-  forward_rows(c, w, be, attn.data(), ids, pos.data(), n, logits);
+  forward_rows(c, w, be, attn.data(), ids, pos.data(), n, logits, classify);
 }
 
 void forward_streams(const Config& c, const Weights& w, const std::vector<Backend*>& streams, const int* ids,

@@ -94,8 +94,11 @@ const Vector& forward(const Config& config, const Weights& weights, RunState& st
 // Backend::linear_batch, its weights read once for the n positions), attention position by
 // position in order. logits[t * vocab_size + v]. The same floats as forward() at each position in
 // turn.
+// classify false: `logits` gets the classifier's inputs instead ([t * dim + i], the final RMSNorm
+// applied), for a caller that runs the classifier on fewer rows at a time (its logits are
+// vocab_size floats a row).
 void forward_sequence(const Config& config, const Weights& weights, Backend& backend, const int* ids, int pos0,
-                      int n, std::vector<float>& logits);
+                      int n, std::vector<float>& logits, bool classify = true);
 // One position of several sequences at once (sampling them side by side): sequence t feeds
 // ids[t] at `pos` on streams[t]'s cache; every matrix one linear_batch of streams[0] (the
 // backends must share their weights). logits[t * vocab_size + v]: forward() of each in turn.
