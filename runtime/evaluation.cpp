@@ -68,7 +68,8 @@ TokenScores score_corpus(const Config& c, const Weights& w, const std::function<
   const size_t n = corpus.sequences.size();
   const std::unique_ptr<SessionBackend> cim = make_cim();
   ReferenceBackend ref(c, w);
-  ref.set_streamed(true);  // one matrix of floats at a time beside the macros (Residency::read_only)
+  ref.set_streamed(true);  // blocks of rows of floats at a time beside the macros (Residency::read_only)
+  w.release_pages();  // the floats the load checked and the macros' write read: read again by block
   TokenScores t;
   const int total = corpus.predicted_tokens();
   for (size_t i = 0; i < n; ++i) {

@@ -152,6 +152,13 @@ constexpr std::array kMatrixKindNames{"wq", "wk", "wv", "wo", "w1", "w2", "w3", 
 static_assert(kMatrixKindNames.size() == enum_count(MatrixKind::classifier));
 const char* name(MatrixKind kind) { return enum_name(kind, kMatrixKindNames); }
 
+void Weights::release_pages() const {
+  token_embedding.release_pages();
+  wcls.release_pages();
+  for (const LayerWeights& l : layers)
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) m->release_pages();
+}
+
 const WeightMatrix& Weights::matrix(int layer, MatrixKind kind) const {
   if (kind == MatrixKind::classifier) return classifier();
   const LayerWeights& w = layers.at(layer);

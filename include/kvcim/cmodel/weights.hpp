@@ -150,6 +150,9 @@ struct Weights {
   const WeightMatrix& classifier() const { return wcls.size() ? wcls : token_embedding; }
   // Matrix `kind` of layer `layer` (layer ignored for the classifier).
   const WeightMatrix& matrix(int layer, MatrixKind kind) const;
+  // WeightMatrix::release_pages of every matrix and the embedding: a read-only mapping's floats
+  // leave the resident set until read again (a streamed pass); otherwise a no-op.
+  void release_pages() const;
 };
 
 }  // namespace kvcim::cmodel
