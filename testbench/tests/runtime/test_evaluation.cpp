@@ -13,7 +13,9 @@
 
 #include "error_of.hpp"
 #include "kvcim/mapper/hardware.hpp"
+#include "kvcim/runtime/accuracy.hpp"
 #include "kvcim/runtime/eval_corpus.hpp"
+#include "kvcim/runtime/evaluation.hpp"
 #include "kvcim/runtime/hardware.hpp"
 #include "kvcim/runtime/report.hpp"
 #include "main_job.hpp"
@@ -312,5 +314,29 @@ TEST(Evaluation, ShippedAnalogSpecsLoseMeasurablyMoreThanDigital) {
     EXPECT_GT(analog.low, digital.high) << spec << ": KL " << analog.value << " [" << analog.low << ", "
                                         << analog.high << "] vs digital " << digital.value << " ["
                                         << digital.low << ", " << digital.high << "]";
+  }
+}
+
+// Each score is its own position's: the reference's NLL of token t + 1 from forward() one position
+// at a time, over more than one chunk and more than one block of logits rows of the chunked pass.
+TEST(Evaluation, EachScoreIsItsOwnPositions) {
+  Job j("sram_digital.yaml");
+  const Config& c = j.ck.config;
+  const Weights& w = j.ck.weights;
+  EvalCorpus corpus;
+  corpus.sequences.emplace_back();
+  for (int p = 0; p < 150; ++p) corpus.sequences[0].ids.push_back((p * 31 + 1) % c.vocab_size);
+  auto make = [&] {
+    return std::make_unique<SessionBackend>(c, w, BackendChoice{BackendKind::reference, BackendKind::reference},
+                                            std::shared_ptr<CimWeights>(), TileFactory{}, false, KvWindow{});
+  };
+  const TokenScores s = score_corpus(c, w, make, corpus, 1);
+  ReferenceBackend ref(c, w);
+  RunState st(c);
+  ASSERT_EQ(s.nll_reference.size(), 149u);
+  for (int p = 0; p < 149; ++p) {
+    const Vector& logits = forward(c, w, st, ref, corpus.sequences[0].ids[static_cast<size_t>(p)], p);
+    EXPECT_NEAR(s.nll_reference[static_cast<size_t>(p)], -log_prob(logits, corpus.sequences[0].ids[p + 1]), 1e-9) << p;
+    EXPECT_EQ(s.nll_cim[static_cast<size_t>(p)], s.nll_reference[static_cast<size_t>(p)]) << p;
   }
 }
