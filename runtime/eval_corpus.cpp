@@ -26,8 +26,15 @@ int EvalCorpus::predicted_tokens() const {
 
 namespace {
 
-// Sampled sequences decoded side by side: each its own float KV cache (up to the model's context).
+// Sequences sampled side by side at most; a new one starts when the youngest has gone a
+// 1 / kSideBySide of the length, so that their KV caches, growing with their positions, are
+// staggered (four full caches of the 110M shape are 302 MB beside its 438 MB of weights).
 constexpr int kSideBySide = 4;
+// The default memory of the sampling's KV caches together: 40% of the weights' floats (a float
+// decode holds the weights and one cache, so the sampling peaks below 1.5 x that), and at least
+// 8 MB (a small model's caches cost less than the process itself).
+constexpr double kSamplingMemoryShare = 0.4;
+constexpr double kSamplingMemoryFloor = 8e6;
 
 // The sampler seed of sequence i: splitmix64 of (seed, i), never 0 (run.c's xorshift would stick).
 uint64_t sequence_seed(uint64_t seed, int i) {
@@ -37,44 +44,114 @@ uint64_t sequence_seed(uint64_t seed, int i) {
   return (z ^ (z >> 31)) | 1;
 }
 
-// Sequences first .. first + k - 1 sampled from the reference side by side, one position of all
-// at a time (cmodel::forward_streams: each matrix read once per position for all of them, the
-// floats of sampling each alone): prompt i % prompts, temperature 1, no nucleus, until BOS or
-// `length` positions.
-std::vector<EvalSequence> sample_side_by_side(const Checkpoint& ck, const Tokenizer& tok,
-                                              const std::vector<std::vector<int>>& prompts, uint64_t seed, int first,
-                                              int k, int length) {
-  const Config& c = ck.config;
-  std::vector<EvalSequence> out(static_cast<size_t>(k));
-  std::vector<Sampler> samplers;
-  std::vector<std::unique_ptr<ReferenceBackend>> refs;
-  for (int j = 0; j < k; ++j) {
-    out[j].prompt = (first + j) % static_cast<int>(prompts.size());
-    out[j].ids = prompts[static_cast<size_t>(out[j].prompt)];
-    samplers.emplace_back(1.0f, 1.0f, sequence_seed(seed, first + j));
-    refs.push_back(std::make_unique<ReferenceBackend>(c, ck.weights));
+// A sequence being sampled: its tokens so far, its sampler and the cache it decodes on.
+struct Stream {
+  int index = 0;
+  EvalSequence seq;
+  Sampler sampler;
+  ReferenceBackend* ref = nullptr;
+  int pos = 0;  // positions fed so far (= KV positions its cache holds)
+};
+
+// The most KV positions the streams at `pos` hold together from now on, each growing by one a
+// pass up to `last` positions and giving its cache back after it.
+int64_t worst_positions(const std::vector<int>& pos, int last) {
+  int64_t most = 0;
+  for (int p : pos) {
+    const int tau = last - p;  // passes until stream p holds `last` positions
+    int64_t held = 0;
+    for (int q : pos)
+      if (q + tau <= last) held += q + tau;
+    most = std::max(most, held);
   }
-  std::vector<char> done(static_cast<size_t>(k), 0);
+  return most;
+}
+
+// Sequences 0, 1, ... sampled from the reference (prompt i % prompts, temperature 1, no
+// nucleus, until BOS or `length` positions), up to kSideBySide of them side by side, one position
+// of each a pass (cmodel::forward_streams: each matrix read once a pass for all of them; each
+// one's floats those of sampling it alone, so the tokens are those of sampling the sequences one
+// after another). A sequence starts when one is needed (the tokens of those before it may not
+// reach `tokens`), the youngest has gone length / kSideBySide positions and the caches would
+// never hold more than `budget_positions` together; a sequence stops early once its tokens reach
+// what is left for it (the rest would be cut). Returns the sequences in order.
+std::vector<EvalSequence> sample_sequences(const Checkpoint& ck, const Tokenizer& tok,
+                                           const std::vector<std::vector<int>>& prompts, uint64_t seed, int tokens,
+                                           int length, int64_t budget_positions, SamplingStats& stats) {
+  const Config& c = ck.config;
+  const int last = length - 1;  // positions a whole sequence feeds
+  const int gap = (length + kSideBySide - 1) / kSideBySide;
+  std::vector<EvalSequence> out;
+  std::vector<int> known;  // predicted tokens of sequence i so far (its final count once it stopped)
+  auto left_for = [&](int i) {  // the most tokens sequence i can add to the corpus
+    int64_t before = 0;
+    for (int j = 0; j < i; ++j) before += known[static_cast<size_t>(j)];
+    return tokens - before;
+  };
+  std::vector<std::unique_ptr<ReferenceBackend>> slots;
+  std::vector<ReferenceBackend*> free_slots;
+  std::vector<Stream> live;
   std::vector<float> logits;
-  for (int pos = 0;; ++pos) {
-    std::vector<int> active, ids;
-    std::vector<Backend*> streams;
-    for (int j = 0; j < k; ++j)
-      if (!done[j]) {
-        active.push_back(j);
-        ids.push_back(out[j].ids[static_cast<size_t>(pos)]);
-        streams.push_back(refs[j].get());
+  for (;;) {
+    // start sequences while the memory and the stagger allow
+    for (;;) {
+      const int i = static_cast<int>(out.size());
+      if (static_cast<int>(live.size()) >= kSideBySide || left_for(i) <= 0) break;
+      if (!live.empty()) {
+        std::vector<int> pos{0};
+        int youngest = last;
+        for (const Stream& s : live) pos.push_back(s.pos), youngest = std::min(youngest, s.pos);
+        if (youngest < gap || worst_positions(pos, last) > budget_positions) break;
       }
-    if (active.empty()) break;
-    forward_streams(c, ck.weights, streams, ids.data(), pos, logits);
-    for (size_t a = 0; a < active.size(); ++a) {
-      EvalSequence& s = out[active[a]];
-      if (pos + 1 < static_cast<int>(s.ids.size())) continue;  // still in the prompt
-      const Vector row = Eigen::Map<const Vector>(logits.data() + a * static_cast<size_t>(c.vocab_size), c.vocab_size);
-      const int next = samplers[active[a]].sample(row);
-      s.ids.push_back(next);
-      if (tok.ends_text(next) || static_cast<int>(s.ids.size()) >= length) done[active[a]] = 1;
+      if (free_slots.empty()) {
+        slots.push_back(std::make_unique<ReferenceBackend>(c, ck.weights));
+        free_slots.push_back(slots.back().get());
+      }
+      Stream s{i, EvalSequence{}, Sampler(1.0f, 1.0f, sequence_seed(seed, i)), free_slots.back(), 0};
+      free_slots.pop_back();
+      s.seq.prompt = i % static_cast<int>(prompts.size());
+      s.seq.ids = prompts[static_cast<size_t>(s.seq.prompt)];
+      out.emplace_back();
+      known.push_back(static_cast<int>(s.seq.ids.size()) - 1);
+      live.push_back(std::move(s));
     }
+    if (live.empty()) break;
+    std::vector<int> ids, pos;
+    std::vector<Backend*> streams;
+    for (const Stream& s : live) {
+      ids.push_back(s.seq.ids[static_cast<size_t>(s.pos)]);
+      pos.push_back(s.pos);
+      streams.push_back(s.ref);
+    }
+    forward_streams(c, ck.weights, streams, ids.data(), pos.data(), logits);
+    ++stats.passes;
+    int64_t held = 0;
+    std::vector<char> sampled(live.size(), 0);
+    for (size_t a = 0; a < live.size(); ++a) {
+      Stream& s = live[a];
+      held += ++s.pos;
+      if (s.pos < static_cast<int>(s.seq.ids.size())) continue;  // still in the prompt
+      sampled[a] = 1;
+      const Vector row = Eigen::Map<const Vector>(logits.data() + a * static_cast<size_t>(c.vocab_size), c.vocab_size);
+      s.seq.ids.push_back(s.sampler.sample(row));
+      known[static_cast<size_t>(s.index)] = static_cast<int>(s.seq.ids.size()) - 1;
+    }
+    stats.most_positions = std::max(stats.most_positions, held);
+    stats.most_streams = std::max(stats.most_streams, static_cast<int>(live.size()));
+    // stop those that ended, filled the length or have what is left for them
+    std::vector<Stream> still;
+    for (size_t a = 0; a < live.size(); ++a) {
+      Stream& s = live[a];
+      const int n = static_cast<int>(s.seq.ids.size());
+      if ((sampled[a] && (tok.ends_text(s.seq.ids.back()) || n >= length)) || n - 1 >= left_for(s.index)) {
+        s.ref->cache().release();
+        free_slots.push_back(s.ref);
+        out[static_cast<size_t>(s.index)] = std::move(s.seq);
+      } else {
+        still.push_back(std::move(s));
+      }
+    }
+    live = std::move(still);
   }
   return out;
 }
@@ -146,20 +223,17 @@ EvalCorpus build_eval_corpus(const Checkpoint& ck, const Tokenizer& tok, const E
   }
 
   EvalCorpus corpus;
+  const double budget = o.sampling_memory > 0 ? static_cast<double>(o.sampling_memory)
+                                              : std::max(kSamplingMemoryShare * 4.0 * static_cast<double>(c.parameter_count()),
+                                                         kSamplingMemoryFloor);
+  const int64_t budget_positions = std::max<int64_t>(
+      length - 1, static_cast<int64_t>(budget / static_cast<double>(KvCache::bytes_per_token(c, 4))));
   int left = o.tokens;
-  for (int i = 0; left > 0;) {
-    // as many sequences side by side as the tokens left need if none ends early (each one's
-    // tokens depend on its index alone, so a sequence sampled beyond the last one needed is
-    // dropped, and the corpus is the one of sampling them one after another)
-    const int k = std::clamp((left + length - 2) / (length - 1), 1, kSideBySide);
-    for (EvalSequence& s : sample_side_by_side(ck, tok, prompts, o.seed, i, k, length)) {
-      if (left <= 0) break;
-      const int predicted = static_cast<int>(s.ids.size()) - 1;
-      if (predicted > left) s.ids.resize(static_cast<size_t>(left) + 1);
-      left -= static_cast<int>(s.ids.size()) - 1;
-      corpus.sequences.push_back(std::move(s));
-    }
-    i += k;
+  for (EvalSequence& s : sample_sequences(ck, tok, prompts, o.seed, o.tokens, length, budget_positions, corpus.sampling)) {
+    if (left <= 0) break;
+    if (static_cast<int>(s.ids.size()) - 1 > left) s.ids.resize(static_cast<size_t>(left) + 1);
+    left -= static_cast<int>(s.ids.size()) - 1;
+    corpus.sequences.push_back(std::move(s));
   }
   corpus.sampled_sequences = static_cast<int>(corpus.sequences.size());
   for (EvalSequence& s : text) {

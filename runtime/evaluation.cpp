@@ -11,9 +11,12 @@ using namespace kvcim::cmodel;
 
 namespace {
 
-// Positions per batched pass: each matrix's weights are read once for this many tokens; the
-// logits of a chunk (reference and CIM) are scored and dropped before the next.
+// Positions per batched pass: each matrix's weights are read once for this many tokens.
 constexpr int kChunk = 128;
+// Positions whose logits (reference and CIM) are held at once: the classifier runs on this many
+// rows of the chunk at a time and they are scored and dropped before the next (a chunk's logits,
+// 2 x 128 x 32,000 floats, were a third of the 15M shape's evaluation beside its macros).
+constexpr int kLogitRows = 32;
 
 // Scores of one sequence: a float reference and `cim` fed the same tokens on fresh caches.
 struct SequenceScores {
@@ -26,23 +29,30 @@ SequenceScores score_sequence(const Config& c, const Weights& w, SessionBackend&
   cim.set_noise_stream(stream);
   ref.cache().reset();
   SequenceScores t;
-  std::vector<float> rows, cim_rows;
+  std::vector<float> hidden, cim_hidden, rows, cim_rows;
   const int predicted = static_cast<int>(ids.size()) - 1;
-  const auto V = static_cast<size_t>(c.vocab_size);
+  const auto V = static_cast<size_t>(c.vocab_size), D = static_cast<size_t>(c.dim);
   for (int pos0 = 0; pos0 < predicted; pos0 += kChunk) {
     const int n = std::min(kChunk, predicted - pos0);
-    forward_sequence(c, w, ref, ids.data() + pos0, pos0, n, rows);
-    forward_sequence(c, w, cim, ids.data() + pos0, pos0, n, cim_rows);
-    for (int i = 0; i < n; ++i) {
-      const int pos = pos0 + i;
-      const Vector r = Eigen::Map<const Vector>(rows.data() + i * V, c.vocab_size);
-      const Vector m = Eigen::Map<const Vector>(cim_rows.data() + i * V, c.vocab_size);
-      const int next = ids[static_cast<size_t>(pos) + 1];
-      const StepAccuracy a = compare_logits(r, m, pos);
-      t.nll_reference.push_back(-log_prob(r, next));
-      t.nll_cim.push_back(-log_prob(m, next));
-      t.kl.push_back(a.kl);
-      t.top1_agree.push_back(a.top1_agree ? 1.0 : 0.0);
+    forward_sequence(c, w, ref, ids.data() + pos0, pos0, n, hidden, false);
+    forward_sequence(c, w, cim, ids.data() + pos0, pos0, n, cim_hidden, false);
+    for (int r0 = 0; r0 < n; r0 += kLogitRows) {
+      const int m = std::min(kLogitRows, n - r0);
+      rows.resize(m * V);
+      cim_rows.resize(m * V);
+      ref.linear_batch(0, MatrixKind::classifier, m, hidden.data() + r0 * D, c.dim, rows.data(), c.vocab_size);
+      cim.linear_batch(0, MatrixKind::classifier, m, cim_hidden.data() + r0 * D, c.dim, cim_rows.data(), c.vocab_size);
+      for (int i = 0; i < m; ++i) {
+        const int pos = pos0 + r0 + i;
+        const Vector r = Eigen::Map<const Vector>(rows.data() + i * V, c.vocab_size);
+        const Vector q = Eigen::Map<const Vector>(cim_rows.data() + i * V, c.vocab_size);
+        const int next = ids[static_cast<size_t>(pos) + 1];
+        const StepAccuracy a = compare_logits(r, q, pos);
+        t.nll_reference.push_back(-log_prob(r, next));
+        t.nll_cim.push_back(-log_prob(q, next));
+        t.kl.push_back(a.kl);
+        t.top1_agree.push_back(a.top1_agree ? 1.0 : 0.0);
+      }
     }
   }
   return t;
@@ -58,7 +68,8 @@ TokenScores score_corpus(const Config& c, const Weights& w, const std::function<
   const size_t n = corpus.sequences.size();
   const std::unique_ptr<SessionBackend> cim = make_cim();
   ReferenceBackend ref(c, w);
-  ref.set_streamed(true);  // one matrix of floats at a time beside the macros (Residency::read_only)
+  ref.set_streamed(true);  // blocks of rows of floats at a time beside the macros (Residency::read_only)
+  w.release_pages();  // the floats the load checked and the macros' write read: read again by block
   TokenScores t;
   const int total = corpus.predicted_tokens();
   for (size_t i = 0; i < n; ++i) {

@@ -1,6 +1,12 @@
 #include "kvcim/cmodel/kv_cache.hpp"
 
+#include <cstdint>
 #include <string>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #include "kvcim/error.hpp"
 
@@ -30,6 +36,20 @@ void KvCache::write(int layer, int pos, const float* k, const float* v) {
 }
 
 void KvCache::reset() { std::fill(lengths_.begin(), lengths_.end(), 0); }
+
+void KvCache::release() {
+  reset();
+#if defined(__linux__)
+  static const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto bytes = static_cast<uintptr_t>(config_.n_layers) * config_.n_kv_heads * config_.seq_len * head_dim_ * sizeof(float);
+  for (float* p : {keys_.get(), values_.get()}) {
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(p), end = begin + bytes;
+    const uintptr_t lo = (begin + page - 1) / page * page, hi = end / page * page;
+    // private anonymous memory: the pages come back zero-filled; an error (a hint) keeps them
+    if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+  }
+#endif
+}
 
 void KvCache::copy_from(const KvCache& other) {
   if (other.config_.n_layers != config_.n_layers || other.config_.n_kv_heads != config_.n_kv_heads ||

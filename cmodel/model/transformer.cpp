@@ -131,9 +131,10 @@ namespace {
 
 // n rows through the decoder at once: row t is token ids[t] at position pos[t] of the sequence
 // whose cache and attention are attn[t]'s; every matrix one linear_batch of `lin` over the rows.
-// Row by row the operations of forward(), in its order, so the floats are forward()'s.
+// Row by row the operations of forward(), in its order, so the floats are forward()'s. `out`: the
+// logits, or (classify false) the classifier's inputs, [row][dim].
 void forward_rows(const Config& c, const Weights& w, Backend& lin, Backend* const* attn, const int* ids,
-                  const int* pos, int n, std::vector<float>& logits) {
+                  const int* pos, int n, std::vector<float>& out, bool classify = true) {
   for (int t = 0; t < n; ++t) {
     if (ids[t] < 0 || ids[t] >= c.vocab_size)
       throw Error("forward: token = " + std::to_string(ids[t]) + ": outside the vocabulary of " +
@@ -186,28 +187,35 @@ void forward_rows(const Config& c, const Weights& w, Backend& lin, Backend* cons
     for (size_t i = 0; i < N * dim; ++i) x[i] += xb[i];
   }
   for (int t = 0; t < n; ++t) rmsnorm(row(x, t, dim), row(x, t, dim), w.rms_final.data(), dim, c.rms_norm_eps);
-  logits.resize(N * c.vocab_size);
-  lin.linear_batch(0, MatrixKind::classifier, n, x.data(), dim, logits.data(), c.vocab_size);
+  if (!classify) return out.swap(x);
+  out.resize(N * c.vocab_size);
+  lin.linear_batch(0, MatrixKind::classifier, n, x.data(), dim, out.data(), c.vocab_size);
 }
 
 }  // namespace
 
 void forward_sequence(const Config& c, const Weights& w, Backend& be, const int* ids, int pos0, int n,
-                      std::vector<float>& logits) {
+                      std::vector<float>& logits, bool classify) {
   if (n < 0 || pos0 < 0 || pos0 + n > c.seq_len)
     throw Error("forward_sequence: positions " + std::to_string(pos0) + " .. " + std::to_string(pos0 + n - 1) +
                 ": outside the context of " + std::to_string(c.seq_len) + " tokens");
   std::vector<int> pos(static_cast<size_t>(n));
   for (int t = 0; t < n; ++t) pos[t] = pos0 + t;
   const std::vector<Backend*> attn(static_cast<size_t>(n), &be);
-  forward_rows(c, w, be, attn.data(), ids, pos.data(), n, logits);
+  forward_rows(c, w, be, attn.data(), ids, pos.data(), n, logits, classify);
 }
 
 void forward_streams(const Config& c, const Weights& w, const std::vector<Backend*>& streams, const int* ids,
                      int pos, std::vector<float>& logits) {
   if (streams.empty()) return logits.clear();
   const std::vector<int> at(streams.size(), pos);
-  forward_rows(c, w, *streams[0], streams.data(), ids, at.data(), static_cast<int>(streams.size()), logits);
+  forward_streams(c, w, streams, ids, at.data(), logits);
+}
+
+void forward_streams(const Config& c, const Weights& w, const std::vector<Backend*>& streams, const int* ids,
+                     const int* pos, std::vector<float>& logits) {
+  if (streams.empty()) return logits.clear();
+  forward_rows(c, w, *streams[0], streams.data(), ids, pos, static_cast<int>(streams.size()), logits);
 }
 
 // ---- the float reference backend -----------------------------------------------------------
@@ -222,9 +230,9 @@ void ReferenceBackend::linear(int layer, MatrixKind kind, const float* x, float*
 
 namespace {
 struct BatchGemv {
-  const float* W;
-  int64_t cols;
+  const WeightMatrix* W;
   int n, in, out, rows_per_block;
+  bool streamed;
   const float* x;
   float* y;
 };
@@ -234,22 +242,27 @@ void ReferenceBackend::linear_batch(int layer, MatrixKind kind, int n, const flo
   const WeightMatrix& W = weights_.matrix(layer, kind);
   const int rows = static_cast<int>(W.rows()), cols = static_cast<int>(W.cols());
   // Blocks of rows of about 64 KiB, each run over every input while it is in cache; a row's dot
-  // product is gemv_f32's whichever rows surround it, so the floats are linear()'s.
+  // product is gemv_f32's whichever rows surround it, so the floats are linear()'s. Streamed,
+  // each block's pages are mapped before its pass and given back after it: the floats held are
+  // the blocks in flight on the two threads, not the matrix (a classifier is 37 MB of the 15M
+  // shape's 61 MB).
   const int per_block = std::max(1, (64 << 10) / (cols * 4));
-  BatchGemv job{W.data(), cols, n, in, out, per_block, x, y};
+  BatchGemv job{&W, n, in, out, per_block, streamed_, x, y};
   const int blocks = (rows + per_block - 1) / per_block;
-  if (streamed_) W.populate_pages();
   parallel_rows(blocks, int64_t{rows} * cols * n, [](void* ctx, int b0, int b1) {
     const auto& j = *static_cast<const BatchGemv*>(ctx);
+    const int64_t cols = j.W->cols();
     for (int b = b0; b < b1; ++b) {
       const int r0 = b * j.rows_per_block;
-      const int r1 = std::min(static_cast<int>((r0 + j.rows_per_block)), static_cast<int>(j.out));
+      const int r1 = std::min(r0 + j.rows_per_block, j.out);
+      if (j.streamed) j.W->populate_pages(r0, r1 - r0);
       for (int t = 0; t < j.n; ++t)
-        gemv_f32_serial(j.W + static_cast<size_t>(r0) * j.cols, j.cols, j.x + static_cast<size_t>(t) * j.in,
-                        j.y + static_cast<size_t>(t) * j.out + r0, r1 - r0, static_cast<int>(j.cols));
+        gemv_f32_serial(j.W->data() + static_cast<size_t>(r0) * cols, cols, j.x + static_cast<size_t>(t) * j.in,
+                        j.y + static_cast<size_t>(t) * j.out + r0, r1 - r0, static_cast<int>(cols));
+      if (j.streamed) j.W->release_pages(r0, r1 - r0);
     }
   }, &job);
-  if (streamed_) W.release_pages();
+  if (streamed_) W.release_pages();  // the pages a block shared with its neighbour, now both are done
 }
 
 void ReferenceBackend::write_kv(int layer, int pos, const float* k, const float* v) {

@@ -106,12 +106,12 @@ void FloatArena::populate(size_t offset, size_t count) const {
 #endif
 }
 
-void WeightMatrix::populate_pages() const {
-  if (arena_) arena_->populate(static_cast<size_t>(data() - arena_->data()), static_cast<size_t>(size()));
+void WeightMatrix::populate_pages(Eigen::Index row0, Eigen::Index count) const {
+  if (arena_) arena_->populate(static_cast<size_t>(data() + row0 * cols() - arena_->data()), static_cast<size_t>(count * cols()));
 }
 
-void WeightMatrix::release_pages() const {
-  if (arena_) arena_->release(static_cast<size_t>(data() - arena_->data()), static_cast<size_t>(size()));
+void WeightMatrix::release_pages(Eigen::Index row0, Eigen::Index count) const {
+  if (arena_) arena_->release(static_cast<size_t>(data() + row0 * cols() - arena_->data()), static_cast<size_t>(count * cols()));
 }
 
 void WeightMatrix::own(Matrix&& m) {
@@ -151,6 +151,13 @@ WeightMatrix WeightMatrix::view(std::shared_ptr<const FloatArena> arena, size_t 
 constexpr std::array kMatrixKindNames{"wq", "wk", "wv", "wo", "w1", "w2", "w3", "classifier"};
 static_assert(kMatrixKindNames.size() == enum_count(MatrixKind::classifier));
 const char* name(MatrixKind kind) { return enum_name(kind, kMatrixKindNames); }
+
+void Weights::release_pages() const {
+  token_embedding.release_pages();
+  wcls.release_pages();
+  for (const LayerWeights& l : layers)
+    for (const WeightMatrix* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w1, &l.w2, &l.w3}) m->release_pages();
+}
 
 const WeightMatrix& Weights::matrix(int layer, MatrixKind kind) const {
   if (kind == MatrixKind::classifier) return classifier();

@@ -25,6 +25,10 @@ class KvCache {
   // Positions written so far in `layer`.
   int length(int layer) const { return lengths_[layer]; }
   void reset();
+  // reset() that also gives the pages written back to the system (whole pages only; they read
+  // as zeros when written again): a cache kept for another sequence holds only what that one
+  // writes, not the longest sequence's positions before it.
+  void release();
   // Takes the positions `other` (of the same shape) has written, and its lengths.
   void copy_from(const KvCache& other);
   // Bytes of K and V held for `tokens` positions at float32 (what a conventional engine reads).

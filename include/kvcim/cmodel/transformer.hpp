@@ -48,10 +48,11 @@ class ReferenceBackend : public Backend {
   void attend(int layer, int head, int pos, const float* q, float* out) override;
   // Row blocks of W that fit in cache, each run over every input: the floats of linear().
   void linear_batch(int layer, MatrixKind kind, int n, const float* x, int in, float* y, int out) override;
-  // Streamed: linear_batch maps its matrix's pages in one call before the pass and gives them
-  // back after it (WeightMatrix::populate_pages, release_pages), so that a pass over a chunk of
-  // many tokens (the evaluation's reference, beside the CIM macros) holds one matrix of floats
-  // at a time, not the whole checkpoint; the next chunk reads them again from the page cache.
+  // Streamed: linear_batch maps each block of rows (~64 KiB) in one call before its pass and
+  // gives its pages back after it (WeightMatrix::populate_pages, release_pages), so that a pass
+  // over a chunk of many tokens (the evaluation's reference, beside the CIM macros) holds the
+  // blocks in flight, not the checkpoint nor a whole matrix; the next chunk reads them again
+  // from the page cache.
   // Only a read-only mapping's pages go (Residency::read_only, on_demand); the floats are the same.
   void set_streamed(bool on) { streamed_ = on; }
 
@@ -93,13 +94,19 @@ const Vector& forward(const Config& config, const Weights& weights, RunState& st
 // Backend::linear_batch, its weights read once for the n positions), attention position by
 // position in order. logits[t * vocab_size + v]. The same floats as forward() at each position in
 // turn.
+// classify false: `logits` gets the classifier's inputs instead ([t * dim + i], the final RMSNorm
+// applied), for a caller that runs the classifier on fewer rows at a time (its logits are
+// vocab_size floats a row).
 void forward_sequence(const Config& config, const Weights& weights, Backend& backend, const int* ids, int pos0,
-                      int n, std::vector<float>& logits);
+                      int n, std::vector<float>& logits, bool classify = true);
 // One position of several sequences at once (sampling them side by side): sequence t feeds
 // ids[t] at `pos` on streams[t]'s cache; every matrix one linear_batch of streams[0] (the
 // backends must share their weights). logits[t * vocab_size + v]: forward() of each in turn.
 void forward_streams(const Config& config, const Weights& weights, const std::vector<Backend*>& streams,
                      const int* ids, int pos, std::vector<float>& logits);
+// The same with sequence t at its own position pos[t] (sequences started one after another).
+void forward_streams(const Config& config, const Weights& weights, const std::vector<Backend*>& streams,
+                     const int* ids, const int* pos, std::vector<float>& logits);
 
 class Int8Backend;
 

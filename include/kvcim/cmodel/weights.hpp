@@ -94,9 +94,12 @@ class WeightMatrix : public Eigen::Map<Matrix> {
   bool is_view() const { return arena_ != nullptr; }
   // A view of a read-only file mapping gives its pages back (FloatArena::release): for a reader
   // done with the floats for now (Int8Backend, once a matrix is quantised). Otherwise a no-op.
-  void release_pages() const;
+  void release_pages() const { release_pages(0, rows()); }
   // FloatArena::populate of a view's floats (a read-only mapping's); otherwise a no-op.
-  void populate_pages() const;
+  void populate_pages() const { populate_pages(0, rows()); }
+  // The same for rows [row0, row0 + count) only (a pass that reads a block of rows at a time).
+  void release_pages(Eigen::Index row0, Eigen::Index count) const;
+  void populate_pages(Eigen::Index row0, Eigen::Index count) const;
 
  private:
   template <class D>
@@ -147,6 +150,9 @@ struct Weights {
   const WeightMatrix& classifier() const { return wcls.size() ? wcls : token_embedding; }
   // Matrix `kind` of layer `layer` (layer ignored for the classifier).
   const WeightMatrix& matrix(int layer, MatrixKind kind) const;
+  // WeightMatrix::release_pages of every matrix and the embedding: a read-only mapping's floats
+  // leave the resident set until read again (a streamed pass); otherwise a no-op.
+  void release_pages() const;
 };
 
 }  // namespace kvcim::cmodel

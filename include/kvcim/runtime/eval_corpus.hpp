@@ -26,6 +26,10 @@ struct EvalCorpusOptions {
   uint64_t seed = kDefaultEvalSeed;  // sequence i samples with a seed derived from (seed, i)
   std::vector<std::string> prompts = default_eval_prompts();
   int sequence_length = 0;  // positions per sampled sequence, BOS included (0: the model's seq_len)
+  // Bytes the float KV caches of the sequences sampled side by side may hold together (0: 40% of
+  // the weights' floats, at least 8 MB; never less than one sequence's). The tokens do not depend
+  // on it, only how many sequences are decoded at once.
+  int64_t sampling_memory = 0;
   // Human-written text, after the sampled sequences (empty: none): each paragraph (lines up to a
   // blank line, joined by spaces) is a sequence from BOS, cut into windows of the model's context
   // when longer.
@@ -37,11 +41,19 @@ struct EvalSequence {
   std::vector<int> ids;  // BOS first; ids[1..] are the predicted tokens
 };
 
+// How the sampled sequences were decoded (the tokens do not depend on it).
+struct SamplingStats {
+  int64_t passes = 0;          // forward passes, each one position of every sequence in flight
+  int most_streams = 0;        // sequences decoded side by side at most
+  int64_t most_positions = 0;  // KV positions their caches held together at most
+};
+
 struct EvalCorpus {
   std::vector<EvalSequence> sequences;  // the sampled ones, then the text's
   int predicted_tokens() const;  // sum over sequences of ids.size() - 1
   int sampled_sequences = 0;     // the first sequences; the rest are the text's
   int text_tokens = 0;           // predicted tokens of the text's sequences
+  SamplingStats sampling;
 };
 
 // The paragraphs of a text: its lines up to each blank (or whitespace-only) line, joined by

@@ -3,6 +3,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <cstdlib>
+#include <string>
 #include <unistd.h>
 
 #include "kvcim/cmodel/checkpoint.hpp"
@@ -227,4 +229,73 @@ TEST(Checkpoint, ReadOnlyLoadIsCheckedAndAStreamedPassGivesPagesBack) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("w3 of layer 1"), std::string::npos) << e.what();
   }
+}
+
+namespace {
+// The peak resident set since the last reset_peak() (VmHWM of /proc/self/status), in bytes.
+double peak_bytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::atof(line.c_str() + 6) * 1024;  // "... kB"
+  return -1;
+}
+// Sets the peak to the current resident set (Linux >= 4.0: "5" to /proc/self/clear_refs).
+bool reset_peak() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
+}
+}  // namespace
+
+// A streamed pass maps and gives back a block of rows at a time: its peak is the blocks in
+// flight (a 2 MB huge page each at most, where the page cache maps them so), not the largest
+// matrix (a classifier of 16 MB here), and its floats are the same.
+TEST(Checkpoint, StreamedPassHoldsBlocksOfRowsNotAWholeMatrix) {
+  Config c = test::config_of(256, 688, 2, 8, 8, 16384, 16, false);
+  const Weights w = random_weights(c, 13);
+  const std::string path = ::testing::TempDir() + "/streamed_blocks.bin";
+  write_checkpoint(path, c, w);
+  const std::vector<int> ids = {1, 7, 300, 16000, 22, 9, 9, 17};
+  std::vector<float> expected, got;
+  ReferenceBackend plain(c, w);
+  forward_sequence(c, w, plain, ids.data(), 0, static_cast<int>(ids.size()), expected);
+  const Checkpoint ck = read_checkpoint(path, Residency::read_only);
+  ReferenceBackend streamed(c, ck.weights);
+  streamed.set_streamed(true);
+  forward_sequence(c, ck.weights, streamed, ids.data(), 0, static_cast<int>(ids.size()), got);  // gives pages back
+  ASSERT_EQ(got, expected);
+  streamed.cache().reset();
+  const double before = resident_bytes();
+  ASSERT_TRUE(reset_peak());
+  forward_sequence(c, ck.weights, streamed, ids.data(), 0, static_cast<int>(ids.size()), got);
+  const double classifier = static_cast<double>(w.wcls.size()) * 4;
+  EXPECT_LT(peak_bytes() - before, 0.4 * classifier) << "a streamed pass held a whole matrix";
+  EXPECT_LT(resident_bytes() - before, 0.1 * classifier) << "a streamed pass kept pages";
+  EXPECT_EQ(got, expected);
+}
+
+// KvCache::release: the positions' pages go back (the resident set drops by the cache written),
+// and the cache takes a sequence again from position 0 with its values.
+TEST(KvCache, ReleaseGivesPagesBackAndTheCacheTakesANewSequence) {
+  const Config c = test::config_of(256, 688, 4, 4, 4, 64, 2048, true);  // 2 x 8 MB of K and V
+  KvCache cache(c);
+  std::vector<float> k(static_cast<size_t>(c.kv_dim())), v(k.size());
+  for (int l = 0; l < c.n_layers; ++l)
+    for (int p = 0; p < c.seq_len; ++p) {
+      std::fill(k.begin(), k.end(), static_cast<float>(p));
+      std::fill(v.begin(), v.end(), static_cast<float>(-p));
+      cache.write(l, p, k.data(), v.data());
+    }
+  // every page of the cache is resident now, fresh or reused from the heap
+  const double written = static_cast<double>(KvCache::bytes_per_token(c, 4)) * c.seq_len, full = resident_bytes();
+  cache.release();
+  EXPECT_GT(full - resident_bytes(), 0.9 * written) << "release kept the pages";
+  EXPECT_EQ(cache.length(0), 0);
+  std::fill(k.begin(), k.end(), 3.0f);
+  std::fill(v.begin(), v.end(), 4.0f);
+  cache.write(0, 0, k.data(), v.data());
+  EXPECT_EQ(cache.key(0, 1, 0)[5], 3.0f);
+  EXPECT_EQ(cache.value(0, 3, 0)[0], 4.0f);
 }

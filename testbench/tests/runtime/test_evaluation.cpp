@@ -13,7 +13,9 @@
 
 #include "error_of.hpp"
 #include "kvcim/mapper/hardware.hpp"
+#include "kvcim/runtime/accuracy.hpp"
 #include "kvcim/runtime/eval_corpus.hpp"
+#include "kvcim/runtime/evaluation.hpp"
 #include "kvcim/runtime/hardware.hpp"
 #include "kvcim/runtime/report.hpp"
 #include "main_job.hpp"
@@ -73,6 +75,44 @@ TEST(EvalCorpus, ExactTokenCountPromptsInTurnTextLastAndSeeded) {
   const EvalCorpus other = build_eval_corpus(j.ck, j.tok, o);
   EXPECT_NE(other.sequences[0].ids, a.sequences[0].ids);
   EXPECT_EQ(other.predicted_tokens(), a.predicted_tokens());
+}
+
+// The corpus is that of sampling the sequences one after another (a memory for one cache: one
+// sequence at a time) whatever the memory its sampling may take: the default (four side by side),
+// or two caches' worth, where the sequences start staggered and their caches never hold more
+// positions together than the memory allows. Stopping a sequence once it has what is left for it
+// saves passes without changing it.
+TEST(EvalCorpus, SameTokensWhateverTheSamplingMemoryWhichBoundsTheCaches) {
+  Job j("sram_digital.yaml");
+  const Config& c = j.ck.config;
+  EvalCorpusOptions o;
+  o.tokens = 2500;
+  o.sequence_length = 200;  // every sequence long enough to overlap the next
+  const int64_t per_position = KvCache::bytes_per_token(c, 4);
+  o.sampling_memory = 1;  // below one sequence's cache: one at a time
+  const EvalCorpus alone = build_eval_corpus(j.ck, j.tok, o);
+  EXPECT_EQ(alone.sampling.most_streams, 1);
+  o.sampling_memory = 0;
+  const EvalCorpus wide = build_eval_corpus(j.ck, j.tok, o);
+  EXPECT_EQ(wide.sampling.most_streams, 4);
+  o.sampling_memory = 2 * per_position * (o.sequence_length - 1);
+  const EvalCorpus two = build_eval_corpus(j.ck, j.tok, o);
+  EXPECT_GE(two.sampling.most_streams, 2);
+  EXPECT_LE(two.sampling.most_positions, 2 * (o.sequence_length - 1));
+  EXPECT_GT(two.sampling.most_positions, o.sequence_length - 1);
+  EXPECT_LT(two.sampling.passes, alone.sampling.passes);
+  EXPECT_LT(wide.sampling.passes, two.sampling.passes);
+  ASSERT_EQ(alone.sequences.size(), wide.sequences.size());
+  ASSERT_EQ(alone.sequences.size(), two.sequences.size());
+  for (size_t i = 0; i < alone.sequences.size(); ++i) {
+    EXPECT_EQ(wide.sequences[i].ids, alone.sequences[i].ids) << i;
+    EXPECT_EQ(two.sequences[i].ids, alone.sequences[i].ids) << i;
+  }
+  EXPECT_EQ(alone.predicted_tokens(), o.tokens);
+  // the passes of sampling one at a time: the sequences' positions, the last one's cut included
+  int64_t fed = 0;
+  for (const EvalSequence& s : alone.sequences) fed += static_cast<int64_t>(s.ids.size()) - 1;
+  EXPECT_EQ(alone.sampling.passes, fed);
 }
 
 // The text: each paragraph a sequence from BOS, one longer than the context cut into windows of
@@ -274,5 +314,29 @@ TEST(Evaluation, ShippedAnalogSpecsLoseMeasurablyMoreThanDigital) {
     EXPECT_GT(analog.low, digital.high) << spec << ": KL " << analog.value << " [" << analog.low << ", "
                                         << analog.high << "] vs digital " << digital.value << " ["
                                         << digital.low << ", " << digital.high << "]";
+  }
+}
+
+// Each score is its own position's: the reference's NLL of token t + 1 from forward() one position
+// at a time, over more than one chunk and more than one block of logits rows of the chunked pass.
+TEST(Evaluation, EachScoreIsItsOwnPositions) {
+  Job j("sram_digital.yaml");
+  const Config& c = j.ck.config;
+  const Weights& w = j.ck.weights;
+  EvalCorpus corpus;
+  corpus.sequences.emplace_back();
+  for (int p = 0; p < 150; ++p) corpus.sequences[0].ids.push_back((p * 31 + 1) % c.vocab_size);
+  auto make = [&] {
+    return std::make_unique<SessionBackend>(c, w, BackendChoice{BackendKind::reference, BackendKind::reference},
+                                            std::shared_ptr<CimWeights>(), TileFactory{}, false, KvWindow{});
+  };
+  const TokenScores s = score_corpus(c, w, make, corpus, 1);
+  ReferenceBackend ref(c, w);
+  RunState st(c);
+  ASSERT_EQ(s.nll_reference.size(), 149u);
+  for (int p = 0; p < 149; ++p) {
+    const Vector& logits = forward(c, w, st, ref, corpus.sequences[0].ids[static_cast<size_t>(p)], p);
+    EXPECT_NEAR(s.nll_reference[static_cast<size_t>(p)], -log_prob(logits, corpus.sequences[0].ids[p + 1]), 1e-9) << p;
+    EXPECT_EQ(s.nll_cim[static_cast<size_t>(p)], s.nll_reference[static_cast<size_t>(p)]) << p;
   }
 }
