@@ -80,7 +80,8 @@ TEST(MachineFields, ADictIsRefusedAsTheFileWouldBe) {
   EXPECT_NE(machine_refusal(j).find("active_power_w"), std::string::npos) << machine_refusal(j);
   j = good;
   j["tdp_watts"] = j["tdp_w"];
-  EXPECT_NE(machine_refusal(j).find("unknown key; expected one of: name,"), std::string::npos) << machine_refusal(j);
+  EXPECT_NE(machine_refusal(j).find("unknown key; expected one of: node_nm,"), std::string::npos) << machine_refusal(j);
+  EXPECT_NE(machine_refusal(j).find(", name, description (closest: 'tdp_w')"), std::string::npos) << machine_refusal(j);
   j = good;
   j.erase("l1_pj_per_bit");
   EXPECT_NE(machine_refusal(j).find("l1_pj_per_bit"), std::string::npos) << machine_refusal(j);
