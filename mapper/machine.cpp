@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
+#include "kvcim/cmodel/energy/read_fields.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/spec_fields_json.hpp"
@@ -27,18 +28,12 @@ std::string machines_dir() { return data_dir() + "/configs/machines"; }
 Machine machine_from_node(const YAML::Node& root, const std::string& source) {
   if (!root || !root.IsMap()) fail(source, "file", energy::show(root), "expected a mapping of machine fields");
   const Section top(root, source, "");
-  std::vector<std::string> known = {"name", "description"};
-  for_each_spec_field<Machine>([&](const auto& row) { known.push_back(row.key); });
-  top.check_keys(known);
   Machine m;
   m.source = source;
+  // every field {value: V, source: "..."} or {value: V, assumption: "..."} (SpecField::sourced)
+  energy::read_fields(top, m, {"name", "description"});
   m.name = top.get_string("name");
   m.description = top.get_string("description", "");
-  for_each_spec_field<Machine>([&](const auto& row) {
-    const energy::Sourced v = energy::get_sourced(top, row.key, row.lo, row.hi);
-    m.*row.member = v.value;
-    m.provenance.emplace_back(row.key, v.provenance);
-  });
   if (m.tdp_w <= m.idle_power_w + m.active_power_w)
     top.error("active_power_w", "idle_power_w + active_power_w must stay below tdp_w (the board's power limit)");
   return m;
@@ -89,14 +84,9 @@ Machine machine_file_from_json(const nlohmann::json& j, const std::string& where
 }
 
 nlohmann::json machine_file_to_json(const Machine& m) {
-  nlohmann::json j = {{"name", m.name}};
+  nlohmann::json j = write_fields(m);
+  j["name"] = m.name;
   if (!m.description.empty()) j["description"] = m.description;
-  for_each_spec_field<Machine>([&](const auto& row) {
-    nlohmann::json field = {{"value", detail::field_json(row, m.*row.member)}};
-    for (const auto& [key, text] : m.provenance)  // "source: ..." or "assumption: ..."
-      if (key == row.key) field[text.substr(0, text.find(": "))] = text.substr(text.find(": ") + 2);
-    j[row.key] = field;
-  });
   return j;
 }
 

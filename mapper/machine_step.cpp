@@ -126,14 +126,12 @@ MachineStep machine_prefill(const Machine& m, const cmodel::Config& c, int64_t t
 }
 
 nlohmann::json machine_step_json(const Machine& m, const MachineRegime& r, const MachineStep& s) {
-  nlohmann::json prov = nlohmann::json::object();
-  for (const auto& [field, text] : m.provenance) prov[field] = text;
-  const nlohmann::json fields = write_fields(m);
+  const nlohmann::json fields = value_fields(m);
   const double B = static_cast<double>(r.sequences);
   return {{"name", m.name},
           {"description", m.description},
           {"machine", fields},
-          {"provenance", prov},
+          {"provenance", provenance_json(m)},
           {"regime", {{"sequences", r.sequences}, {"context", r.context}, {"weight_bits", r.weight_bits},
                       {"kv_bits", r.kv_bits}}},
           {"weight_bytes", s.weight_bytes},
@@ -205,11 +203,9 @@ MachineRun machine_run(const Machine& m, const cmodel::Config& c, const std::vec
                 wire_pj / tokens, compute_pj / tokens, tokens / (out.ns * 1e-9), m.tdp_w, tdp_pj / tokens,
                 bits == 8 ? "int8" : "fp16");
   out.line = buf;
-  nlohmann::json prov = nlohmann::json::object();
-  for (const auto& [field, text] : m.provenance) prov[field] = text;
   out.json = {{"name", m.name},
               {"description", m.description},
-              {"provenance", prov},
+              {"provenance", provenance_json(m)},
               {"bits", bits},
               {"energy_pj_per_token", out.energy_pj_per_token},
               {"energy_pj_per_token_split", {{"static", static_pj / tokens}, {"active", active_pj / tokens},

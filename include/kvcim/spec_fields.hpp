@@ -27,6 +27,7 @@
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kvcim/error.hpp"
@@ -264,6 +265,17 @@ void check_fields(const S& s, const std::string& where, const std::string& prefi
       detail::check_value(row, v, where, prefix + row.key);
     }
   });
+}
+
+// Where each figure of s comes from, by key in table order: the text of each sourced row ("source:
+// ..." or "assumption: ..."), a row left empty (a figure a program set) left out.
+template <SpecTable S>
+std::vector<std::pair<std::string, std::string>> provenance_of(const S& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for_each_spec_field<S>([&](const auto& row) {
+    if (row.provenance && !(s.*row.provenance).empty()) out.emplace_back(row.key, s.*row.provenance);
+  });
+  return out;
 }
 
 // The keys of the rows (of every kind) on which a and b differ: a struct compared field by field

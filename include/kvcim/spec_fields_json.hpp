@@ -74,6 +74,25 @@ nlohmann::json report_fields(const S& s) {
   return j;
 }
 
+// write_fields with each sourced row's value alone: what a report records beside the figures'
+// provenance (provenance_json).
+template <SpecTable S>
+nlohmann::json value_fields(const S& s) {
+  nlohmann::json j = write_fields(s);
+  for_each_spec_field<S>([&](const auto& row) {
+    if (row.provenance && j.contains(row.key) && j[row.key].is_object()) j[row.key] = j[row.key]["value"];
+  });
+  return j;
+}
+
+// provenance_of(s) as an object, key to text.
+template <SpecTable S>
+nlohmann::json provenance_json(const S& s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [key, text] : provenance_of(s)) j[key] = text;
+  return j;
+}
+
 // The table as data: per row key, type, unit, min, max, default, kinds, choices, files (a path's
 // shipped files), doc, required, in_file (false: not a key of the file), defaults_to, sourced
 // (written {value, source}).

@@ -1,6 +1,6 @@
 // Named conventional machines from Python (configs/machines/*.yaml: an A100, an H100, what
 // `--baseline NAME` runs): Machine from a file or a dict, its fields as attributes from their
-// field table, each field's provenance, and to_dict, the file's tree, so that
+// field table with each field's provenance (its sourced rows), and to_dict, the file's tree, so that
 // Machine.from_dict(m.to_dict()) round-trips.
 #include "bindings.hpp"
 #include "kvcim/mapper/machine.hpp"
@@ -18,14 +18,6 @@ void bind_machine(py::module_& m) {
   machine.def_readonly("name", &Machine::name)
       .def_readonly("description", &Machine::description)
       .def_readonly("source", &Machine::source, "The file it was read from ('<dict>' for a dict).")
-      .def_property_readonly(
-          "provenance",
-          [](const Machine& mc) {
-            py::dict d;
-            for (const auto& [key, text] : mc.provenance) d[key.c_str()] = text;
-            return d;
-          },
-          "Per field: 'source: ...' (where the figure is published) or 'assumption: ...' (the reasoning).")
       .def("__repr__", [](const Machine& mc) { return "Machine(name='" + mc.name + "', source='" + mc.source + "')"; });
   m.def("load_machine", file_reader(&mapper::load_machine), py::arg("path"),
         "A machine file (configs/machines/*.yaml) as a Machine: what `--baseline NAME` runs.");

@@ -48,9 +48,7 @@ void bind_fields_readonly(py::class_<S, Options...>& c) {
       "provenance",
       [](const S& s) {
         py::dict d;
-        for_each_spec_field<S>([&](const auto& row) {
-          if (row.provenance && !(s.*row.provenance).empty()) d[row.key] = s.*row.provenance;
-        });
+        for (const auto& [key, text] : provenance_of(s)) d[key.c_str()] = text;
         return d;
       },
       "Where each figure comes from, by key: 'source: ...' or 'assumption: ...'.");

@@ -1,9 +1,9 @@
 """Checks of a spec field table (kvcim._core.spec_field_tables()) field by field, shared by the
-tests of every document made from tables (hardware specs, macro files, the SRAM node table, the
-macro model's constants): a randomly drawn legal value survives dict -> struct -> attribute ->
-to_dict (a path: a shipped file drawn from the row's files); a value out of range, of the wrong
-type, a missing file, a sourced figure without its source, or a field that does not apply to the
-section's kind is refused with a kvcim.Error naming the key."""
+tests of every document made from tables (hardware specs, macro files, machine files, the SRAM
+node table, the macro model's constants): a randomly drawn legal value survives dict -> struct ->
+attribute -> to_dict (a path: a shipped file drawn from the row's files); a value out of range, of
+the wrong type, a missing file, a sourced figure without its source, or a field that does not
+apply to the section's kind is refused with a kvcim.Error naming the key."""
 import copy
 import random
 import re
@@ -72,20 +72,11 @@ def illegal(row):
         {"value": legal, "source": DRAWN_SOURCE, "assumption": DRAWN_SOURCE}]
 
 
-def put_value(section, key, value):
-    section[key] = value
-
-
-def get_value(section, key, absent):
-    return section.get(key, absent)
-
-
-def check_row(cls, docs, name, row, at=None, part=None, put=put_value, get=get_value):
+def check_row(cls, docs, name, row, at=None, part=None):
     """The row on every document of `docs` (cls: the document's class, with from_dict / to_dict).
     `name` names the section in messages ("" for the document's top level); at(tree) is the
     section's dict in a document's tree, part(doc) the section as a typed value (default: the tree's
-    key `name` and the document's attribute `name`); put / get set and read a field's value in the
-    section's dict (a machine file's fields are {value: V, source: ...} of their own)."""
+    key `name` and the document's attribute `name`)."""
     at = at or (lambda tree: tree[name])
     part = part or (lambda doc: getattr(doc, name))
     key = row["key"]
@@ -97,7 +88,7 @@ def check_row(cls, docs, name, row, at=None, part=None, put=put_value, get=get_v
         if not applies(row, at(base)):
             if not refused_kind:
                 d = copy.deepcopy(base)
-                put(at(d), key, row["default"])
+                at(d)[key] = row["default"]
                 with pytest.raises(kvcim.Error, match=rf"{field} = .*only meaningful for {name}\.kind"):
                     cls.from_dict(d)
                 refused_kind = True
@@ -107,7 +98,7 @@ def check_row(cls, docs, name, row, at=None, part=None, put=put_value, get=get_v
         for _ in range(40):
             d = copy.deepcopy(base)
             value = draw(row, attribute(part(doc), key), rng)
-            put(at(d), key, file_form(row, value))
+            at(d)[key] = file_form(row, value)
             try:
                 got = cls.from_dict(d)
             except kvcim.Error as e:  # legal for the row, not with the rest of this document
@@ -121,14 +112,14 @@ def check_row(cls, docs, name, row, at=None, part=None, put=put_value, get=get_v
             if row.get("sourced"):
                 assert part(got).provenance[key] == "source: " + DRAWN_SOURCE
             written = at(got.to_dict())  # sparse fields (and K/V widths) only when not the default
-            assert get(written, key, file_form(row, value)) == file_form(row, value)
+            assert written.get(key, file_form(row, value)) == file_form(row, value)
             again = cls.from_dict(got.to_dict())
             assert again.to_dict() == got.to_dict()
             assert attribute(part(again), key) == value
             break
         for bad in illegal(row):
             d = copy.deepcopy(base)
-            put(at(d), key, bad)
+            at(d)[key] = bad
             with pytest.raises(kvcim.Error, match=rf"{field}(\.value|\.source|\.assumption)? = "):
                 cls.from_dict(d)
     assert legal_done, "no shipped document took a legal value"

@@ -49,9 +49,7 @@ struct FileKind {
   nlohmann::json (*to_json)(const Doc&);
   Doc (*from_json)(const nlohmann::json&);
   Doc (*load)(const std::string&);
-  const char* glob;                  // the shipped files, from the data root ("configs/hw/*.yaml")
-  bool every_value_sourced = false;  // each field {value: V, source: ...} of its own (machine files):
-                                     // a drawn value replaces the value, errors name `key.value`
+  const char* glob;  // the shipped files, from the data root ("configs/hw/*.yaml")
 };
 template <class Doc>
 FileKind<Doc> file_kind();
@@ -145,12 +143,6 @@ std::vector<nlohmann::json> illegal(const SpecField<S, T>& row) {
   return out;
 }
 
-// The slot a field's value (in the file's form) goes to in a section's tree.
-template <class Doc>
-nlohmann::json& value_slot(nlohmann::json& section, const char* key) {
-  return file_kind<Doc>().every_value_sourced ? section[key]["value"] : section[key];
-}
-
 template <class Doc>
 std::string message_of(const nlohmann::json& j) {
   try {
@@ -174,7 +166,7 @@ void check_every_field(const std::string& section, const nlohmann::json::json_po
     if (!row.in_file) return;
     ++rows;
     const std::string field = section.empty() ? std::string(row.key) : section + "." + row.key;
-    const std::string value_field = row.provenance || file_kind<Doc>().every_value_sourced ? field + ".value" : field;
+    const std::string value_field = row.provenance ? field + ".value" : field;
     SCOPED_TRACE(field);
     bool legal = false, refused_kind = false;
     for (const Doc& doc : SpecDoc<Doc>::shipped()) {
@@ -183,7 +175,7 @@ void check_every_field(const std::string& section, const nlohmann::json::json_po
       if (!row.applies(kind_mask(s))) {
         if (refused_kind) continue;
         json j = base;
-        value_slot<Doc>(j[at], row.key) = detail::row_json(row, s);
+        j[at][row.key] = detail::row_json(row, s);
         const std::string e = message_of<Doc>(j);
         EXPECT_NE(e.find(field + " = "), std::string::npos) << e;
         EXPECT_NE(e.find("only meaningful for " + section + ".kind"), std::string::npos) << e;
@@ -194,7 +186,7 @@ void check_every_field(const std::string& section, const nlohmann::json::json_po
       for (int attempt = 0; attempt < 40 && !legal; ++attempt) {
         json j = base;
         const json value = draw(row, s.*row.member, rng);
-        value_slot<Doc>(j[at], row.key) = file_form(row, value);
+        j[at][row.key] = file_form(row, value);
         Doc got;
         try {
           got = SpecDoc<Doc>::from_json(j);
@@ -224,7 +216,7 @@ void check_every_field(const std::string& section, const nlohmann::json::json_po
       }
       for (const json& bad : illegal(row)) {
         json j = base;
-        value_slot<Doc>(j[at], row.key) = bad;
+        j[at][row.key] = bad;
         const std::string e = message_of<Doc>(j);
         EXPECT_NE(e.find(field), std::string::npos) << bad.dump() << ": " << e;
         EXPECT_TRUE(e.find(value_field + " = ") != std::string::npos || e.find(field + " = ") != std::string::npos ||

@@ -19,15 +19,36 @@
 
 namespace kvcim::mapper {
 
+// The fields of a machine file, declared once (mapper::Machine's members and its spec field table,
+// kvcim/spec_fields.hpp, so that docs/hardware_fields.md lists them): key, legal range, unit and
+// meaning. Every field is sourced: the file writes `name: {value: V, source: "..."}` or
+// `{value: V, assumption: "..."}`, V in the row's range, and the text lands in name_source.
+#define KVCIM_MACHINE_FIELDS(X)                                                                                     \
+  X(node_nm, 1, 180, "nm", "process node of the compute die (reported)")                                            \
+  X(hbm_capacity_gb, 0.001, 1e6, "GB", "off-chip (HBM) capacity, 1e9 bytes")                                        \
+  X(hbm_bandwidth_gb_s, 0.001, 1e6, "GB/s", "peak off-chip bandwidth")                                              \
+  X(bandwidth_utilization, 0.01, 1, "", "fraction of the peak bandwidth a decode step achieves")                    \
+  X(peak_fp16_tflops, 0.001, 1e6, "TFLOP/s", "dense fp16 tensor throughput (2 per MAC)")                            \
+  X(peak_int8_tops, 0.001, 1e6, "TOP/s", "dense int8 tensor throughput (2 per MAC)")                                \
+  X(compute_utilization, 0.01, 1, "", "fraction of the peak throughput a step sustains")                            \
+  X(sram_mib, 0, 1e6, "MiB", "on-chip SRAM, L2 plus L1/shared (reported)")                                          \
+  X(tdp_w, 1, 1e5, "W", "board power limit, drawn at peak tensor throughput")                                       \
+  X(idle_power_w, 0, 1e5, "W", "the powered board doing nothing, over the step")                                    \
+  X(active_power_w, 0, 1e5, "W", "above idle while decode kernels run (clocks, SMs, L2, HBM PHY)")                  \
+  X(hbm_pj_per_bit, 0, 1e3, "pJ", "off-chip access energy per bit moved")                                           \
+  X(l2_pj_per_bit, 0, 1e3, "pJ", "L2 energy per bit passing through it")                                            \
+  X(l1_pj_per_bit, 0, 1e3, "pJ", "L1/shared-memory energy per bit passing through it")                              \
+  X(die_mm2, 1, 1e5, "mm2", "compute die area: a byte crosses half its side from the HBM interface to an SM")       \
+  X(wire_pj_per_bit_mm, 0, 10, "pJ", "on-die wire energy per bit per mm, charged per byte moved over wire_mm")
+
 struct Machine {
   std::string name, description, source;  // source: the file it was read from
-  double node_nm = 0, hbm_capacity_gb = 0, hbm_bandwidth_gb_s = 0, bandwidth_utilization = 0;
-  double peak_fp16_tflops = 0, peak_int8_tops = 0, compute_utilization = 0, sram_mib = 0;
-  double tdp_w = 0, idle_power_w = 0, active_power_w = 0;
-  double hbm_pj_per_bit = 0, l2_pj_per_bit = 0, l1_pj_per_bit = 0;
-  double die_mm2 = 0, wire_pj_per_bit_mm = 0;
-  // per field: "source: ..." or "assumption: ..." as the file gives it
-  std::vector<std::pair<std::string, std::string>> provenance;
+  // each field, and beside it its "source: ..." or "assumption: ..." as the file gives it
+#define KVCIM_MACHINE_MEMBER(key, lo, hi, unit, doc) \
+  double key = 0;                                   \
+  std::string key##_source;
+  KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_MEMBER)
+#undef KVCIM_MACHINE_MEMBER
 
   double hbm_bytes() const { return hbm_capacity_gb * 1e9; }
   // The board's energy of one MAC: what it draws above idle and active power at its TDP, over the
@@ -42,28 +63,13 @@ struct Machine {
   double wire_mm() const;
 };
 
-// The fields of a machine file, declared once as a spec field table (kvcim/spec_fields.hpp, so
-// that docs/hardware_fields.md lists them): each is written `name: {value: V, source: "..."}` or
-// `{value: V, assumption: "..."}`, V in the row's range.
 constexpr auto spec_fields(const Machine*) {
   using Self = Machine;
   return std::tuple{
-      ::kvcim::range_field("node_nm", &Self::node_nm, 1, 180, "nm", "process node of the compute die (reported)").needed(),
-      ::kvcim::range_field("hbm_capacity_gb", &Self::hbm_capacity_gb, 0.001, 1e6, "GB", "off-chip (HBM) capacity, 1e9 bytes").needed(),
-      ::kvcim::range_field("hbm_bandwidth_gb_s", &Self::hbm_bandwidth_gb_s, 0.001, 1e6, "GB/s", "peak off-chip bandwidth").needed(),
-      ::kvcim::range_field("bandwidth_utilization", &Self::bandwidth_utilization, 0.01, 1, "", "fraction of the peak bandwidth a decode step achieves").needed(),
-      ::kvcim::range_field("peak_fp16_tflops", &Self::peak_fp16_tflops, 0.001, 1e6, "TFLOP/s", "dense fp16 tensor throughput (2 per MAC)").needed(),
-      ::kvcim::range_field("peak_int8_tops", &Self::peak_int8_tops, 0.001, 1e6, "TOP/s", "dense int8 tensor throughput (2 per MAC)").needed(),
-      ::kvcim::range_field("compute_utilization", &Self::compute_utilization, 0.01, 1, "", "fraction of the peak throughput a step sustains").needed(),
-      ::kvcim::range_field("sram_mib", &Self::sram_mib, 0, 1e6, "MiB", "on-chip SRAM, L2 plus L1/shared (reported)").needed(),
-      ::kvcim::range_field("tdp_w", &Self::tdp_w, 1, 1e5, "W", "board power limit, drawn at peak tensor throughput").needed(),
-      ::kvcim::range_field("idle_power_w", &Self::idle_power_w, 0, 1e5, "W", "the powered board doing nothing, over the step").needed(),
-      ::kvcim::range_field("active_power_w", &Self::active_power_w, 0, 1e5, "W", "above idle while decode kernels run (clocks, SMs, L2, HBM PHY)").needed(),
-      ::kvcim::range_field("hbm_pj_per_bit", &Self::hbm_pj_per_bit, 0, 1e3, "pJ", "off-chip access energy per bit moved").needed(),
-      ::kvcim::range_field("l2_pj_per_bit", &Self::l2_pj_per_bit, 0, 1e3, "pJ", "L2 energy per bit passing through it").needed(),
-      ::kvcim::range_field("l1_pj_per_bit", &Self::l1_pj_per_bit, 0, 1e3, "pJ", "L1/shared-memory energy per bit passing through it").needed(),
-      ::kvcim::range_field("die_mm2", &Self::die_mm2, 1, 1e5, "mm2", "compute die area: a byte crosses half its side from the HBM interface to an SM").needed(),
-      ::kvcim::range_field("wire_pj_per_bit_mm", &Self::wire_pj_per_bit_mm, 0, 10, "pJ", "on-die wire energy per bit per mm, charged per byte moved over wire_mm").needed(),
+#define KVCIM_MACHINE_ROW(key, lo, hi, unit, doc) \
+  ::kvcim::range_field(#key, &Self::key, lo, hi, unit, doc).needed().sourced(&Self::key##_source),
+      KVCIM_MACHINE_FIELDS(KVCIM_MACHINE_ROW)
+#undef KVCIM_MACHINE_ROW
   };
 }
 

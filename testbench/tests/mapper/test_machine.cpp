@@ -38,8 +38,8 @@ TEST(Machine, ShippedMachinesParseWithEveryFieldSourced) {
   for (const std::string& n : names) {
     const Machine m = machine_by_name(n);
     EXPECT_EQ(m.name, n);
-    EXPECT_EQ(m.provenance.size(), 16u);
-    for (const auto& [field, text] : m.provenance)
+    EXPECT_EQ(kvcim::provenance_of(m).size(), 16u);
+    for (const auto& [field, text] : kvcim::provenance_of(m))
       EXPECT_TRUE(text.rfind("source: ", 0) == 0 || text.rfind("assumption: ", 0) == 0) << field;
   }
   const Machine h = machine_by_name("h100-sxm");
