@@ -223,33 +223,22 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
   };
 
-  if (!noisy) {
+  if (!noisy || rounded_.k_max > 0) {
     // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
     // quant::shift_round(p, s), which the reference path calls. Fused per column block.
+    // Read noise alone at a step of one level (Macro::rounded_): code = clamp(p + k), k the
+    // rounded noise of the conversion; step (k, g) reads offsets base + (k * G + g) * C + col, as
+    // the reference does, in the same fused pass (p <= rows * 255 * 15 < 2^28 with validate()'s
+    // limits, so p + k and the sums over the row groups fit in 32 bits).
     std::vector<int>& sign = scratch<int, 1>(T, 0);
     std::vector<int>& offset = scratch<int, 2>(T, 0);
     for (int k = 0; k < T; ++k) {
       sign[k] = pieces[k].sign;
       offset[k] = pieces[k].offset;
     }
+    const detail::RoundedDraws draws{noise_key_, base, rounded_, static_cast<int32_t>(top_code)};
     detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(),
-                           {shift, half, top_code}, C, acc.data());
-  } else if (rounded_.k_max > 0) {
-    // Read noise alone at a step of one level: code = clamp(p + k), k the rounded noise of the
-    // conversion (Macro::rounded_); step (k, g) reads offsets base + (k * G + g) * C + col, as
-    // the reference does. The codes of input cycle k are summed over the row groups in 32-bit
-    // lanes (p <= rows * 255 * 15 < 2^28 with validate()'s limits, so p + k and the sum fit),
-    // then weighted into acc.
-    std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
-    const int32_t top = static_cast<int32_t>(top_code);
-    for (int k = 0; k < T; ++k)
-      for (int g = 0; g < G; ++g) {
-        const int s0 = step_begin[k * G + g];
-        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
-        noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-        read_noise_rounded_codes(p.data(), top, pk_all.data() + static_cast<size_t>(k) * C, C);
-      }
-    weigh_codes(pk_all);
+                           {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr);
   } else if (fixed_q_ > 0) {
     // The fixed noise model: the grid deviations summed in integers (cell_noise_isums), the read
     // noise drawn onto the same grid, each code rounded in integers (detail::adc_fixed).
