@@ -400,6 +400,8 @@ __attribute__((target("avx2"))) inline __m256i rounded_codes_avx2(__m256i p, uin
   return _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(p, c), _mm256_setzero_si256()), top);
 }
 
+// kNoisy: noise is given (one instantiation each, so that the noise-free kernel carries none of it).
+template <bool kNoisy>
 __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, const int* step_begin,
                                                          int T, int G, const int* sign,
                                                          const int* offset, AdcRule adc, int n,
@@ -426,25 +428,16 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
       for (int g = 0; g < G; ++g) {
         __m256i c[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
                         _mm256_setzero_si256()};
-        // a run of terms of one shift (an input bit's row words) summed in bytes, then one
-        // vpsadbw and one shift
-        for (int t = step_begin[k * G + g], end = step_begin[k * G + g + 1]; t < end;) {
-          const int run_shift = terms[t].shift;
-          __m256i r[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
-                          _mm256_setzero_si256()};
-          for (int len = 0; t < end && terms[t].shift == run_shift && len < kByteRun; ++t, ++len) {
-            const __m256i xm = _mm256_set1_epi64x(static_cast<long long>(terms[t].xm));
-            const __m256i* pl = reinterpret_cast<const __m256i*>(terms[t].plane + col);
-            for (int i = 0; i < 4; ++i)
-              r[i] = _mm256_add_epi8(r[i], popcnt_bytes(_mm256_and_si256(xm, _mm256_loadu_si256(pl + i))));
-          }
-          const __m128i sh = _mm_cvtsi32_si128(run_shift);
+        for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t) {
+          const __m256i xm = _mm256_set1_epi64x(static_cast<long long>(terms[t].xm));
+          const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);
+          const __m256i* pl = reinterpret_cast<const __m256i*>(terms[t].plane + col);
           for (int i = 0; i < 4; ++i)
-            c[i] = _mm256_add_epi64(c[i], _mm256_sll_epi64(_mm256_sad_epu8(r[i], _mm256_setzero_si256()), sh));
+            c[i] = _mm256_add_epi64(c[i], _mm256_sll_epi64(popcnt64(_mm256_and_si256(xm, _mm256_loadu_si256(pl + i))), sh));
         }
         const __m256i p0 = _mm256_or_si256(c[0], _mm256_slli_epi64(c[1], 32));
         const __m256i p1 = _mm256_or_si256(c[2], _mm256_slli_epi64(c[3], 32));
-        if (noise != nullptr) {
+        if constexpr (kNoisy) {
           const uint64_t at0 = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col);
           pk0 = _mm256_add_epi32(pk0, rounded_codes_avx2(p0, at0, idx0, *noise, thr, n_thr, ntop));
           pk1 = _mm256_add_epi32(pk1, rounded_codes_avx2(p1, at0, idx1, *noise, thr, n_thr, ntop));
@@ -507,11 +500,13 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(
   return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(p, c), _mm512_setzero_si512()), top);
 }
 
-// popcount_columns and analog_columns on 512-bit vectors, once per popcount instruction: the
-// terms of a run (one shift, at most RUN terms) are counted by PART and summed by PADD, then
-// REDUCE gives each 64-bit lane's count (nibble look-up bytes summed in bytes, one vpsadbw a run;
-// or _mm512_popcnt_epi64 summed in 64-bit lanes), in functions of the matching target. The
-// layout is the AVX2 kernels' with 8 columns per vector.
+// popcount_columns and analog_columns on 512-bit vectors, once per popcount instruction, in
+// functions of the matching target. popcount_columns sums the terms of a run (one shift, at most
+// RUN terms) as PART counts by PADD, then REDUCE gives each 64-bit lane's count (nibble look-up
+// bytes summed in bytes, one vpsadbw a run; or _mm512_popcnt_epi64 summed in 64-bit lanes);
+// analog_columns counts each term (REDUCE(PART(v))): its steps are short (one term a step on
+// 64-row groups), where the runs' bookkeeping cost more than they saved. The layout is the AVX2
+// kernels' with 8 columns per vector.
 #define KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(SUFFIX, TARGET, PART, PADD, REDUCE, RUN)              \
   __attribute__((target(TARGET))) void popcount_columns_##SUFFIX(const PopTerm* terms, int n_terms, \
                                                                  int n, uint32_t* p) {              \
@@ -550,6 +545,7 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(
     }                                                                                               \
   }                                                                                                 \
                                                                                                     \
+  template <bool kNoisy>                                                                            \
   __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                     \
       const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,                   \
       const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {             \
@@ -575,24 +571,16 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(
         for (int g = 0; g < G; ++g) {                                                               \
           __m512i c[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
                           _mm512_setzero_si512()};                                                  \
-          /* a run of terms of one shift summed as PART counts (RUN at most), then REDUCEd and */   \
-          /* shifted once (analog_columns_avx2) */                                                  \
-          for (int t = step_begin[k * G + g], end = step_begin[k * G + g + 1]; t < end;) {          \
-            const int run_shift = terms[t].shift;                                                   \
-            __m512i r[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), \
-                            _mm512_setzero_si512()};                                                \
-            for (int len = 0; t < end && terms[t].shift == run_shift && len < (RUN); ++t, ++len) {  \
-              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));            \
-              const uint64_t* pl = terms[t].plane + col;                                            \
-              for (int i = 0; i < 4; ++i)                                                           \
-                r[i] = PADD(r[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i))));       \
-            }                                                                                       \
-            const __m128i sh = _mm_cvtsi32_si128(run_shift);                                        \
-            for (int i = 0; i < 4; ++i) c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(r[i]), sh)); \
+          for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t) {                 \
+            const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));              \
+            const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                   \
+            const uint64_t* pl = terms[t].plane + col;                                              \
+            for (int i = 0; i < 4; ++i)                                                             \
+              c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))), sh)); \
           }                                                                                         \
           const __m512i p0 = _mm512_or_si512(c[0], _mm512_slli_epi64(c[1], 32));                    \
           const __m512i p1 = _mm512_or_si512(c[2], _mm512_slli_epi64(c[3], 32));                    \
-          if (noise != nullptr) {                                                                   \
+          if constexpr (kNoisy) {                                                                   \
             const uint64_t at0 = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col); \
             pk0 = _mm512_add_epi32(pk0, rounded_codes_avx512(p0, at0, idx0, *noise, thr, n_thr, ntop)); \
             pk1 = _mm512_add_epi32(pk1, rounded_codes_avx512(p1, at0, idx1, *noise, thr, n_thr, ntop)); \
@@ -952,9 +940,16 @@ void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, c
                     const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {
 #ifdef KVCIM_MACRO_X86
   const int l = level();
-  if (l >= kAvx512Vp) return analog_columns_avx512vp(terms, step_begin, T, G, sign, offset, adc, n, acc, noise);
-  if (l >= kAvx512) return analog_columns_avx512bw(terms, step_begin, T, G, sign, offset, adc, n, acc, noise);
-  if (l >= kAvx2) return analog_columns_avx2(terms, step_begin, T, G, sign, offset, adc, n, acc, noise);
+  const bool noisy = noise != nullptr;
+  if (l >= kAvx512Vp)
+    return (noisy ? analog_columns_avx512vp<true> : analog_columns_avx512vp<false>)(terms, step_begin, T, G, sign,
+                                                                                    offset, adc, n, acc, noise);
+  if (l >= kAvx512)
+    return (noisy ? analog_columns_avx512bw<true> : analog_columns_avx512bw<false>)(terms, step_begin, T, G, sign,
+                                                                                    offset, adc, n, acc, noise);
+  if (l >= kAvx2)
+    return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, step_begin, T, G, sign, offset,
+                                                                            adc, n, acc, noise);
 #endif
   analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, 0, n, acc, noise);
 }
