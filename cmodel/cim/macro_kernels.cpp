@@ -571,12 +571,34 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(
         for (int g = 0; g < G; ++g) {                                                               \
           __m512i c[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
                           _mm512_setzero_si512()};                                                  \
-          for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t) {                 \
-            const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));              \
-            const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                   \
-            const uint64_t* pl = terms[t].plane + col;                                              \
-            for (int i = 0; i < 4; ++i)                                                             \
-              c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))), sh)); \
+          /* runs of one shift summed before one shift (as popcount_columns) where a step has */  \
+          /* more than two terms (256-row groups: 4 words an input bit); shorter steps (64-row */    \
+          /* groups) shift each term, which the runs' bookkeeping would cost more than it saves */  \
+          const int t0 = step_begin[k * G + g], t1 = step_begin[k * G + g + 1];                     \
+          if (t1 - t0 <= 2) {                                                                       \
+            for (int t = t0; t < t1; ++t) {                                                         \
+              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));            \
+              const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                 \
+              const uint64_t* pl = terms[t].plane + col;                                            \
+              for (int i = 0; i < 4; ++i)                                                           \
+                c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))), sh)); \
+            }                                                                                       \
+          } else {                                                                                  \
+            __m512i r[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), \
+                            _mm512_setzero_si512()};                                                \
+            for (int t = t0, len = 1; t < t1; ++t, ++len) {                                         \
+              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));            \
+              const uint64_t* pl = terms[t].plane + col;                                            \
+              for (int i = 0; i < 4; ++i) r[i] = PADD(r[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
+              if (t + 1 == t1 || terms[t + 1].shift != terms[t].shift || len == (RUN)) {            \
+                const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                               \
+                for (int i = 0; i < 4; ++i) {                                                       \
+                  c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(r[i]), sh));                \
+                  r[i] = _mm512_setzero_si512();                                                    \
+                }                                                                                   \
+                len = 0;                                                                            \
+              }                                                                                     \
+            }                                                                                       \
           }                                                                                         \
           const __m512i p0 = _mm512_or_si512(c[0], _mm512_slli_epi64(c[1], 32));                    \
           const __m512i p1 = _mm512_or_si512(c[2], _mm512_slli_epi64(c[3], 32));                    \
