@@ -152,10 +152,6 @@ void Macro::read_noise_rounded(int32_t* out, int n) {
   noise_draws_ += static_cast<uint64_t>(n);
 }
 
-void Macro::read_noise_rounded_codes(const uint32_t* p, int32_t top, uint32_t* pk, int n) {
-  detail::rounded_noise_codes(noise_key_, noise_draws_, n, rounded_, p, top, pk);
-  noise_draws_ += static_cast<uint64_t>(n);
-}
 
 void Macro::store(int row, int out, int32_t w) {
   const int S = static_cast<int>(slices_.size());

@@ -145,13 +145,18 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
   // sum over k of sign_k 2^offset_k pk: written whole by analog_columns or weigh_codes
   std::vector<int64_t>& acc = scratch_unset<int64_t, 0>(C);
-  // The popcount terms of every step (k, g), steps in order k * G + g.
-  std::vector<detail::PopTerm>& terms = scratch<detail::PopTerm, 0>(0, {});
-  std::vector<int>& step_begin = scratch<int, 0>(0, 0);
-  step_begin.reserve(static_cast<size_t>(T) * G + 1);
+  // The popcount terms of every step (k, g), steps in order k * G + g. Written without a branch
+  // on the input words (a zero word writes its term and does not count it): whether a bit-plane
+  // word of real activations is zero varies from token to token, and the mispredicted test was a
+  // tenth of a batched call.
+  size_t max_terms = 0;
+  for (int k = 0; k < T; ++k) max_terms += static_cast<size_t>(pieces[k].width) * c_bits * (nw + G);
+  std::vector<detail::PopTerm>& terms = scratch_unset<detail::PopTerm, 0>(max_terms);
+  std::vector<int>& step_begin = scratch_unset<int, 0>(static_cast<size_t>(T) * G + 1);
+  size_t n_terms = 0;
   for (int k = 0; k < T; ++k)
     for (int g = 0; g < G; ++g) {
-      step_begin.push_back(static_cast<int>(terms.size()));
+      step_begin[static_cast<size_t>(k) * G + g] = static_cast<int>(n_terms);
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
       for (int a = 0; a < pieces[k].width && pieces[k].offset + a < B; ++a)
         for (int b = 0; b < c_bits; ++b)
@@ -159,11 +164,12 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
             const int lo = std::max(r0, wd * 64) - wd * 64, hi = std::min(r1, wd * 64 + 64) - wd * 64;
             const uint64_t mask = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
             const uint64_t xm = cb[static_cast<size_t>(pieces[k].offset + a) * bit_stride + wd] & mask;
-            if (xm == 0) continue;  // no row of this group drives this bit: nothing to count
-            terms.push_back({xm, planes_.data() + (static_cast<size_t>(b) * row_words_ + wd) * cols, a + b});
+            // no row of this group drives this bit: nothing to count
+            terms[n_terms] = {xm, planes_.data() + (static_cast<size_t>(b) * row_words_ + wd) * cols, a + b};
+            n_terms += xm != 0 ? 1 : 0;
           }
     }
-  step_begin.push_back(static_cast<int>(terms.size()));
+  step_begin[static_cast<size_t>(T) * G] = static_cast<int>(n_terms);
 
   // Shared by the noisy paths. The generator is counter-based: step (k, g) reads draws
   // base + (k * G + g) * C + col wherever it runs, as the reference takes them in order.
@@ -223,56 +229,46 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
   };
 
-  if (!noisy) {
+  if (!noisy || rounded_.k_max > 0) {
     // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
     // quant::shift_round(p, s), which the reference path calls. Fused per column block.
+    // Read noise alone at a step of one level (Macro::rounded_): code = clamp(p + k), k the
+    // rounded noise of the conversion; step (k, g) reads offsets base + (k * G + g) * C + col, as
+    // the reference does, in the same fused pass (p <= rows * 255 * 15 < 2^28 with validate()'s
+    // limits, so p + k and the sums over the row groups fit in 32 bits).
     std::vector<int>& sign = scratch<int, 1>(T, 0);
     std::vector<int>& offset = scratch<int, 2>(T, 0);
     for (int k = 0; k < T; ++k) {
       sign[k] = pieces[k].sign;
       offset[k] = pieces[k].offset;
     }
+    const detail::RoundedDraws draws{noise_key_, base, rounded_, static_cast<int32_t>(top_code)};
     detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(),
-                           {shift, half, top_code}, C, acc.data());
-  } else if (rounded_.k_max > 0) {
-    // Read noise alone at a step of one level: code = clamp(p + k), k the rounded noise of the
-    // conversion (Macro::rounded_); step (k, g) reads offsets base + (k * G + g) * C + col, as
-    // the reference does. The codes of input cycle k are summed over the row groups in 32-bit
-    // lanes (p <= rows * 255 * 15 < 2^28 with validate()'s limits, so p + k and the sum fit),
-    // then weighted into acc.
-    std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
-    const int32_t top = static_cast<int32_t>(top_code);
-    for (int k = 0; k < T; ++k)
-      for (int g = 0; g < G; ++g) {
-        const int s0 = step_begin[k * G + g];
-        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
-        noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-        read_noise_rounded_codes(p.data(), top, pk_all.data() + static_cast<size_t>(k) * C, C);
-      }
-    weigh_codes(pk_all);
+                           {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr);
   } else if (fixed_q_ > 0) {
     // The fixed noise model: the grid deviations summed in integers (cell_noise_isums), the read
     // noise drawn onto the same grid, each code rounded in integers (detail::adc_fixed).
-    std::vector<int32_t>& S = scratch<int32_t, 1>(cell_noise_q_.empty() ? 0 : static_cast<size_t>(T) * C, 0);
-    std::vector<int32_t>& R = scratch<int32_t, 2>(read_sigma > 0.0 ? C : 0, 0);
+    // S (every k and column written by cell_noise_isums) and R (by read_noise_fixed) are not
+    // zeroed per call; null where that noise is off.
+    int32_t* S = cell_noise_q_.empty() ? nullptr : scratch_unset<int32_t, 1>(static_cast<size_t>(T) * C).data();
+    int32_t* R = read_sigma > 0.0 ? scratch_unset<int32_t, 2>(C).data() : nullptr;
     std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
     for (int g = 0; g < G; ++g) {
       const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
-      if (!S.empty()) {
+      if (S != nullptr) {
         group_levels(r0, r1);
         detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(r0) * noise_qstride_, noise_qstride_,
-                                 r1 - r0, levels.data(), T, C, noise_qmax_, S.data());
+                                 r1 - r0, levels.data(), T, C, noise_qmax_, S);
       }
       for (int k = 0; k < T; ++k) {
         const int s0 = step_begin[k * G + g];
         detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
-        if (!R.empty()) {
+        if (R != nullptr) {
           noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-          read_noise_fixed(R.data(), C);
+          read_noise_fixed(R, C);
         }
-        detail::adc_fixed(p.data(), S.empty() ? nullptr : S.data() + static_cast<size_t>(k) * C,
-                          R.empty() ? nullptr : R.data(), C, fixed_q_, shift, static_cast<int32_t>(top_code),
-                          pk_all.data() + static_cast<size_t>(k) * C);
+        detail::adc_fixed(p.data(), S == nullptr ? nullptr : S + static_cast<size_t>(k) * C, R, C, fixed_q_, shift,
+                          static_cast<int32_t>(top_code), pk_all.data() + static_cast<size_t>(k) * C);
       }
     }
     weigh_codes(pk_all);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -42,9 +43,16 @@ void popcount_columns_portable(const PopTerm* terms, int n_terms, int n, uint32_
   }
 }
 
+// The rounded read noise of uniform u: -k_max + #{j : u >= thr[j]} (detail::RoundedNoise).
+inline int32_t rounded_k(const RoundedNoise& law, uint32_t u) {
+  int32_t c = -law.k_max;
+  for (int j = 0; j < 2 * law.k_max; ++j) c += u >= law.thr[j] ? 1 : 0;
+  return c;
+}
+
 void analog_columns_portable(const PopTerm* terms, const int* step_begin, int T, int G,
                              const int* sign, const int* offset, AdcRule adc, int col0, int n,
-                             int64_t* acc) {
+                             int64_t* acc, const RoundedDraws* noise) {
   for (int col = col0; col < n; ++col) {
     int64_t a = 0;
     for (int k = 0; k < T; ++k) {
@@ -53,6 +61,12 @@ void analog_columns_portable(const PopTerm* terms, const int* step_begin, int T,
         uint32_t p = 0;
         for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t)
           p += static_cast<uint32_t>(std::popcount(terms[t].xm & terms[t].plane[col])) << terms[t].shift;
+        if (noise != nullptr) {
+          const uint64_t at = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col);
+          const int32_t v = static_cast<int32_t>(p) + rounded_k(noise->law, noise_uniform(noise->key, at));
+          pk += static_cast<uint32_t>(std::clamp(v, 0, noise->top));
+          continue;
+        }
         const uint32_t code = (p + adc.half) >> adc.shift;
         pk += (code < adc.top ? code : adc.top) << adc.shift;
       }
@@ -327,14 +341,19 @@ __attribute__((target("avx2,fma"))) void normal_block_avx2(const NoiseKey& key, 
 }
 
 // Popcount of each 64-bit lane: nibble look-up (vpshufb) and a byte sum per lane (vpsadbw).
-__attribute__((target("avx2"))) inline __m256i popcnt64(__m256i v) {
+// popcnt_bytes: each byte's popcount (<= 8), so that up to kByteRun of them add up in bytes
+// before one vpsadbw.
+__attribute__((target("avx2"))) inline __m256i popcnt_bytes(__m256i v) {
   const __m256i lut = _mm256_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
                                        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4);
   const __m256i low = _mm256_set1_epi8(0x0f);
   const __m256i lo = _mm256_and_si256(v, low);
   const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
-  const __m256i bytes = _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi));
-  return _mm256_sad_epu8(bytes, _mm256_setzero_si256());
+  return _mm256_add_epi8(_mm256_shuffle_epi8(lut, lo), _mm256_shuffle_epi8(lut, hi));
+}
+constexpr int kByteRun = 31;  // 31 * 8 = 248: byte sums that cannot wrap
+__attribute__((target("avx2"))) inline __m256i popcnt64(__m256i v) {
+  return _mm256_sad_epu8(popcnt_bytes(v), _mm256_setzero_si256());
 }
 
 __attribute__((target("avx2"))) void popcount_columns_avx2(const PopTerm* terms, int n_terms, int n,
@@ -365,10 +384,28 @@ __attribute__((target("avx2"))) void popcount_columns_avx2(const PopTerm* terms,
 }
 
 
+// The codes clamp(p + k, 0, top) of 8 conversions, k the rounded read noise of draw at0 + idx
+// (lane by lane: analog_columns_portable's, with the counter's carry into its high word).
+__attribute__((target("avx2"))) inline __m256i rounded_codes_avx2(__m256i p, uint64_t at0, __m256i idx,
+                                                                  const RoundedDraws& nz, const __m256i* thr,
+                                                                  int n_thr, __m256i top) {
+  const __m256i vlo0 = _mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(at0)));
+  const __m256i lo = _mm256_add_epi32(vlo0, idx);
+  const __m256i sb = _mm256_set1_epi32(std::numeric_limits<int32_t>::min());
+  const __m256i carry = _mm256_cmpgt_epi32(_mm256_xor_si256(vlo0, sb), _mm256_xor_si256(lo, sb));  // -1: wrapped
+  const __m256i hi = _mm256_sub_epi32(_mm256_set1_epi32(static_cast<int>(static_cast<uint32_t>(at0 >> 32) + nz.key.k0)), carry);
+  const __m256i u = mix32_avx2(_mm256_xor_si256(mix32_avx2(_mm256_xor_si256(lo, _mm256_set1_epi32(static_cast<int>(nz.key.k2)))), hi));
+  __m256i c = _mm256_set1_epi32(-nz.law.k_max);
+  for (int j = 0; j < n_thr; ++j) c = _mm256_sub_epi32(c, _mm256_cmpeq_epi32(_mm256_max_epu32(u, thr[j]), u));
+  return _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(p, c), _mm256_setzero_si256()), top);
+}
+
+// kNoisy: noise is given (one instantiation each, so that the noise-free kernel carries none of it).
+template <bool kNoisy>
 __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, const int* step_begin,
                                                          int T, int G, const int* sign,
                                                          const int* offset, AdcRule adc, int n,
-                                                         int64_t* acc) {
+                                                         int64_t* acc, const RoundedDraws* noise) {
   // 16 columns per block in two halves h of 8. Within a half, 32-bit lane 2i holds column i and
   // lane 2i+1 column 4+i (the low halves of two popcount vectors, interleaved): the ADC works
   // lane by lane, and the 64-bit view splits the lanes back into columns 0-3 and 4-7.
@@ -376,6 +413,12 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
   const __m256i top = _mm256_set1_epi32(static_cast<int>(adc.top));
   const __m256i low32 = _mm256_set1_epi64x(0xffffffffll);
   const __m128i adc_shift = _mm_cvtsi32_si128(adc.shift);
+  // with noise: the thresholds, and each lane's column within its half (lane 2i: i, 2i + 1: 4 + i)
+  __m256i thr[2 * kRoundedNoiseMaxK];
+  const int n_thr = noise != nullptr ? 2 * noise->law.k_max : 0;
+  for (int j = 0; j < n_thr; ++j) thr[j] = _mm256_set1_epi32(static_cast<int>(noise->law.thr[j]));
+  const __m256i idx0 = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7), idx1 = _mm256_add_epi32(idx0, _mm256_set1_epi32(8));
+  const __m256i ntop = _mm256_set1_epi32(noise != nullptr ? noise->top : 0);
   int col = 0;
   for (; col + 16 <= n; col += 16) {
     __m256i acc_v[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(),
@@ -394,6 +437,12 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
         }
         const __m256i p0 = _mm256_or_si256(c[0], _mm256_slli_epi64(c[1], 32));
         const __m256i p1 = _mm256_or_si256(c[2], _mm256_slli_epi64(c[3], 32));
+        if constexpr (kNoisy) {
+          const uint64_t at0 = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col);
+          pk0 = _mm256_add_epi32(pk0, rounded_codes_avx2(p0, at0, idx0, *noise, thr, n_thr, ntop));
+          pk1 = _mm256_add_epi32(pk1, rounded_codes_avx2(p1, at0, idx1, *noise, thr, n_thr, ntop));
+          continue;
+        }
         const __m256i q0 = _mm256_min_epu32(_mm256_srl_epi32(_mm256_add_epi32(p0, half), adc_shift), top);
         const __m256i q1 = _mm256_min_epu32(_mm256_srl_epi32(_mm256_add_epi32(p1, half), adc_shift), top);
         pk0 = _mm256_add_epi32(pk0, _mm256_sll_epi32(q0, adc_shift));
@@ -409,26 +458,56 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
     }
     for (int i = 0; i < 4; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + col + 4 * i), acc_v[i]);
   }
-  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc);
+  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc, noise);
 }
 
 // ---- AVX-512 (F and BW; F, BW and VPOPCNTDQ for the vpopcntq kernels). 16 lanes of the same
 // operations as the AVX2 and portable kernels.
 
 // Popcount of each 64-bit lane without VPOPCNTDQ: nibble look-up (vpshufb) and vpsadbw.
-__attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v) {
+__attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt_bytes_bw(__m512i v) {
   const __m512i lut = _mm512_broadcast_i32x4(_mm_setr_epi8(0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4));
   const __m512i low = _mm512_set1_epi8(0x0f);
   const __m512i lo = _mm512_and_si512(v, low);
   const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(v, 4), low);
-  const __m512i bytes = _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo), _mm512_shuffle_epi8(lut, hi));
+  return _mm512_add_epi8(_mm512_shuffle_epi8(lut, lo), _mm512_shuffle_epi8(lut, hi));
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i sad_bw(__m512i bytes) {
   return _mm512_sad_epu8(bytes, _mm512_setzero_si512());
 }
+__attribute__((target("avx512f,avx512bw"))) inline __m512i same512(__m512i v) { return v; }
 
-// popcount_columns and analog_columns on 512-bit vectors, once per popcount instruction
-// (POPCNT: popcnt64_bw or _mm512_popcnt_epi64), in functions of the matching target. The layout
-// is the AVX2 kernels' with 8 columns per vector.
-#define KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(SUFFIX, TARGET, POPCNT)                                \
+__attribute__((target("avx512f,avx512bw"))) inline __m512i mix32_avx512(__m512i x) {
+  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(static_cast<int>(0x846ca68bu)));
+  return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+}
+
+// rounded_codes_avx2 in 16 lanes.
+__attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(__m512i p, uint64_t at0, __m512i idx,
+                                                                              const RoundedDraws& nz, const __m512i* thr,
+                                                                              int n_thr, __m512i top) {
+  const __m512i vlo0 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(at0)));
+  const __m512i lo = _mm512_add_epi32(vlo0, idx);
+  __m512i hi = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(at0 >> 32) + nz.key.k0));
+  hi = _mm512_mask_add_epi32(hi, _mm512_cmplt_epu32_mask(lo, vlo0), hi, _mm512_set1_epi32(1));
+  const __m512i u = mix32_avx512(_mm512_xor_si512(mix32_avx512(_mm512_xor_si512(lo, _mm512_set1_epi32(static_cast<int>(nz.key.k2)))), hi));
+  __m512i c = _mm512_set1_epi32(-nz.law.k_max);
+  const __m512i one = _mm512_set1_epi32(1);
+  for (int j = 0; j < n_thr; ++j) c = _mm512_mask_add_epi32(c, _mm512_cmpge_epu32_mask(u, thr[j]), c, one);
+  return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(p, c), _mm512_setzero_si512()), top);
+}
+
+// popcount_columns and analog_columns on 512-bit vectors, once per popcount instruction, in
+// functions of the matching target. popcount_columns sums the terms of a run (one shift, at most
+// RUN terms) as PART counts by PADD, then REDUCE gives each 64-bit lane's count (nibble look-up
+// bytes summed in bytes, one vpsadbw a run; or _mm512_popcnt_epi64 summed in 64-bit lanes);
+// analog_columns counts each term (REDUCE(PART(v))): its steps are short (one term a step on
+// 64-row groups), where the runs' bookkeeping cost more than they saved. The layout is the AVX2
+// kernels' with 8 columns per vector.
+#define KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(SUFFIX, TARGET, PART, PADD, REDUCE, RUN)              \
   __attribute__((target(TARGET))) void popcount_columns_##SUFFIX(const PopTerm* terms, int n_terms, \
                                                                  int n, uint32_t* p) {              \
     int col = 0;                                                                                    \
@@ -436,23 +515,24 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v
       __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512(); /* columns 0-7, 8-15 */       \
       /* a run of terms of one shift (an input bit's row words) summed unshifted, shifted once */  \
       __m512i ra = _mm512_setzero_si512(), rb = _mm512_setzero_si512();                             \
-      int run_shift = n_terms > 0 ? terms[0].shift : 0;                                             \
-      for (int t = 0; t < n_terms; ++t) {                                                           \
-        if (terms[t].shift != run_shift) {                                                          \
+      int run_shift = n_terms > 0 ? terms[0].shift : 0, len = 0;                                    \
+      for (int t = 0; t < n_terms; ++t, ++len) {                                                    \
+        if (terms[t].shift != run_shift || len == (RUN)) {                                          \
           const __m128i sh = _mm_cvtsi32_si128(run_shift);                                          \
-          a = _mm512_add_epi64(a, _mm512_sll_epi64(ra, sh));                                        \
-          b = _mm512_add_epi64(b, _mm512_sll_epi64(rb, sh));                                        \
+          a = _mm512_add_epi64(a, _mm512_sll_epi64(REDUCE(ra), sh));                                \
+          b = _mm512_add_epi64(b, _mm512_sll_epi64(REDUCE(rb), sh));                                \
           ra = rb = _mm512_setzero_si512();                                                         \
           run_shift = terms[t].shift;                                                               \
+          len = 0;                                                                                  \
         }                                                                                           \
         const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));                  \
         const uint64_t* pl = terms[t].plane + col;                                                  \
-        ra = _mm512_add_epi64(ra, POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl))));            \
-        rb = _mm512_add_epi64(rb, POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8))));        \
+        ra = PADD(ra, PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl))));                          \
+        rb = PADD(rb, PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8))));                      \
       }                                                                                             \
       const __m128i sh = _mm_cvtsi32_si128(run_shift);                                              \
-      a = _mm512_add_epi64(a, _mm512_sll_epi64(ra, sh));                                            \
-      b = _mm512_add_epi64(b, _mm512_sll_epi64(rb, sh));                                            \
+      a = _mm512_add_epi64(a, _mm512_sll_epi64(REDUCE(ra), sh));                                    \
+      b = _mm512_add_epi64(b, _mm512_sll_epi64(REDUCE(rb), sh));                                    \
       /* sums below 2^32: the low halves */                                                         \
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + col), _mm512_cvtepi64_epi32(a));           \
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(p + col + 8), _mm512_cvtepi64_epi32(b));       \
@@ -465,15 +545,23 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v
     }                                                                                               \
   }                                                                                                 \
                                                                                                     \
+  template <bool kNoisy>                                                                            \
   __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                     \
       const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,                   \
-      const int* offset, AdcRule adc, int n, int64_t* acc) {                                        \
+      const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {             \
     /* 32 columns per block in two halves of 16: 32-bit lane 2i holds column i, lane 2i + 1 */      \
     /* column 8 + i (as analog_columns_avx2, with 8 columns per 64-bit vector) */                   \
     const __m512i half = _mm512_set1_epi32(static_cast<int>(adc.half));                            \
     const __m512i top = _mm512_set1_epi32(static_cast<int>(adc.top));                              \
     const __m512i low32 = _mm512_set1_epi64(0xffffffffll);                                         \
     const __m128i adc_shift = _mm_cvtsi32_si128(adc.shift);                                         \
+    /* with noise: as analog_columns_avx2 (lane 2i: column i, 2i + 1: column 8 + i) */              \
+    __m512i thr[2 * kRoundedNoiseMaxK];                                                             \
+    const int n_thr = noise != nullptr ? 2 * noise->law.k_max : 0;                                  \
+    for (int j = 0; j < n_thr; ++j) thr[j] = _mm512_set1_epi32(static_cast<int>(noise->law.thr[j])); \
+    const __m512i idx0 = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);   \
+    const __m512i idx1 = _mm512_add_epi32(idx0, _mm512_set1_epi32(16));                             \
+    const __m512i ntop = _mm512_set1_epi32(noise != nullptr ? noise->top : 0);                      \
     int col = 0;                                                                                    \
     for (; col + 32 <= n; col += 32) {                                                              \
       __m512i acc_v[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
@@ -483,15 +571,43 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v
         for (int g = 0; g < G; ++g) {                                                               \
           __m512i c[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
                           _mm512_setzero_si512()};                                                  \
-          for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t) {                 \
-            const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));              \
-            const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                   \
-            const uint64_t* pl = terms[t].plane + col;                                              \
-            for (int i = 0; i < 4; ++i)                                                             \
-              c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(POPCNT(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i))), sh)); \
+          /* runs of one shift summed before one shift (as popcount_columns) where a step has */  \
+          /* more than two terms (256-row groups: 4 words an input bit); shorter steps (64-row */    \
+          /* groups) shift each term, which the runs' bookkeeping would cost more than it saves */  \
+          const int t0 = step_begin[k * G + g], t1 = step_begin[k * G + g + 1];                     \
+          if (t1 - t0 <= 2) {                                                                       \
+            for (int t = t0; t < t1; ++t) {                                                         \
+              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));            \
+              const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                 \
+              const uint64_t* pl = terms[t].plane + col;                                            \
+              for (int i = 0; i < 4; ++i)                                                           \
+                c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))), sh)); \
+            }                                                                                       \
+          } else {                                                                                  \
+            __m512i r[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), \
+                            _mm512_setzero_si512()};                                                \
+            for (int t = t0, len = 1; t < t1; ++t, ++len) {                                         \
+              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));            \
+              const uint64_t* pl = terms[t].plane + col;                                            \
+              for (int i = 0; i < 4; ++i) r[i] = PADD(r[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
+              if (t + 1 == t1 || terms[t + 1].shift != terms[t].shift || len == (RUN)) {            \
+                const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                               \
+                for (int i = 0; i < 4; ++i) {                                                       \
+                  c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(r[i]), sh));                \
+                  r[i] = _mm512_setzero_si512();                                                    \
+                }                                                                                   \
+                len = 0;                                                                            \
+              }                                                                                     \
+            }                                                                                       \
           }                                                                                         \
           const __m512i p0 = _mm512_or_si512(c[0], _mm512_slli_epi64(c[1], 32));                    \
           const __m512i p1 = _mm512_or_si512(c[2], _mm512_slli_epi64(c[3], 32));                    \
+          if constexpr (kNoisy) {                                                                   \
+            const uint64_t at0 = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col); \
+            pk0 = _mm512_add_epi32(pk0, rounded_codes_avx512(p0, at0, idx0, *noise, thr, n_thr, ntop)); \
+            pk1 = _mm512_add_epi32(pk1, rounded_codes_avx512(p1, at0, idx1, *noise, thr, n_thr, ntop)); \
+            continue;                                                                               \
+          }                                                                                         \
           const __m512i q0 = _mm512_min_epu32(_mm512_srl_epi32(_mm512_add_epi32(p0, half), adc_shift), top); \
           const __m512i q1 = _mm512_min_epu32(_mm512_srl_epi32(_mm512_add_epi32(p1, half), adc_shift), top); \
           pk0 = _mm512_add_epi32(pk0, _mm512_sll_epi32(q0, adc_shift));                             \
@@ -507,11 +623,12 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v
       }                                                                                             \
       for (int i = 0; i < 4; ++i) _mm512_storeu_si512(acc + col + 8 * i, acc_v[i]);                 \
     }                                                                                               \
-    analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc);               \
+    analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc, noise);        \
   }
 
-KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512bw, "avx512f,avx512bw", popcnt64_bw)
-KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512vp, "avx512f,avx512bw,avx512vpopcntdq", _mm512_popcnt_epi64)
+KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512bw, "avx512f,avx512bw", popcnt_bytes_bw, _mm512_add_epi8, sad_bw, kByteRun)
+KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512vp, "avx512f,avx512bw,avx512vpopcntdq", _mm512_popcnt_epi64,
+                                    _mm512_add_epi64, same512, 1 << 30)
 #undef KVCIM_MACRO_AVX512_POPCOUNT_KERNELS
 
 __attribute__((target("avx512f,avx512bw"))) void adc_noisy_avx512(const uint32_t* p, const double* pn,
@@ -535,14 +652,6 @@ __attribute__((target("avx512f,avx512bw"))) void adc_noisy_avx512(const uint32_t
     _mm512_storeu_si512(pk + col, _mm512_add_epi32(_mm512_loadu_si512(pk + col), cv));
   }
   adc_noisy_portable(p, pn, rn, col, n, scale, top, shift, pk);
-}
-
-__attribute__((target("avx512f,avx512bw"))) inline __m512i mix32_avx512(__m512i x) {
-  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
-  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
-  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
-  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(static_cast<int>(0x846ca68bu)));
-  return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
 }
 
 // Blocks m and m + 1 (32 draws: pairs 8 m .. 8 m + 15), the operations of normal_pair lane by lane.
@@ -850,14 +959,21 @@ void force_portable_kernels(bool on) {
 }
 
 void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
-                    const int* offset, AdcRule adc, int n, int64_t* acc) {
+                    const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {
 #ifdef KVCIM_MACRO_X86
   const int l = level();
-  if (l >= kAvx512Vp) return analog_columns_avx512vp(terms, step_begin, T, G, sign, offset, adc, n, acc);
-  if (l >= kAvx512) return analog_columns_avx512bw(terms, step_begin, T, G, sign, offset, adc, n, acc);
-  if (l >= kAvx2) return analog_columns_avx2(terms, step_begin, T, G, sign, offset, adc, n, acc);
+  const bool noisy = noise != nullptr;
+  if (l >= kAvx512Vp)
+    return (noisy ? analog_columns_avx512vp<true> : analog_columns_avx512vp<false>)(terms, step_begin, T, G, sign,
+                                                                                    offset, adc, n, acc, noise);
+  if (l >= kAvx512)
+    return (noisy ? analog_columns_avx512bw<true> : analog_columns_avx512bw<false>)(terms, step_begin, T, G, sign,
+                                                                                    offset, adc, n, acc, noise);
+  if (l >= kAvx2)
+    return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, step_begin, T, G, sign, offset,
+                                                                            adc, n, acc, noise);
 #endif
-  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, 0, n, acc);
+  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, 0, n, acc, noise);
 }
 
 NoiseKey noise_key(uint64_t seed) {

@@ -29,8 +29,20 @@ struct AdcRule {
   uint32_t half;
   uint32_t top;
 };
+//
+// With `noise` (read noise alone at an ADC step of one level, adc.shift 0): the code of step s
+// and column col is clamp(p + k, 0, noise->top) instead, k the rounded read noise of draw
+// noise->base + s * n + col (detail::rounded_noise_codes' draw: the same codes, fused so that no
+// partial sum or code leaves the registers).
+struct RoundedDraws {
+  NoiseKey key;
+  uint64_t base;
+  RoundedNoise law;  // law.k_max > 0
+  int32_t top;
+};
 void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
-                    const int* offset, AdcRule adc, int n, int64_t* acc);
+                    const int* offset, AdcRule adc, int n, int64_t* acc,
+                    const RoundedDraws* noise = nullptr);
 
 // The noisy ADC of one step: pk[col] += clamp(floor((p + (pn + rn)) * scale + 1/2), 0, top) << shift
 // for col < n, in double (scale = 2^-shift), as the reference computes it.

@@ -183,28 +183,94 @@ TEST(MacroKernels, CellNoiseSumsKeepTheRowOrderAtEveryLevel) {
   }
 }
 
+namespace {
+// Random steps for the kernels: n columns, T input cycles of G row groups, 0 - 4 popcount terms a
+// step (random words AND random planes, shifts up to max_shift), a random sign and offset a cycle.
+struct RandomKernelSteps {
+  int n, T, G;
+  std::vector<uint64_t> planes;
+  std::vector<detail::PopTerm> terms;
+  std::vector<int> step_begin, sign, offset;
+  RandomKernelSteps(std::mt19937_64& g, int max_shift)
+      : n(pick(g, 1, 200)), T(pick(g, 1, 4)), G(pick(g, 1, 3)) {
+    const int words = pick(g, 1, 4);
+    planes.resize(static_cast<size_t>(words) * n);
+    for (auto& w : planes) w = g() & (pick(g, 0, 1) ? ~uint64_t{0} : g());
+    for (int s = 0; s < T * G; ++s) {
+      step_begin.push_back(static_cast<int>(terms.size()));
+      for (int j = pick(g, 0, 4); j > 0; --j)
+        terms.push_back({g(), planes.data() + static_cast<size_t>(pick(g, 0, words - 1)) * n, pick(g, 0, max_shift)});
+    }
+    step_begin.push_back(static_cast<int>(terms.size()));
+    sign.resize(T);
+    offset.resize(T);
+    for (int k = 0; k < T; ++k) {
+      sign[k] = pick(g, 0, 1) ? 1 : -1;
+      offset[k] = pick(g, 0, 16);
+    }
+  }
+};
+}  // namespace
+
+TEST(MacroKernels, FusedRoundedNoiseEqualsTheSeparateDrawsAtEveryLevel) {
+  // analog_columns with read noise at a step of one level against the unfused computation (each
+  // step's popcounts, then detail::rounded_noise_codes from the step's first draw), at every
+  // level, with counters whose low word wraps inside a column block (the carry into the high
+  // word) and keyed counters (bit 63 set).
+  std::mt19937_64 g(808);
+  for (int t = 0; t < 200; ++t) {
+    SCOPED_TRACE("case " + std::to_string(t));
+    const RandomKernelSteps steps(g, 3);
+    const int n = steps.n, T = steps.T, G = steps.G;
+    const std::vector<detail::PopTerm>& terms = steps.terms;
+    const std::vector<int>& step_begin = steps.step_begin;
+    const std::vector<int>& sign = steps.sign;
+    const std::vector<int>& offset = steps.offset;
+    const int32_t top = pick(g, 1, 1023);
+    const double sigma = std::array<double, 4>{0.15, 0.3, 0.6, 1.2}[static_cast<size_t>(pick(g, 0, 3))];
+    const detail::NoiseKey key = detail::noise_key(g());
+    // a low word that wraps within the call (and within a block of 16 or 32 columns), or a keyed base
+    const uint64_t hi = pick(g, 0, 1) ? (uint64_t{1} << 63) | (g() & 0x7fffffff00000000ull) : uint64_t{7} << 32;
+    const uint64_t base = hi - static_cast<uint64_t>(pick(g, 1, 40 * T * G));
+    const detail::RoundedDraws draws{key, base, detail::rounded_noise_law(sigma), top};
+    ASSERT_GT(draws.law.k_max, 0);
+    std::vector<int64_t> want(n, 0);
+    {
+      std::vector<uint32_t> p(n);
+      for (int k = 0; k < T; ++k) {
+        std::vector<uint32_t> pk(n, 0);
+        for (int gg = 0; gg < G; ++gg) {
+          const int s = k * G + gg;
+          detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], n, p.data());
+          detail::rounded_noise_codes(key, base + static_cast<uint64_t>(s) * n, n, draws.law, p.data(), top, pk.data());
+        }
+        for (int c = 0; c < n; ++c) want[c] += sign[k] * (static_cast<int64_t>(pk[c]) << offset[k]);
+      }
+    }
+    for (KernelLevel level : {KernelLevel::portable, KernelLevel::avx2, KernelLevel::avx512, KernelLevel::avx512_vpopcntdq}) {
+      if (static_cast<int>(level) > static_cast<int>(detail::cpu_kernel_level())) continue;
+      detail::cap_kernel_level(level);
+      std::vector<int64_t> acc(n, -7);
+      detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(), {0, 0, 0}, n,
+                             acc.data(), &draws);
+      detail::force_portable_kernels(false);
+      ASSERT_EQ(acc, want) << "level " << static_cast<int>(level);
+    }
+  }
+}
+
 TEST(MacroKernels, PopcountsAndAdcsEqualThePortableKernelsAtEveryLevel) {
   // Several terms per step with shifts, random words and ADC rules; the noisy ADC on values near
   // its rounding edges and outside its range.
   std::mt19937_64 g(707);
   for (int t = 0; t < 300; ++t) {
     SCOPED_TRACE("case " + std::to_string(t));
-    const int n = pick(g, 1, 200), T = pick(g, 1, 4), G = pick(g, 1, 3), words = pick(g, 1, 4);
-    std::vector<uint64_t> planes(static_cast<size_t>(words) * n);
-    for (auto& w : planes) w = g() & (pick(g, 0, 1) ? ~uint64_t{0} : g());
-    std::vector<detail::PopTerm> terms;
-    std::vector<int> step_begin;
-    for (int s = 0; s < T * G; ++s) {
-      step_begin.push_back(static_cast<int>(terms.size()));
-      for (int j = pick(g, 0, 4); j > 0; --j)
-        terms.push_back({g(), planes.data() + static_cast<size_t>(pick(g, 0, words - 1)) * n, pick(g, 0, 8)});
-    }
-    step_begin.push_back(static_cast<int>(terms.size()));
-    std::vector<int> sign(T), offset(T);
-    for (int k = 0; k < T; ++k) {
-      sign[k] = pick(g, 0, 1) ? 1 : -1;
-      offset[k] = pick(g, 0, 16);
-    }
+    const RandomKernelSteps steps(g, 8);
+    const int n = steps.n, T = steps.T, G = steps.G;
+    const std::vector<detail::PopTerm>& terms = steps.terms;
+    const std::vector<int>& step_begin = steps.step_begin;
+    const std::vector<int>& sign = steps.sign;
+    const std::vector<int>& offset = steps.offset;
     const int adc_shift = pick(g, 0, 8);
     const detail::AdcRule adc{adc_shift, adc_shift > 0 ? 1u << (adc_shift - 1) : 0u, static_cast<uint32_t>(pick(g, 1, 4095))};
     std::vector<double> pn(n), rn(n);

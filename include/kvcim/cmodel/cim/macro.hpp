@@ -315,10 +315,9 @@ class Macro {
   // then both compute paths draw the rounded noise (detail::RoundedNoise) instead of Gaussians,
   // one uniform per conversion from the same counter. k_max 0 otherwise.
   detail::RoundedNoise rounded_;
-  // The next n rounded read-noise offsets (rounded_.k_max > 0); both compute paths call this.
+  // The next n rounded read-noise offsets (rounded_.k_max > 0): the reference path; the fast path
+  // draws the same in its fused kernel (detail::analog_columns).
   void read_noise_rounded(int32_t* out, int n);
-  // The same n draws as codes: pk[i] += clamp(p[i] + k_i, 0, top) (detail::rounded_noise_codes).
-  void read_noise_rounded_codes(const uint32_t* p, int32_t top, uint32_t* pk, int n);
   // Fixed model: the next n read-noise draws on the grid, round(sigma 2^q draw); both paths call this.
   void read_noise_fixed(int32_t* out, int n);
   // Fixed model: cell (row, col)'s deviation in grid units (cell_noise_q_'s layout).
