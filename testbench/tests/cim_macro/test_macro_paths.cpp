@@ -209,6 +209,14 @@ struct RandomKernelSteps {
       offset[k] = pick(g, 0, 16);
     }
   }
+  // Step s's popcounts alone, into p.
+  void popcounts(int s, uint32_t* p) const {
+    detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], n, p);
+  }
+  // Every step through the fused kernel at the current level, into acc.
+  void analog(detail::AdcRule adc, int64_t* acc, const detail::RoundedDraws* noise = nullptr) const {
+    detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(), adc, n, acc, noise);
+  }
 };
 }  // namespace
 
@@ -222,10 +230,6 @@ TEST(MacroKernels, FusedRoundedNoiseEqualsTheSeparateDrawsAtEveryLevel) {
     SCOPED_TRACE("case " + std::to_string(t));
     const RandomKernelSteps steps(g, 3);
     const int n = steps.n, T = steps.T, G = steps.G;
-    const std::vector<detail::PopTerm>& terms = steps.terms;
-    const std::vector<int>& step_begin = steps.step_begin;
-    const std::vector<int>& sign = steps.sign;
-    const std::vector<int>& offset = steps.offset;
     const int32_t top = pick(g, 1, 1023);
     const double sigma = std::array<double, 4>{0.15, 0.3, 0.6, 1.2}[static_cast<size_t>(pick(g, 0, 3))];
     const detail::NoiseKey key = detail::noise_key(g());
@@ -241,18 +245,17 @@ TEST(MacroKernels, FusedRoundedNoiseEqualsTheSeparateDrawsAtEveryLevel) {
         std::vector<uint32_t> pk(n, 0);
         for (int gg = 0; gg < G; ++gg) {
           const int s = k * G + gg;
-          detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], n, p.data());
+          steps.popcounts(s, p.data());
           detail::rounded_noise_codes(key, base + static_cast<uint64_t>(s) * n, n, draws.law, p.data(), top, pk.data());
         }
-        for (int c = 0; c < n; ++c) want[c] += sign[k] * (static_cast<int64_t>(pk[c]) << offset[k]);
+        for (int c = 0; c < n; ++c) want[c] += steps.sign[k] * (static_cast<int64_t>(pk[c]) << steps.offset[k]);
       }
     }
     for (KernelLevel level : {KernelLevel::portable, KernelLevel::avx2, KernelLevel::avx512, KernelLevel::avx512_vpopcntdq}) {
       if (static_cast<int>(level) > static_cast<int>(detail::cpu_kernel_level())) continue;
       detail::cap_kernel_level(level);
       std::vector<int64_t> acc(n, -7);
-      detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(), {0, 0, 0}, n,
-                             acc.data(), &draws);
+      steps.analog({0, 0, 0}, acc.data(), &draws);
       detail::force_portable_kernels(false);
       ASSERT_EQ(acc, want) << "level " << static_cast<int>(level);
     }
@@ -267,10 +270,6 @@ TEST(MacroKernels, PopcountsAndAdcsEqualThePortableKernelsAtEveryLevel) {
     SCOPED_TRACE("case " + std::to_string(t));
     const RandomKernelSteps steps(g, 8);
     const int n = steps.n, T = steps.T, G = steps.G;
-    const std::vector<detail::PopTerm>& terms = steps.terms;
-    const std::vector<int>& step_begin = steps.step_begin;
-    const std::vector<int>& sign = steps.sign;
-    const std::vector<int>& offset = steps.offset;
     const int adc_shift = pick(g, 0, 8);
     const detail::AdcRule adc{adc_shift, adc_shift > 0 ? 1u << (adc_shift - 1) : 0u, static_cast<uint32_t>(pick(g, 1, 4095))};
     std::vector<double> pn(n), rn(n);
@@ -282,10 +281,10 @@ TEST(MacroKernels, PopcountsAndAdcsEqualThePortableKernelsAtEveryLevel) {
     auto run = [&](KernelLevel level) {
       detail::cap_kernel_level(level);
       std::vector<int64_t> acc(n, -7);
-      detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(), adc, n, acc.data());
+      steps.analog(adc, acc.data());
       std::vector<uint32_t> p(n, 7), pk(n, 3);
       for (int s = 0; s < T * G; ++s) {
-        detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], n, p.data());
+        steps.popcounts(s, p.data());
         for (int c = 0; c < n; ++c) acc.push_back(p[c]);
         detail::adc_noisy(p.data(), pn.data(), rn.data(), n, scale, top, adc_shift, pk.data());
       }
