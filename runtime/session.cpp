@@ -113,10 +113,11 @@ const Vector& reference_passes(const Config& c, const Weights& w, Sequence& s, i
 // One position of one sequence: the CIM pass (the float passes need nothing from it, so with two
 // threads they run beside it; results do not depend on the thread count), the logits compared,
 // the next tokens of the CIM run and of the reference.
-void decode_position(const Config& c, const Weights& w, const Tokenizer& tok, Sequence& s, int pos, int steps, int threads) {
-  // At most two threads (--threads): a model whose matrices the GEMV pool splits runs the passes
-  // one after the other, each on both threads; a smaller one runs them side by side as the two
-  // "rows" of one pool job (std::async would add a third thread to the pool's helper).
+void decode_position(const Config& c, const Weights& w, const Tokenizer& tok, Sequence& s, int pos, int steps) {
+  // On the GEMV pool, so within the run's thread bound (one thread: all serial). A model whose
+  // matrices the pool splits runs the passes one after the other, each on both threads; a smaller
+  // one runs them side by side as the two "rows" of one pool job (std::async would add a third
+  // thread beside the pool's helper).
   struct Passes {
     const Config& c;
     const Weights& w;
@@ -134,7 +135,7 @@ void decode_position(const Config& c, const Weights& w, const Tokenizer& tok, Se
     }
   };
   const bool matrices_split = static_cast<int64_t>(c.dim) * c.hidden_dim >= gemv_parallel_min();
-  if (threads > 1 && !matrices_split) parallel_rows(2, std::numeric_limits<int64_t>::max(), both, &p, 1);
+  if (!matrices_split) parallel_rows(2, std::numeric_limits<int64_t>::max(), both, &p, 1);
   else both(&p, 0, 2);
   const Vector* shadow = p.shadow;
   const Vector* free = p.free;
@@ -256,7 +257,7 @@ GenerationResult run_generation(const Checkpoint& ck, const Tokenizer& tok, cons
     int active = 0;
     for (auto& s : batch)
       if (!s->done) {
-        decode_position(c, w, tok, *s, pos, o.steps, o.threads);
+        decode_position(c, w, tok, *s, pos, o.steps);
         ++active;
       }
     if (active == 0) break;
