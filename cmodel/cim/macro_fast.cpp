@@ -246,32 +246,40 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(),
                            {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr);
   } else if (fixed_q_ > 0) {
-    // The fixed noise model: the grid deviations summed in integers (cell_noise_isums), the read
-    // noise drawn onto the same grid, each code rounded in integers (detail::adc_fixed).
-    // S (every k and column written by cell_noise_isums) and R (by read_noise_fixed) are not
-    // zeroed per call; null where that noise is off.
-    int32_t* S = cell_noise_q_.empty() ? nullptr : scratch_unset<int32_t, 1>(static_cast<size_t>(T) * C).data();
-    int32_t* R = read_sigma > 0.0 ? scratch_unset<int32_t, 2>(C).data() : nullptr;
-    std::vector<uint32_t>& pk_all = scratch<uint32_t, 2>(static_cast<size_t>(T) * C, 0u);
-    for (int g = 0; g < G; ++g) {
-      const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
-      if (S != nullptr) {
-        group_levels(r0, r1);
-        detail::cell_noise_isums(cell_noise_q_.data() + static_cast<size_t>(r0) * noise_qstride_, noise_qstride_,
-                                 r1 - r0, levels.data(), T, C, noise_qmax_, S);
-      }
-      for (int k = 0; k < T; ++k) {
-        const int s0 = step_begin[k * G + g];
-        detail::popcount_columns(terms.data() + s0, step_begin[k * G + g + 1] - s0, C, p.data());
-        if (R != nullptr) {
-          noise_draws_ = base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(C);
-          read_noise_fixed(R, C);
-        }
-        detail::adc_fixed(p.data(), S == nullptr ? nullptr : S + static_cast<size_t>(k) * C, R, C, fixed_q_, shift,
-                          static_cast<int32_t>(top_code), pk_all.data() + static_cast<size_t>(k) * C);
-      }
+    // The fixed noise model, every step of the call in one pass per column block
+    // (detail::fixed_columns): the grid deviations of the rows each step drives summed in
+    // integers, the read noise drawn onto the same grid, each code rounded in integers. The
+    // partial sums of every step are counted first (p_all), the read noise drawn for all steps at
+    // once: step (k, g) reads draws base + (k * G + g) * C + col, as the reference.
+    const size_t steps = static_cast<size_t>(T) * G;
+    uint32_t* p_all = scratch_unset<uint32_t, 1>(steps * C).data();
+    for (size_t s = 0; s < steps; ++s)
+      detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], C, p_all + s * C);
+    int32_t* R = nullptr;
+    if (read_sigma > 0.0) {
+      R = scratch_unset<int32_t, 2>(steps * C).data();
+      noise_draws_ = base;
+      read_noise_fixed(R, static_cast<int>(steps * C));
     }
-    weigh_codes(pk_all);
+    std::vector<int>& row_begin = scratch_unset<int, 1>(0);
+    std::vector<int32_t>& row_off = scratch_unset<int32_t, 3>(0);  // (int32_t is int: slot 1 is row_begin's)
+    int bits = 0;
+    if (!cell_noise_q_.empty()) {
+      levels.resize(static_cast<size_t>(n_rows) * T);
+      for (int r = 0; r < n_rows; ++r)
+        for (int k = 0; k < T; ++k) levels[static_cast<size_t>(r) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
+      bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
+    }
+    std::vector<int>& sign = scratch<int, 1>(T, 0);
+    std::vector<int>& offset = scratch<int, 2>(T, 0);
+    for (int k = 0; k < T; ++k) {
+      sign[k] = pieces[k].sign;
+      offset[k] = pieces[k].offset;
+    }
+    const detail::FixedSteps f{p_all, R, cell_noise_q_.data(), noise_qstride_, n_rows, rpc, row_begin.data(), row_off.data(),
+                               bits, T, G, sign.data(), offset.data(), fixed_q_, shift,
+                               static_cast<int32_t>(top_code), noise_qmax_};
+    detail::fixed_columns(f, C, acc.data());
   } else if (!cell_noise_q_.empty()) {
     // Cell noise summed in integers (cell_noise_q_: each deviation within 2^-(q+1) of its grid
     // value), row group by row group: S = sum of u * q exactly, so |pn - S 2^-q| <= (sum of u)

@@ -232,6 +232,25 @@ void adc_fixed_portable(const uint32_t* p, const int32_t* S, const int32_t* R, i
   }
 }
 
+void fixed_columns_portable(const FixedSteps& f, int col0, int n, int64_t* acc) {
+  for (int col = col0; col < n; ++col) {
+    int64_t a = 0;
+    for (int k = 0; k < f.T; ++k) {
+      uint32_t pk = 0;
+      for (int g = 0; g < f.G; ++g) {
+        const size_t s = static_cast<size_t>(k) * f.G + g;
+        int32_t d = f.R != nullptr ? f.R[s * n + col] : 0;
+        for (int b = 0; b < f.bits; ++b)
+          for (int i = f.row_begin[s * f.bits + b]; i < f.row_begin[s * f.bits + b + 1]; ++i)
+            d += static_cast<int32_t>(f.qdev[f.row_off[i] + col]) * (1 << b);
+        pk += static_cast<uint32_t>(adc_fixed_code(f.p[s * n + col], d, f.q, f.shift, f.top)) << f.shift;
+      }
+      a += f.sign[k] * (static_cast<int64_t>(pk) << f.offset[k]);
+    }
+    acc[col] = a;
+  }
+}
+
 // The margin of one conversion: `margin` plus room for the roundings of p + (pna + rn), of the
 // reference's p + (pn + rn) and of va -+ m (each below 2^-53 (|va| + p), as |pn + rn| <= |va| + p
 // up to rounding; 2^-48 covers the four with room to spare).
@@ -881,6 +900,103 @@ KVCIM_MACRO_ADC_FIXED_KERNEL(avx512, "avx512f,avx512bw", __m512i, 16, _mm512, _m
                              _mm512_setzero_si512(), _mm512_loadu_si512, _mm512_storeu_si512)
 #undef KVCIM_MACRO_ADC_FIXED_KERNEL
 
+constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (wider: portable)
+// fixed_columns over blocks of two int16 vectors of columns (64 on AVX-512, 32 on AVX2): every
+// step's cell sums as cell_noise_isums' runs, in registers, then the integer ADC of adc_fixed and
+// the sum over the groups and input cycles, so that neither the sums, the codes nor pk go through
+// memory. The group's rows of a block stay in L1 for its T input cycles, the codes summed in a small L1 buffer.
+#define KVCIM_MACRO_FIXED_KERNEL(SUFFIX, TARGET, VEC, L16, P, AND, LOAD, STORE, WIDEN_LO, WIDEN_HI, WIDEN_LOAD, \
+                                 U64_LO, U64_HI)                                                          \
+  __attribute__((target(TARGET))) void fixed_columns_##SUFFIX(const FixedSteps& f, int n, int64_t* acc) {   \
+    const int run = f.qmax > 0 ? std::max(1, 32767 / f.qmax) : std::numeric_limits<int>::max();           \
+    const VEC mask = P##_set1_epi32(static_cast<int32_t>((1u << f.shift) - 1u));                           \
+    const VEC half = P##_set1_epi32(1 << (f.q + f.shift - 1)), vt = P##_set1_epi32(f.top);               \
+    const VEC zero = P##_set1_epi32(0);                                                                   \
+    const __m128i sq = _mm_cvtsi32_si128(f.q), ss = _mm_cvtsi32_si128(f.shift);                           \
+    const __m128i sqs = _mm_cvtsi32_si128(f.q + f.shift);                                                 \
+    constexpr int kW = 2 * (L16), kL32 = (L16) / 2, kL64 = (L16) / 4;                                     \
+    int col = 0;                                                                                          \
+    alignas(64) int32_t pkb[kFixedMaxT * kW]; /* pk of every input cycle k, the block's columns */         \
+    for (; f.T <= kFixedMaxT && col + kW <= n; col += kW) {                                               \
+      const int16_t* q0 = f.qdev + col;                                                                   \
+      for (int g = 0; g < f.G; ++g) {                                                                     \
+        /* the rows of the next (block, group), fetched meanwhile: 64 strided runs are more */         \
+        /* than the hardware prefetcher follows (a further one would be evicted before its use) */       \
+        const int gn = g + 1 < f.G ? g + 1 : 0, cn = g + 1 < f.G ? 0 : kW;                               \
+        if (col + cn + kW <= n)                                                                           \
+          for (int i = gn * f.rpc; i < std::min(f.n_rows, (gn + 1) * f.rpc); ++i)                         \
+            for (int c = cn; c < cn + kW; c += 32)                                                        \
+              _mm_prefetch(reinterpret_cast<const char*>(q0 + i * f.stride + c), _MM_HINT_T0);            \
+        for (int k = 0; k < f.T; ++k) {                                                                   \
+          const size_t s = static_cast<size_t>(k) * f.G + g;                                              \
+          VEC a[4] = {zero, zero, zero, zero};                                                            \
+          for (int b = 0; b < f.bits; ++b) {                                                              \
+            const __m128i sb = _mm_cvtsi32_si128(b);                                                      \
+            const int32_t* r = f.row_off + f.row_begin[s * f.bits + b];                                  \
+            const int m = f.row_begin[s * f.bits + b + 1] - f.row_begin[s * f.bits + b];                  \
+            if (run == 1) /* no two rows fit an int16 lane */                                             \
+              for (int i = 0; i < m; ++i)                                                                 \
+                for (int j = 0; j < 4; ++j)                                                               \
+                  a[j] = P##_add_epi32(a[j], P##_sll_epi32(WIDEN_LOAD(q0 + r[i] + j * kL32), sb));        \
+            for (int i0 = 0; run > 1 && i0 < m; i0 += run) {                                              \
+              const int i1 = std::min(m, i0 + run);                                                       \
+              VEC h0 = LOAD(q0 + r[i0]), h1 = LOAD(q0 + r[i0] + (L16));                                   \
+              for (int i = i0 + 1; i < i1; ++i) {                                                         \
+                h0 = P##_add_epi16(h0, LOAD(q0 + r[i]));                                                  \
+                h1 = P##_add_epi16(h1, LOAD(q0 + r[i] + (L16)));                                          \
+              }                                                                                           \
+              a[0] = P##_add_epi32(a[0], P##_sll_epi32(WIDEN_LO(h0), sb));                                \
+              a[1] = P##_add_epi32(a[1], P##_sll_epi32(WIDEN_HI(h0), sb));                                \
+              a[2] = P##_add_epi32(a[2], P##_sll_epi32(WIDEN_LO(h1), sb));                                \
+              a[3] = P##_add_epi32(a[3], P##_sll_epi32(WIDEN_HI(h1), sb));                                \
+            }                                                                                             \
+          }                                                                                               \
+          for (int j = 0; j < 4; ++j) { /* adc_fixed's integer ADC */                                     \
+            const size_t at = s * static_cast<size_t>(n) + col + j * kL32;                                \
+            VEC d = P##_add_epi32(a[j], half);                                                            \
+            if (f.R != nullptr) d = P##_add_epi32(d, LOAD(f.R + at));                                     \
+            const VEC pv = LOAD(f.p + at);                                                                \
+            const VEC rem = P##_sll_epi32(AND(pv, mask), sq);                                             \
+            VEC c = P##_add_epi32(P##_srl_epi32(pv, ss), P##_sra_epi32(P##_add_epi32(rem, d), sqs));      \
+            c = P##_sll_epi32(P##_min_epi32(P##_max_epi32(c, zero), vt), ss);                             \
+            int32_t* pk = pkb + k * kW + j * kL32;                                                        \
+            STORE(pk, g == 0 ? c : P##_add_epi32(LOAD(pk), c));                                           \
+          }                                                                                               \
+        }                                                                                                 \
+      }                                                                                                   \
+      VEC a64[8];                                                                                         \
+      for (auto& v : a64) v = zero;                                                                       \
+      for (int k = 0; k < f.T; ++k) {                                                                     \
+        const __m128i off = _mm_cvtsi32_si128(f.offset[k]);                                               \
+        for (int j = 0; j < 4; ++j) {                                                                     \
+          const VEC pk = LOAD(pkb + k * kW + j * kL32);                                                   \
+          const VEC lo = P##_sll_epi64(U64_LO(pk), off), hi = P##_sll_epi64(U64_HI(pk), off);             \
+          a64[2 * j] = f.sign[k] > 0 ? P##_add_epi64(a64[2 * j], lo) : P##_sub_epi64(a64[2 * j], lo);     \
+          a64[2 * j + 1] = f.sign[k] > 0 ? P##_add_epi64(a64[2 * j + 1], hi) : P##_sub_epi64(a64[2 * j + 1], hi); \
+        }                                                                                                 \
+      }                                                                                                   \
+      for (int j = 0; j < 8; ++j) STORE(acc + col + j * kL64, a64[j]);                                    \
+    }                                                                                                     \
+    fixed_columns_portable(f, col, n, acc);                                                               \
+  }
+__attribute__((target("avx2"))) inline __m256i u64_lo256(__m256i v) {
+  return _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v));
+}
+__attribute__((target("avx2"))) inline __m256i u64_hi256(__m256i v) {
+  return _mm256_cvtepu32_epi64(_mm256_extracti128_si256(v, 1));
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i u64_lo512(__m512i v) {
+  return _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i u64_hi512(__m512i v) {
+  return _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1));
+}
+KVCIM_MACRO_FIXED_KERNEL(avx2, "avx2", __m256i, 16, _mm256, _mm256_and_si256, load256, store256, widen_lo256, widen_hi256, widen_load256,
+                         u64_lo256, u64_hi256)
+KVCIM_MACRO_FIXED_KERNEL(avx512, "avx512f,avx512bw", __m512i, 32, _mm512, _mm512_and_si512, _mm512_loadu_si512, _mm512_storeu_si512,
+                         widen_lo512, widen_hi512, widen_load512, u64_lo512, u64_hi512)
+#undef KVCIM_MACRO_FIXED_KERNEL
+
 __attribute__((target("avx512f,avx512bw"))) int adc_noisy_bounded_avx512(
     const uint32_t* p, const int32_t* S, double qscale, const double* rn, double margin, int n,
     double scale, double top, int shift, uint32_t* pk, int* uncertain) {
@@ -1119,6 +1235,37 @@ void adc_fixed(const uint32_t* p, const int32_t* S, const int32_t* R, int n, int
   done = l >= kAvx2 ? n : 0;
 #endif
   adc_fixed_portable(p, S, R, done, n, q, shift, top, pk);
+}
+
+void fixed_columns(const FixedSteps& f, int n, int64_t* acc) {
+#ifdef KVCIM_MACRO_X86
+  const int l = level();
+  if (l >= kAvx512) return fixed_columns_avx512(f, n, acc);
+  if (l >= kAvx2) return fixed_columns_avx2(f, n, acc);
+#endif
+  fixed_columns_portable(f, 0, n, acc);
+}
+
+int list_fixed_rows(const uint32_t* u, int n_rows, int T, int G, int rpc, size_t stride,
+                    std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
+  uint32_t all = 0;
+  for (size_t i = 0; i < static_cast<size_t>(n_rows) * T; ++i) all |= u[i];
+  const int bits = std::bit_width(all);
+  row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
+  row_off.resize(static_cast<size_t>(T) * n_rows * bits);
+  int m = 0;
+  for (int k = 0; k < T; ++k)
+    for (int g = 0; g < G; ++g)
+      for (int b = 0; b < bits; ++b) {
+        row_begin[(static_cast<size_t>(k) * G + g) * bits + b] = m;
+        // without a branch on the bit (random input bits mispredict half the time)
+        for (int r = g * rpc; r < std::min(n_rows, (g + 1) * rpc); ++r) {
+          row_off[m] = static_cast<int32_t>(static_cast<size_t>(r) * stride);
+          m += static_cast<int>((u[static_cast<size_t>(r) * T + k] >> b) & 1u);
+        }
+      }
+  row_begin[static_cast<size_t>(T) * G * bits] = m;
+  return bits;
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kvcim/cmodel/cim/macro.hpp"
 
@@ -63,6 +64,37 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 // many at a time as 32767 / qmax allows, and widen those runs into int32.
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
                       int n, int32_t qmax, int32_t* S);
+// The fixed noise model's whole computation of n columns, every step of a call at once: for each
+// input cycle k < T and row group g < G (step s = k * G + g), with the partial sum p[s * n + col],
+// the cell noise S = sum over level bits b < bits of (the sum of qdev[o + col] over the row
+// offsets o listed in row_off[row_begin[s * bits + b] .. row_begin[s * bits + b + 1])) << b and
+// the read noise R[s * n + col] (zero where R is null), the code adc_fixed_code(p, S + R, q,
+// shift, top) << shift is summed over the groups into pk and acc[col] = sum_k sign[k] *
+// (pk << offset[k]). The cell sums stay in registers, added in int16 lanes as many rows at a time
+// as 32767 / qmax allows (cell_noise_isums' runs); the caller guarantees what adc_fixed needs.
+struct FixedSteps {
+  const uint32_t* p;
+  const int32_t* R;
+  const int16_t* qdev;  // the macro's grid deviations, row r at qdev + r * stride
+  size_t stride;
+  int n_rows;  // the call's rows (each block prefetches the next block's)
+  int rpc;     // rows per group: group g is rows g * rpc ..
+  const int* row_begin;
+  const int32_t* row_off;  // r * stride of each listed row
+  int bits;
+  int T, G;
+  const int* sign;
+  const int* offset;
+  int q, shift;
+  int32_t top, qmax;
+};
+void fixed_columns(const FixedSteps& f, int n, int64_t* acc);
+// The row lists of fixed_columns from the levels u[r * T + k] of rows r < n_rows (row group g:
+// rows g * rpc ..): row_off gets r * stride for each row whose level has bit b set, listed by
+// (step, bit), rows ascending; row_begin[s * bits + b] where each list starts (T * G * bits + 1
+// entries). Returns bits, the width of the largest level.
+int list_fixed_rows(const uint32_t* u, int n_rows, int T, int G, int rpc, size_t stride,
+                    std::vector<int>& row_begin, std::vector<int32_t>& row_off);
 // The row stride (in int16) of a macro's grid deviations for `cols` columns: whole 64-byte lines
 // (aligned vector loads), and from 2 KB rows on an odd number of them, so that the rows of a group
 // fall in different L1 sets (at 4 KB, 2,048 columns, they shared one set and evicted each other);
