@@ -295,13 +295,18 @@ __attribute__((target("avx2"))) void adc_noisy_avx2(const uint32_t* p, const dou
   adc_noisy_portable(p, pn, rn, col, n, scale, top, shift, pk);
 }
 
-__attribute__((target("avx2"))) inline __m256i mix32_avx2(__m256i x) {
-  x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
-  x = _mm256_mullo_epi32(x, _mm256_set1_epi32(0x7feb352d));
-  x = _mm256_xor_si256(x, _mm256_srli_epi32(x, 15));
-  x = _mm256_mullo_epi32(x, _mm256_set1_epi32(static_cast<int>(0x846ca68bu)));
-  return _mm256_xor_si256(x, _mm256_srli_epi32(x, 16));
-}
+// mix32 lane by lane, in 8 (AVX2) or 16 (AVX-512) lanes: one body for both widths.
+#define KVCIM_MACRO_MIX32(SUFFIX, TARGET, VEC, P, BITS)                                   \
+  __attribute__((target(TARGET))) inline VEC mix32_##SUFFIX(VEC x) {                      \
+    x = P##_xor_si##BITS(x, P##_srli_epi32(x, 16));                                        \
+    x = P##_mullo_epi32(x, P##_set1_epi32(0x7feb352d));                                    \
+    x = P##_xor_si##BITS(x, P##_srli_epi32(x, 15));                                        \
+    x = P##_mullo_epi32(x, P##_set1_epi32(static_cast<int>(0x846ca68bu)));                 \
+    return P##_xor_si##BITS(x, P##_srli_epi32(x, 16));                                     \
+  }
+KVCIM_MACRO_MIX32(avx2, "avx2", __m256i, _mm256, 256)
+KVCIM_MACRO_MIX32(avx512, "avx512f,avx512bw", __m512i, _mm512, 512)
+#undef KVCIM_MACRO_MIX32
 
 // Block m of 16 draws (pairs 8 m .. 8 m + 7), the operations of normal_pair lane by lane.
 __attribute__((target("avx2,fma"))) void normal_block_avx2(const NoiseKey& key, uint64_t m, float* out) {
@@ -496,13 +501,6 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i sad_bw(__m512i bytes)
 }
 __attribute__((target("avx512f,avx512bw"))) inline __m512i same512(__m512i v) { return v; }
 
-__attribute__((target("avx512f,avx512bw"))) inline __m512i mix32_avx512(__m512i x) {
-  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
-  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
-  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
-  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(static_cast<int>(0x846ca68bu)));
-  return _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
-}
 
 // rounded_codes_avx2 in 16 lanes.
 __attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(__m512i p, uint64_t at0, __m512i idx,
@@ -782,6 +780,25 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
   if (col < n) cell_noise_sums_portable(dev, stride, n_rows, u, T, col, n, pn);
 }
 
+// The listed rows i < m (ROW(i): row i's first column of the block) in runs of `run` rows summed
+// in int16 lanes (two vectors of L16 columns), each run widened to int32, shifted by sb and added
+// to A0 .. A3 (columns in order); shared by cell_noise_isums and fixed_columns.
+#define KVCIM_MACRO_ROW_RUNS(VEC, P, L16, LOAD, WIDEN_LO, WIDEN_HI, ROW, A0, A1, A2, A3) \
+  for (int i0 = 0; run > 1 && i0 < m; i0 += run) {                                        \
+    const int i1 = std::min(m, i0 + run);                                                 \
+    VEC h0 = LOAD(ROW(i0)), h1 = LOAD(ROW(i0) + (L16));                                   \
+    for (int i = i0 + 1; i < i1; ++i) {                                                   \
+      h0 = P##_add_epi16(h0, LOAD(ROW(i)));                                               \
+      h1 = P##_add_epi16(h1, LOAD(ROW(i) + (L16)));                                       \
+    }                                                                                     \
+    A0 = P##_add_epi32(A0, P##_sll_epi32(WIDEN_LO(h0), sb));                              \
+    A1 = P##_add_epi32(A1, P##_sll_epi32(WIDEN_HI(h0), sb));                              \
+    A2 = P##_add_epi32(A2, P##_sll_epi32(WIDEN_LO(h1), sb));                              \
+    A3 = P##_add_epi32(A3, P##_sll_epi32(WIDEN_HI(h1), sb));                              \
+  }
+#define KVCIM_MACRO_ISUMS_ROW(i) (r[i] + col)
+#define KVCIM_MACRO_FIXED_ROW(i) (q0 + r[i])
+
 // cell_noise_isums over blocks of two int16 vectors of columns (64 columns on AVX-512, 32 on
 // AVX2): for each input cycle k and level bit b, the listed rows' deviations are added in int16
 // lanes, `run` rows at a time (|sum| <= run * qmax <= 32767: no lane wraps), each run widened to
@@ -819,18 +836,7 @@ __attribute__((target("avx512f,avx512bw"))) void cell_noise_sums_avx512(const fl
               a2 = P##_add_epi32(a2, P##_sll_epi32(WIDEN_LOAD(r[i] + col + (L16)), sb));                 \
               a3 = P##_add_epi32(a3, P##_sll_epi32(WIDEN_LOAD(r[i] + col + 3 * (L16) / 2), sb));         \
             }                                                                                            \
-          for (int i0 = 0; run > 1 && i0 < m; i0 += run) {                                               \
-            const int i1 = std::min(m, i0 + run);                                                        \
-            VEC h0 = LOAD(r[i0] + col), h1 = LOAD(r[i0] + col + (L16));                                  \
-            for (int i = i0 + 1; i < i1; ++i) {                                                          \
-              h0 = P##_add_epi16(h0, LOAD(r[i] + col));                                                  \
-              h1 = P##_add_epi16(h1, LOAD(r[i] + col + (L16)));                                          \
-            }                                                                                            \
-            a0 = P##_add_epi32(a0, P##_sll_epi32(WIDEN_LO(h0), sb));                                     \
-            a1 = P##_add_epi32(a1, P##_sll_epi32(WIDEN_HI(h0), sb));                                     \
-            a2 = P##_add_epi32(a2, P##_sll_epi32(WIDEN_LO(h1), sb));                                     \
-            a3 = P##_add_epi32(a3, P##_sll_epi32(WIDEN_HI(h1), sb));                                     \
-          }                                                                                              \
+          KVCIM_MACRO_ROW_RUNS(VEC, P, L16, LOAD, WIDEN_LO, WIDEN_HI, KVCIM_MACRO_ISUMS_ROW, a0, a1, a2, a3) \
         }                                                                                                \
         int32_t* out = S + static_cast<size_t>(k) * n + col;                                            \
         STORE(out, a0);                                                                                  \
@@ -848,18 +854,24 @@ __attribute__((target("avx2"))) inline __m256i load256(const void* p) {
 __attribute__((target("avx2"))) inline void store256(void* p, __m256i v) {
   _mm256_storeu_si256(static_cast<__m256i*>(p), v);
 }
-__attribute__((target("avx2"))) inline __m256i widen_lo256(__m256i h) {
-  return _mm256_cvtepi16_epi32(_mm256_castsi256_si128(h));
-}
-__attribute__((target("avx2"))) inline __m256i widen_hi256(__m256i h) {
-  return _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1));
-}
-__attribute__((target("avx512f,avx512bw"))) inline __m512i widen_lo512(__m512i h) {
-  return _mm512_cvtepi16_epi32(_mm512_castsi512_si256(h));
-}
-__attribute__((target("avx512f,avx512bw"))) inline __m512i widen_hi512(__m512i h) {
-  return _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(h, 1));
-}
+// The low and high halves of a vector, each widened by CVT: NAME_lo256 / NAME_hi256 (AVX2),
+// NAME_lo512 / NAME_hi512 (AVX-512). widen: int16 to int32; u64: uint32 to 64 bits.
+#define KVCIM_MACRO_HALF_WIDEN(NAME, CVT256, CVT512)                                                      \
+  __attribute__((target("avx2"))) inline __m256i NAME##_lo256(__m256i v) {                                \
+    return CVT256(_mm256_castsi256_si128(v));                                                             \
+  }                                                                                                       \
+  __attribute__((target("avx2"))) inline __m256i NAME##_hi256(__m256i v) {                                \
+    return CVT256(_mm256_extracti128_si256(v, 1));                                                        \
+  }                                                                                                       \
+  __attribute__((target("avx512f,avx512bw"))) inline __m512i NAME##_lo512(__m512i v) {                    \
+    return CVT512(_mm512_castsi512_si256(v));                                                             \
+  }                                                                                                       \
+  __attribute__((target("avx512f,avx512bw"))) inline __m512i NAME##_hi512(__m512i v) {                    \
+    return CVT512(_mm512_extracti64x4_epi64(v, 1));                                                       \
+  }
+KVCIM_MACRO_HALF_WIDEN(widen, _mm256_cvtepi16_epi32, _mm512_cvtepi16_epi32)
+KVCIM_MACRO_HALF_WIDEN(u64, _mm256_cvtepu32_epi64, _mm512_cvtepu32_epi64)
+#undef KVCIM_MACRO_HALF_WIDEN
 __attribute__((target("avx2"))) inline __m256i widen_load256(const int16_t* p) {
   return _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
@@ -938,18 +950,7 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
               for (int i = 0; i < m; ++i)                                                                 \
                 for (int j = 0; j < 4; ++j)                                                               \
                   a[j] = P##_add_epi32(a[j], P##_sll_epi32(WIDEN_LOAD(q0 + r[i] + j * kL32), sb));        \
-            for (int i0 = 0; run > 1 && i0 < m; i0 += run) {                                              \
-              const int i1 = std::min(m, i0 + run);                                                       \
-              VEC h0 = LOAD(q0 + r[i0]), h1 = LOAD(q0 + r[i0] + (L16));                                   \
-              for (int i = i0 + 1; i < i1; ++i) {                                                         \
-                h0 = P##_add_epi16(h0, LOAD(q0 + r[i]));                                                  \
-                h1 = P##_add_epi16(h1, LOAD(q0 + r[i] + (L16)));                                          \
-              }                                                                                           \
-              a[0] = P##_add_epi32(a[0], P##_sll_epi32(WIDEN_LO(h0), sb));                                \
-              a[1] = P##_add_epi32(a[1], P##_sll_epi32(WIDEN_HI(h0), sb));                                \
-              a[2] = P##_add_epi32(a[2], P##_sll_epi32(WIDEN_LO(h1), sb));                                \
-              a[3] = P##_add_epi32(a[3], P##_sll_epi32(WIDEN_HI(h1), sb));                                \
-            }                                                                                             \
+            KVCIM_MACRO_ROW_RUNS(VEC, P, L16, LOAD, WIDEN_LO, WIDEN_HI, KVCIM_MACRO_FIXED_ROW, a[0], a[1], a[2], a[3]) \
           }                                                                                               \
           for (int j = 0; j < 4; ++j) { /* adc_fixed's integer ADC */                                     \
             const size_t at = s * static_cast<size_t>(n) + col + j * kL32;                                \
@@ -979,23 +980,14 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
     }                                                                                                     \
     fixed_columns_portable(f, col, n, acc);                                                               \
   }
-__attribute__((target("avx2"))) inline __m256i u64_lo256(__m256i v) {
-  return _mm256_cvtepu32_epi64(_mm256_castsi256_si128(v));
-}
-__attribute__((target("avx2"))) inline __m256i u64_hi256(__m256i v) {
-  return _mm256_cvtepu32_epi64(_mm256_extracti128_si256(v, 1));
-}
-__attribute__((target("avx512f,avx512bw"))) inline __m512i u64_lo512(__m512i v) {
-  return _mm512_cvtepu32_epi64(_mm512_castsi512_si256(v));
-}
-__attribute__((target("avx512f,avx512bw"))) inline __m512i u64_hi512(__m512i v) {
-  return _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(v, 1));
-}
 KVCIM_MACRO_FIXED_KERNEL(avx2, "avx2", __m256i, 16, _mm256, _mm256_and_si256, load256, store256, widen_lo256, widen_hi256, widen_load256,
                          u64_lo256, u64_hi256)
 KVCIM_MACRO_FIXED_KERNEL(avx512, "avx512f,avx512bw", __m512i, 32, _mm512, _mm512_and_si512, _mm512_loadu_si512, _mm512_storeu_si512,
                          widen_lo512, widen_hi512, widen_load512, u64_lo512, u64_hi512)
 #undef KVCIM_MACRO_FIXED_KERNEL
+#undef KVCIM_MACRO_ROW_RUNS
+#undef KVCIM_MACRO_ISUMS_ROW
+#undef KVCIM_MACRO_FIXED_ROW
 
 __attribute__((target("avx512f,avx512bw"))) int adc_noisy_bounded_avx512(
     const uint32_t* p, const int32_t* S, double qscale, const double* rn, double margin, int n,
