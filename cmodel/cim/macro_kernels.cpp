@@ -224,14 +224,6 @@ struct RowLists {
   }
 };
 
-void adc_fixed_portable(const uint32_t* p, const int32_t* S, const int32_t* R, int col0, int n, int q,
-                        int shift, int32_t top, uint32_t* pk) {
-  for (int col = col0; col < n; ++col) {
-    const int32_t d = (S != nullptr ? S[col] : 0) + (R != nullptr ? R[col] : 0);
-    pk[col] += static_cast<uint32_t>(adc_fixed_code(p[col], d, q, shift, top)) << shift;
-  }
-}
-
 void fixed_columns_portable(const FixedSteps& f, int col0, int n, int64_t* acc) {
   for (int col = col0; col < n; ++col) {
     int64_t a = 0;
@@ -884,37 +876,9 @@ KVCIM_MACRO_ISUMS_KERNEL(avx512, "avx512f,avx512bw", __m512i, 512, 32, _mm512, _
                          widen_lo512, widen_hi512, widen_load512)
 #undef KVCIM_MACRO_ISUMS_KERNEL
 
-// adc_fixed (macro_kernels.hpp) in 8 or 16 int32 lanes: shifts by q + s arithmetic (floor).
-#define KVCIM_MACRO_ADC_FIXED_KERNEL(SUFFIX, TARGET, VEC, LANES, P, AND, SET1, ZERO, LOAD, STORE)   \
-  __attribute__((target(TARGET))) void adc_fixed_##SUFFIX(const uint32_t* p, const int32_t* S,      \
-                                                          const int32_t* R, int n, int q, int shift, \
-                                                          int32_t top, uint32_t* pk) {              \
-    const VEC mask = SET1(static_cast<int32_t>((1u << shift) - 1u));                               \
-    const VEC half = SET1(1 << (q + shift - 1)), vt = SET1(top), zero = ZERO;                      \
-    const __m128i sq = _mm_cvtsi32_si128(q), ss = _mm_cvtsi32_si128(shift);                        \
-    const __m128i sqs = _mm_cvtsi32_si128(q + shift);                                              \
-    int col = 0;                                                                                   \
-    for (; col + (LANES) <= n; col += (LANES)) {                                                   \
-      const VEC pv = LOAD(p + col);                                                                \
-      VEC d = half;                                                                                \
-      if (S != nullptr) d = P##_add_epi32(d, LOAD(S + col));                                       \
-      if (R != nullptr) d = P##_add_epi32(d, LOAD(R + col));                                       \
-      const VEC rem = P##_sll_epi32(AND(pv, mask), sq);                                            \
-      VEC c = P##_add_epi32(P##_srl_epi32(pv, ss), P##_sra_epi32(P##_add_epi32(rem, d), sqs));     \
-      c = P##_min_epi32(P##_max_epi32(c, zero), vt);                                               \
-      STORE(pk + col, P##_add_epi32(LOAD(pk + col), P##_sll_epi32(c, ss)));                        \
-    }                                                                                              \
-    adc_fixed_portable(p, S, R, col, n, q, shift, top, pk);                                        \
-  }
-KVCIM_MACRO_ADC_FIXED_KERNEL(avx2, "avx2", __m256i, 8, _mm256, _mm256_and_si256, _mm256_set1_epi32,
-                             _mm256_setzero_si256(), load256, store256)
-KVCIM_MACRO_ADC_FIXED_KERNEL(avx512, "avx512f,avx512bw", __m512i, 16, _mm512, _mm512_and_si512, _mm512_set1_epi32,
-                             _mm512_setzero_si512(), _mm512_loadu_si512, _mm512_storeu_si512)
-#undef KVCIM_MACRO_ADC_FIXED_KERNEL
-
 constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (wider: portable)
 // fixed_columns over blocks of two int16 vectors of columns (64 on AVX-512, 32 on AVX2): every
-// step's cell sums as cell_noise_isums' runs, in registers, then the integer ADC of adc_fixed and
+// step's cell sums as cell_noise_isums' runs, in registers, then the integer ADC of adc_fixed_code and
 // the sum over the groups and input cycles, so that neither the sums, the codes nor pk go through
 // memory. The group's rows of a block stay in L1 for its T input cycles, the codes summed in a small L1 buffer.
 #define KVCIM_MACRO_FIXED_KERNEL(SUFFIX, TARGET, VEC, L16, P, AND, LOAD, STORE, WIDEN_LO, WIDEN_HI, WIDEN_LOAD, \
@@ -952,7 +916,7 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
                   a[j] = P##_add_epi32(a[j], P##_sll_epi32(WIDEN_LOAD(q0 + r[i] + j * kL32), sb));        \
             KVCIM_MACRO_ROW_RUNS(VEC, P, L16, LOAD, WIDEN_LO, WIDEN_HI, KVCIM_MACRO_FIXED_ROW, a[0], a[1], a[2], a[3]) \
           }                                                                                               \
-          for (int j = 0; j < 4; ++j) { /* adc_fixed's integer ADC */                                     \
+          for (int j = 0; j < 4; ++j) { /* adc_fixed_code, 16 (8) lanes */                                    \
             const size_t at = s * static_cast<size_t>(n) + col + j * kL32;                                \
             VEC d = P##_add_epi32(a[j], half);                                                            \
             if (f.R != nullptr) d = P##_add_epi32(d, LOAD(f.R + at));                                     \
@@ -1215,18 +1179,6 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
   if (l >= kAvx2) return cell_noise_isums_avx2(qdev, stride, n_rows, u, T, n, qmax, S);
 #endif
   cell_noise_isums_portable(qdev, stride, n_rows, u, T, 0, n, S);
-}
-
-void adc_fixed(const uint32_t* p, const int32_t* S, const int32_t* R, int n, int q, int shift,
-               int32_t top, uint32_t* pk) {
-  int done = 0;  // columns the vector kernel took (it finishes its own tail)
-#ifdef KVCIM_MACRO_X86
-  const int l = level();
-  if (l >= kAvx512) adc_fixed_avx512(p, S, R, n, q, shift, top, pk);
-  else if (l >= kAvx2) adc_fixed_avx2(p, S, R, n, q, shift, top, pk);
-  done = l >= kAvx2 ? n : 0;
-#endif
-  adc_fixed_portable(p, S, R, done, n, q, shift, top, pk);
 }
 
 void fixed_columns(const FixedSteps& f, int n, int64_t* acc) {

@@ -71,7 +71,7 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 // the read noise R[s * n + col] (zero where R is null), the code adc_fixed_code(p, S + R, q,
 // shift, top) << shift is summed over the groups into pk and acc[col] = sum_k sign[k] *
 // (pk << offset[k]). The cell sums stay in registers, added in int16 lanes as many rows at a time
-// as 32767 / qmax allows (cell_noise_isums' runs); the caller guarantees what adc_fixed needs.
+// as 32767 / qmax allows (cell_noise_isums' runs); the caller guarantees what adc_fixed_code needs.
 struct FixedSteps {
   const uint32_t* p;
   const int32_t* R;
@@ -115,13 +115,11 @@ int adc_noisy_bounded(const uint32_t* p, const int32_t* S, double qscale, const 
 // How many columns adc_noisy_bounded has left in doubt so far, in this process (tests).
 uint64_t bounded_adc_doubts();
 
-// The fixed noise model's ADC of one step, in integers on the grid of 2^-q levels: with
-// d = S[col] + R[col] (a null S or R reads as zeros) the value is p 2^q + d grid units and
+// The fixed noise model's ADC of one conversion, in integers on the grid of 2^-q levels: with
+// d the cell and read noise in grid units the value is p 2^q + d grid units and
 // code = clamp(floor((p 2^q + d) / 2^(q+s) + 1/2), 0, top), computed as
 // (p >> s) + ((((p mod 2^s) << q) + d + 2^(q+s-1)) >> (q+s)) so that nothing leaves int32 (the
-// caller guarantees q + s <= 28 and |d| < 2^30); pk[col] += code << s.
-void adc_fixed(const uint32_t* p, const int32_t* S, const int32_t* R, int n, int q, int shift,
-               int32_t top, uint32_t* pk);
+// caller guarantees q + s <= 28 and |d| < 2^30); fixed_columns' vector kernels do the same.
 inline int32_t adc_fixed_code(uint32_t p, int32_t d, int q, int shift, int32_t top) {
   const int32_t rem = static_cast<int32_t>(p & ((1u << shift) - 1u));
   const int32_t c = static_cast<int32_t>(p >> shift) + ((rem * (1 << q) + d + (1 << (q + shift - 1))) >> (q + shift));

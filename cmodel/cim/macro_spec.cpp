@@ -131,7 +131,7 @@ int MacroSpec::adc_shift() const {
 int MacroSpec::noise_grid_bits() const {
   if (noise_model != NoiseModel::fixed || !converts(kind)) return 0;
   if (cell_noise_sigma == 0.0 && read_noise_sigma == 0.0 && !drifts() && stuck_rate == 0.0) return 0;
-  // Sums in int32 (detail::adc_fixed): |cell sum| < rows_per_cycle * u_max * 2^15 <= 2^30 and the
+  // Sums in int32 (detail::adc_fixed_code): |cell sum| < rows_per_cycle * u_max * 2^15 <= 2^30 and the
   // ADC's remainder and half step below 2^(q + s) <= 2^28.
   int dmax = 0;
   for (const auto& p : detail::input_pieces(*this)) dmax = std::max(dmax, p.width);
