@@ -30,11 +30,13 @@ std::string refusal(const std::string& yaml) {
 
 using kvcim::test::replaced;
 
-std::string baseline_docs() {
+// docs/baseline.md shows `table` as `kvcim baseline --validate` prints it
+void expect_in_baseline_docs(const std::string& table) {
   std::ifstream in(std::string(KVCIM_SOURCE_DIR) + "/docs/baseline.md");
   std::ostringstream docs;
   docs << in.rdbuf();
-  return docs.str();
+  EXPECT_NE(docs.str().find(table), std::string::npos)
+      << "docs/baseline.md is not the output of kvcim baseline --validate:\n" << table;
 }
 
 }  // namespace
@@ -241,9 +243,7 @@ TEST(Machine, MoreThanTheHbmHoldsIsRefusedWithTheShortfall) {
 TEST(Machine, MeasurementsReproducedToTheErrorTheDocsState) {
   const std::vector<Reproduction> rows = reproduce_measurements();
   ASSERT_EQ(rows.size(), measurements().size());
-  const std::string docs = baseline_docs();
-  EXPECT_NE(docs.find(validation_markdown(rows)), std::string::npos)
-      << "docs/baseline.md is not the output of kvcim baseline --validate:\n" << validation_markdown(rows);
+  expect_in_baseline_docs(validation_markdown(rows));
   int reproduced = 0;
   for (const Reproduction& x : rows) {
     // the model has no software overhead: it predicts less than every measurement
@@ -282,9 +282,7 @@ TEST(Machine, MeasurementsReproducedToTheErrorTheDocsState) {
 TEST(Machine, BatchSweepShownBesideTheModelInC3sRegime) {
   const std::vector<Reproduction> rows = reproduce_batch_sweep();
   ASSERT_EQ(rows.size(), batch_sweep().size());
-  const std::string docs = baseline_docs();
-  EXPECT_NE(docs.find(batch_sweep_markdown(rows)), std::string::npos)
-      << "docs/baseline.md is not the output of kvcim baseline --validate:\n" << batch_sweep_markdown(rows);
+  expect_in_baseline_docs(batch_sweep_markdown(rows));
   const Reproduction c3 = reproduce_measurements().at(2);
   ASSERT_STREQ(c3.m.id, "C3 v3");
   const Machine h100 = machine_by_name("h100-sxm");
