@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
 
 #include "kvcim/mapper/machine.hpp"
 #include "kvcim/mapper/shape.hpp"
@@ -100,7 +101,9 @@ const std::vector<Measurement>& batch_sweep() {
     const Point points[] = {{"v3 b16", 16, 513, 1954},  {"v3 b32", 32, 560, 3391},   {"v3 b64", 64, 610, 5147},
                             {"v3 b96", 96, 644, 6260},  {"v3 b128", 128, 669, 7037}, {"v3 b192", 192, 688, 8223},
                             {"v3 b256", 256, 690, 9010}};
-    const Measurement& c3 = measurements().at(2);  // C3 v3: the regime every point shares
+    // C3 v3: the regime every point shares
+    const Measurement& c3 = *std::find_if(measurements().begin(), measurements().end(),
+                                          [](const Measurement& m) { return std::string(m.id) == "C3 v3"; });
     std::vector<Measurement> out;
     for (const Point& p : points) {
       Measurement m = c3;
