@@ -1,9 +1,11 @@
 // Published decode measurements reproduced on the named machines (see machine.hpp). Fitting data
 // and checking data are kept apart: the machines' active power comes from a batch-1 H100 power
 // reading (configs/machines/h100-sxm.yaml), which no row below is.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <string>
 
 #include "kvcim/mapper/machine.hpp"
 #include "kvcim/mapper/shape.hpp"
@@ -49,29 +51,78 @@ const std::vector<Measurement>& measurements() {
   return rows;
 }
 
+Reproduction reproduce(const Measurement& m) {
+  const Machine machine = machine_by_name(m.machine);
+  const cmodel::Config c = shape_preset(m.preset).config;
+  const MachineRegime r{m.sequences, m.context(), m.weight_bits, 16};
+  Reproduction x{m, machine_step(machine, c, r), machine_prefill(machine, c, m.prompt_tokens, m.weight_bits)};
+  const double B = static_cast<double>(m.sequences), out_tokens = static_cast<double>(m.output_tokens);
+  x.decode_joules_per_token = x.step.energy_pj_per_token(m.sequences) * 1e-12;
+  x.prefill_joules_per_token = x.prefill.energy_pj() / out_tokens * 1e-12;
+  x.joules_per_token = x.decode_joules_per_token + x.prefill_joules_per_token;
+  const double ns_per_token = x.step.step_ns / B + x.prefill.step_ns / out_tokens;
+  x.tokens_per_s = 1e9 / ns_per_token;
+  x.power_w = x.joules_per_token / (ns_per_token * 1e-9);
+  x.tdp_w = machine.tdp_w;
+  x.joules_per_token_hi = machine.tdp_w * (x.step.serial_ns() / B + x.prefill.serial_ns() / out_tokens) * 1e-9;
+  x.energy_error = x.joules_per_token / m.joules_per_token - 1;
+  if (m.tokens_per_s > 0) {
+    x.joules_at_measured_rate = x.power_w / m.tokens_per_s;
+    x.rate_error = x.joules_at_measured_rate / m.joules_per_token - 1;
+    const double gap_ns = std::max(0.0, 1e9 / m.tokens_per_s - ns_per_token);
+    x.joules_gaps_idle = x.joules_per_token + machine.idle_power_w * gap_ns * 1e-9;
+    x.gaps_idle_error = x.joules_gaps_idle / m.joules_per_token - 1;
+    // the decode bytes per output token over the measured time per output token less the modelled
+    // prefill's (at the sustained tensor rate, a lower bound on it): the bandwidth the run achieved
+    const double decode_ns = 1e9 / m.tokens_per_s - x.prefill.step_ns / out_tokens;
+    x.achieved_bandwidth_fraction = x.step.bytes_moved / B / decode_ns / machine.hbm_bandwidth_gb_s;
+  }
+  return x;
+}
+
 std::vector<Reproduction> reproduce_measurements() {
   std::vector<Reproduction> out;
-  for (const Measurement& m : measurements()) {
-    const Machine machine = machine_by_name(m.machine);
-    const cmodel::Config c = shape_preset(m.preset).config;
-    const MachineRegime r{m.sequences, m.context(), m.weight_bits, 16};
-    Reproduction x{m, machine_step(machine, c, r), machine_prefill(machine, c, m.prompt_tokens, m.weight_bits)};
-    const double B = static_cast<double>(m.sequences), out_tokens = static_cast<double>(m.output_tokens);
-    x.decode_joules_per_token = x.step.energy_pj_per_token(m.sequences) * 1e-12;
-    x.prefill_joules_per_token = x.prefill.energy_pj() / out_tokens * 1e-12;
-    x.joules_per_token = x.decode_joules_per_token + x.prefill_joules_per_token;
-    const double ns_per_token = x.step.step_ns / B + x.prefill.step_ns / out_tokens;
-    x.tokens_per_s = 1e9 / ns_per_token;
-    x.power_w = x.joules_per_token / (ns_per_token * 1e-9);
-    x.tdp_w = machine.tdp_w;
-    x.joules_per_token_hi = machine.tdp_w * (x.step.serial_ns() / B + x.prefill.serial_ns() / out_tokens) * 1e-9;
-    x.energy_error = x.joules_per_token / m.joules_per_token - 1;
-    if (m.tokens_per_s > 0) {
-      x.joules_at_measured_rate = x.power_w / m.tokens_per_s;
-      x.rate_error = x.joules_at_measured_rate / m.joules_per_token - 1;
+  for (const Measurement& m : measurements()) out.push_back(reproduce(m));
+  return out;
+}
+
+const std::vector<Measurement>& batch_sweep() {
+  // ML.ENERGY v3's Llama 3.1 8B panel on one H100 (the longitudinal post's power and throughput
+  // figures, llama-power-light.svg and llama-throughput-light.svg, as for C3 v3): each point's data
+  // coordinates, rounded to the figure's precision. Batches above 256 are left out: there the KV
+  // cache of 1,351-token sequences (634 + 717) no longer fits beside the weights for every one of
+  // max_num_seqs, so the number actually running is not known.
+  static const std::vector<Measurement> rows = [] {
+    struct Point {
+      const char* id;
+      int64_t batch;
+      double power_w, tokens_per_s;
+    };
+    const Point points[] = {{"v3 b16", 16, 513, 1954},  {"v3 b32", 32, 560, 3391},   {"v3 b64", 64, 610, 5147},
+                            {"v3 b96", 96, 644, 6260},  {"v3 b128", 128, 669, 7037}, {"v3 b192", 192, 688, 8223},
+                            {"v3 b256", 256, 690, 9010}};
+    // C3 v3: the regime every point shares
+    const Measurement& c3 = *std::find_if(measurements().begin(), measurements().end(),
+                                          [](const Measurement& m) { return std::string(m.id) == "C3 v3"; });
+    std::vector<Measurement> out;
+    for (const Point& p : points) {
+      Measurement m = c3;
+      m.id = p.id;
+      m.sequences = p.batch;
+      m.power_w = p.power_w;
+      m.tokens_per_s = p.tokens_per_s;
+      m.joules_per_token = p.power_w / p.tokens_per_s;
+      m.check = Check::shown;
+      out.push_back(m);
     }
-    out.push_back(x);
-  }
+    return out;
+  }();
+  return rows;
+}
+
+std::vector<Reproduction> reproduce_batch_sweep() {
+  std::vector<Reproduction> out;
+  for (const Measurement& m : batch_sweep()) out.push_back(reproduce(m));
   return out;
 }
 
@@ -88,8 +139,8 @@ std::string validation_markdown(const std::vector<Reproduction>& rows) {
   o << "| measurement | machine, model | what it includes | regime modelled | measured J/token | predicted J/token "
        "(decode: static + active + memory + wire + compute; + prefill) | error | model's band J/token | held to | "
        "measured tokens/s | predicted tokens/s | measured power | modelled power | modelled power at the measured "
-       "tokens/s |\n";
-  o << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+       "tokens/s | the same, the host's gaps at idle power |\n";
+  o << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
   for (const Reproduction& x : rows) {
     const double B = static_cast<double>(x.m.sequences);
     const auto part = [&](double pj) { return f("%.2g", pj / B * 1e-12); };
@@ -106,7 +157,26 @@ std::string validation_markdown(const std::vector<Reproduction>& rows) {
       << f("%.4g", x.tokens_per_s) << " | " << (x.m.power_w > 0 ? f("%.0f W", x.m.power_w) : "not published")
       << " | " << f("%.0f W", x.power_w) << f(" (TDP %.0f W)", x.tdp_w) << " | "
       << (x.m.tokens_per_s > 0 ? f("%.3g J", x.joules_at_measured_rate) + f(" (%+.0f%%)", 100 * x.rate_error) : "—")
+      << " | "
+      << (x.m.tokens_per_s > 0 ? f("%.3g J", x.joules_gaps_idle) + f(" (%+.0f%%)", 100 * x.gaps_idle_error) : "—")
       << " |\n";
+  }
+  return o.str();
+}
+
+std::string batch_sweep_markdown(const std::vector<Reproduction>& rows) {
+  std::ostringstream o;
+  o << "| batch | measured power | measured tokens/s | measured J/token | predicted J/token | error | modelled "
+       "power | power not modelled | predicted tokens/s | predicted / measured tokens/s | decode bandwidth "
+       "achieved (of peak) |\n";
+  o << "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
+  for (const Reproduction& x : rows) {
+    o << "| " << x.m.sequences << " | " << f("%.0f W", x.m.power_w) << " | " << f("%.4g", x.m.tokens_per_s) << " | "
+      << f("%.3g", x.m.joules_per_token) << " | " << f("%.3g", x.joules_per_token) << " | "
+      << f("%+.0f%%", 100 * x.energy_error) << " | " << f("%.0f W", x.power_w) << " | "
+      << f("%.0f W", x.m.power_w - x.power_w) << " | " << f("%.4g", x.tokens_per_s) << " | "
+      << f("%.2fx", x.tokens_per_s / x.m.tokens_per_s)
+      << " | " << f("%.0f%%", 100 * x.achieved_bandwidth_fraction) << " |\n";
   }
   return o.str();
 }

@@ -166,7 +166,9 @@ namespace kvcim::mapper {
 // and what it includes, reproduced by machine_step.
 // What a row is to the model: held to the model's band (reproduced), or a run whose software the
 // model lacks (then the model's board power over the measured time is held to the uncertainty).
-enum class Check { reproduced, software_gap };
+// shown: a point of a measured sweep, printed beside the model to show how the miss varies, held
+// to nothing but the command's output.
+enum class Check { reproduced, software_gap, shown };
 struct Measurement {
   const char* id;        // llm-anchors.md row
   const char* machine;   // configs/machines name
@@ -203,9 +205,21 @@ struct Reproduction {
   double energy_error = 0;  // predicted / measured - 1
   // the modelled power over the measured time per token (rows with a published rate)
   double joules_at_measured_rate = 0, rate_error = 0;
+  // the other end for a run slower than the model: the busy board for the modelled time, idle
+  // power for the rest of the measured time (the host's gaps with the GPU idle)
+  double joules_gaps_idle = 0, gaps_idle_error = 0;
+  // the decode bandwidth the measured run achieved, as a fraction of the peak: the model's decode
+  // bytes per output token over the measured time per output token less the modelled prefill's
+  double achieved_bandwidth_fraction = 0;
   bool in_band() const { return m.joules_per_token >= joules_per_token && m.joules_per_token <= joules_per_token_hi; }
 };
+Reproduction reproduce(const Measurement& m);
 std::vector<Reproduction> reproduce_measurements();
+// The batch sweep C3 v3 is one point of (ML.ENERGY v3, Llama-3.1-8B on one H100, batch 16-256), the
+// model beside each point (`kvcim baseline --validate`, second table).
+const std::vector<Measurement>& batch_sweep();
+std::vector<Reproduction> reproduce_batch_sweep();
+std::string batch_sweep_markdown(const std::vector<Reproduction>& rows);
 // The table docs/baseline.md shows (`kvcim baseline --validate`).
 std::string validation_markdown(const std::vector<Reproduction>& rows);
 

@@ -30,6 +30,15 @@ std::string refusal(const std::string& yaml) {
 
 using kvcim::test::replaced;
 
+// docs/baseline.md shows `table` as `kvcim baseline --validate` prints it
+void expect_in_baseline_docs(const std::string& table) {
+  std::ifstream in(std::string(KVCIM_SOURCE_DIR) + "/docs/baseline.md");
+  std::ostringstream docs;
+  docs << in.rdbuf();
+  EXPECT_NE(docs.str().find(table), std::string::npos)
+      << "docs/baseline.md is not the output of kvcim baseline --validate:\n" << table;
+}
+
 }  // namespace
 
 TEST(Machine, ShippedMachinesParseWithEveryFieldSourced) {
@@ -234,11 +243,7 @@ TEST(Machine, MoreThanTheHbmHoldsIsRefusedWithTheShortfall) {
 TEST(Machine, MeasurementsReproducedToTheErrorTheDocsState) {
   const std::vector<Reproduction> rows = reproduce_measurements();
   ASSERT_EQ(rows.size(), measurements().size());
-  std::ifstream in(std::string(KVCIM_SOURCE_DIR) + "/docs/baseline.md");
-  std::ostringstream docs;
-  docs << in.rdbuf();
-  EXPECT_NE(docs.str().find(validation_markdown(rows)), std::string::npos)
-      << "docs/baseline.md is not the output of kvcim baseline --validate:\n" << validation_markdown(rows);
+  expect_in_baseline_docs(validation_markdown(rows));
   int reproduced = 0;
   for (const Reproduction& x : rows) {
     // the model has no software overhead: it predicts less than every measurement
@@ -269,4 +274,56 @@ TEST(Machine, MeasurementsReproducedToTheErrorTheDocsState) {
   // the reproduced row's measurement is checking data only: no machine field mentions it
   for (const std::string& n : machine_names())
     EXPECT_EQ(shipped_text(n).find("0.12 J"), std::string::npos) << n;
+}
+
+// The measured batch sweep C3 v3 belongs to is printed beside the model (docs/baseline.md equals
+// the command's output); each point shares C3 v3's regime but its batch, and its achieved
+// bandwidth is the model's decode bytes over the measured time less the modelled prefill's.
+TEST(Machine, BatchSweepShownBesideTheModelInC3sRegime) {
+  const std::vector<Reproduction> rows = reproduce_batch_sweep();
+  ASSERT_EQ(rows.size(), batch_sweep().size());
+  expect_in_baseline_docs(batch_sweep_markdown(rows));
+  const Reproduction c3 = reproduce_measurements().at(2);
+  ASSERT_STREQ(c3.m.id, "C3 v3");
+  const Machine h100 = machine_by_name("h100-sxm");
+  int64_t last_batch = 0;
+  for (const Reproduction& x : rows) {
+    EXPECT_EQ(x.m.check, Check::shown) << x.m.id;
+    EXPECT_GT(x.m.sequences, last_batch) << x.m.id;
+    last_batch = x.m.sequences;
+    EXPECT_EQ(x.m.context(), c3.m.context()) << x.m.id;
+    EXPECT_DOUBLE_EQ(x.m.joules_per_token, x.m.power_w / x.m.tokens_per_s) << x.m.id;
+    EXPECT_LE(x.m.power_w, h100.tdp_w) << x.m.id;
+    // by hand: decode bytes per output token over the measured time per token less the prefill's
+    const double ns = 1e9 / x.m.tokens_per_s - x.prefill.step_ns / static_cast<double>(x.m.output_tokens);
+    const double bw = x.step.bytes_moved / static_cast<double>(x.m.sequences) / ns / h100.hbm_bandwidth_gb_s;
+    EXPECT_NEAR(x.achieved_bandwidth_fraction, bw, 1e-12) << x.m.id;
+    EXPECT_GT(x.achieved_bandwidth_fraction, 0) << x.m.id;
+    EXPECT_LE(x.achieved_bandwidth_fraction, 1) << x.m.id << ": faster than the HBM's peak";
+    if (x.m.sequences == c3.m.sequences) {
+      // the same regime as the C3 v3 row: the same prediction, and the measurement within its rounding
+      EXPECT_DOUBLE_EQ(x.joules_per_token, c3.joules_per_token);
+      EXPECT_NEAR(x.m.joules_per_token, c3.m.joules_per_token, 0.005);
+    }
+  }
+  EXPECT_EQ(last_batch, 256);
+}
+
+// A run slower than the model's step, by hand: the busy board for the modelled time per output
+// token, the idle board for the rest of the measured time; between the model and the busy board
+// over the measured time (idle power is below the busy board's).
+TEST(Machine, HostGapsAtIdlePowerByHand) {
+  int slower = 0;
+  for (const Reproduction& x : reproduce_measurements()) {
+    if (x.m.tokens_per_s <= 0) continue;
+    const Machine m = machine_by_name(x.m.machine);
+    const double modelled_s = 1 / x.tokens_per_s, measured_s = 1 / x.m.tokens_per_s;
+    ASSERT_GT(measured_s, modelled_s) << x.m.id;
+    ++slower;
+    EXPECT_NEAR(x.joules_gaps_idle, x.joules_per_token + m.idle_power_w * (measured_s - modelled_s), 1e-9) << x.m.id;
+    EXPECT_GT(x.joules_gaps_idle, x.joules_per_token) << x.m.id;
+    EXPECT_LT(x.joules_gaps_idle, x.joules_at_measured_rate) << x.m.id;
+    EXPECT_NEAR(x.gaps_idle_error, x.joules_gaps_idle / x.m.joules_per_token - 1, 1e-12) << x.m.id;
+  }
+  EXPECT_EQ(slower, 4);
 }
