@@ -17,14 +17,14 @@ EventPrices event_prices(const MacroDesc& described, const cim::MacroSpec& chip,
   // The described macro's conversion rate, from its own operation at its own operating point.
   const double fs_hz = evaluate(described, k).conversion_rate_mhz * 1e6;
   // The described circuit carried to the comparison point: logic by Stillmaker & Baas (refused
-  // outside its range), switched capacitance linearly in node and as V^2, the array supply in
+  // outside its range), switched capacitance by the cells' linear size (cell_scale) and as V^2, the array supply in
   // its published ratio to the logic supply.
   MacroDesc d = described;
   d.node_nm = at.node_nm;
   d.array_vdd_v = described.array_vdd_v * at.voltage_v / described.vdd_v;
   d.vdd_v = at.voltage_v;
   check_logic_supply(d.node_nm, d.vdd_v, where + ": macro.describes at the comparison point");
-  const double s = d.node_nm / 28.0, va2 = d.array_vdd_v * d.array_vdd_v;
+  const double s = cell_scale(d), va2 = d.array_vdd_v * d.array_vdd_v;
   const double e_fa = k.e_fa_fj * logic_factor(d.node_nm, d.vdd_v) * 1e-3;  // pJ
   const double a_in = d.input_density;
   const double bits_pc = chip.input_bits_per_cycle;

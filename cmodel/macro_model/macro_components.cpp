@@ -9,6 +9,7 @@
 #include "kvcim/cmodel/energy/config_reader.hpp"
 #include "kvcim/cmodel/energy/read_fields.hpp"
 #include "kvcim/cmodel/energy/scaling.hpp"
+#include "kvcim/cmodel/energy/sram_nodes.hpp"
 #include "kvcim/data_dir.hpp"
 #include "kvcim/error.hpp"
 #include "kvcim/spec_fields_json.hpp"
@@ -83,6 +84,11 @@ double converter_pj(const MacroDesc& d, double bits, double fs_hz, const Constan
 
 double logic_factor(double node_nm, double vdd_v) {
   return energy::energy_factor(energy::NodePoint{kRefNode, kRefVdd}, energy::NodePoint{std::max(node_nm, 7.0), vdd_v});
+}
+
+double cell_scale(const MacroDesc& d) {
+  if (d.cell_kind() == Cell::sram) return std::sqrt(energy::sram_area_factor(kRefNode, d.node_nm));
+  return d.node_nm / kRefNode;
 }
 
 double MacroConstants::get(std::string_view name) const {
@@ -177,7 +183,7 @@ double MacroResult::category_pj(int c) const {
 
 MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) {
   MacroResult r;
-  const double node = d.node_nm, s = node / kRefNode, v = d.vdd_v, va = d.array_vdd_v;
+  const double node = d.node_nm, s = cell_scale(d), v = d.vdd_v, va = d.array_vdd_v;
   // Logic below 7 nm is held at 7 nm's polynomial, scaled by V^2: Stillmaker & Baas end at 7 nm and
   // the model takes no extrapolated gain.
   const double logic = logic_factor(node, v);
@@ -211,14 +217,14 @@ MacroResult evaluate(const MacroDesc& d, const Constants& k, unsigned excluded) 
     const double a = a_in * (d.cell_kind() == Cell::reram ? d.weight_density : 1.0);
     const double n = d.rows * cols_used * r.input_cycles * a;
     add("array", 0, cell_constant(d.cell_kind()), n * s * va * va * 1e-3, cells_mm2,
-        show_number(n) + " cell-cycles (rows x cols x input cycles x activity " + show_number(a, 3) + ") x c x (" + show_number(node) +
-            "/28 nm) x " + show_number(va, 3) + " V^2");
+        show_number(n) + " cell-cycles (rows x cols x input cycles x activity " + show_number(a, 3) + ") x c x cell size " + show_number(s, 4) +
+            " of 28 nm's x " + show_number(va, 3) + " V^2");
   }
   // input: wordlines (or a digital macro's input lines) swing across the columns they cross
   const double drives = d.rows * r.input_cycles * a_in;
   add("wordlines", 1, d.cell_kind() == Cell::time_delay ? "c_in_time_ff" : "c_wl_ff", drives * cols_used * s * va * va * 1e-3, digital ? cells_mm2 : 0.0,
-      show_number(drives) + " row drives x " + show_number(cols_used) + " cells x c_wl x (" + show_number(node) + "/28 nm) x " + show_number(va, 3) +
-          " V^2");
+      show_number(drives) + " row drives x " + show_number(cols_used) + " cells x c_wl x cell size " + show_number(s, 4) + " of 28 nm's x " +
+          show_number(va, 3) + " V^2");
   // A DAC holds its row for every conversion slot of the cycle (columns multiplexed onto
   // converters). Driving a row line to one of 2^b analog levels draws the line's charge, C x
   // V_level x V, from the supply whatever b is (the level's code width sets the DAC's reference

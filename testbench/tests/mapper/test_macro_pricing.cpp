@@ -455,3 +455,20 @@ TEST(MacroModel, EnergyBandCoversTheMacrosPart) {
   EXPECT_NEAR(*described.described_error, price_macro(*hw.described, constants()).tops_per_w_error, 1e-12);
   EXPECT_NE(band_text(described).find("c11_reram_22nm_8b"), std::string::npos) << band_text(described);
 }
+
+// A cell's capacitance (and a wordline's across the cells) is carried from 28 nm by the cell's
+// linear size: an SRAM cell's from the published per-node SRAM density (at 5 nm 0.41 of 28 nm's,
+// where the node's name would say 0.18), a ReRAM cell's, with no per-node table, as node / 28.
+TEST(MacroModel, CellsScaleByTheirPublishedSize) {
+  const mm::Constants& k = constants();
+  const MacroFile c2 = load_macro_file(kMacros + "C2.yaml");
+  const mm::MacroResult r = price_macro(c2, k).result;
+  // 256 rows x 4 bit-serial input cycles x input density 0.5, each line across 256 cells
+  const double size5 = std::sqrt(5.260 / 31.8);  // 28 nm and 5 nm macros: 5.260 and 31.8 Mb/mm^2
+  EXPECT_NEAR(size5, 0.4067, 1e-4);
+  EXPECT_NEAR(part(r, "wordlines").energy_pj, 512.0 * 256 * k.c_wl_ff * size5 * 0.7 * 0.7 * 1e-3, 1e-9);
+  const MacroFile c9 = load_macro_file(kMacros + "C9.yaml");
+  const mm::MacroResult q = price_macro(c9, k).result;
+  EXPECT_NEAR(part(q, "array").energy_pj,
+              256.0 * 256 * 4 * 0.5 * 0.5 * k.c_cell_reram_ff * (22.0 / 28) * 0.8 * 0.8 * 1e-3, 1e-9);
+}

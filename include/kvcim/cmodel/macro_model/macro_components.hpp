@@ -161,6 +161,11 @@ double adder_tree_fa_bits(double inputs, double bits);
 double converter_pj(const MacroDesc& d, double bits, double fs_hz, const Constants& k);
 // e_fa's factor at node_nm / vdd_v from 28 nm / 0.9 V (Stillmaker & Baas; held at 7 nm below it).
 double logic_factor(double node_nm, double vdd_v);
+// the linear size of d's cells (their capacitance, and a wordline's across them) relative to 28 nm:
+// an SRAM cell by the published per-node SRAM density (configs/memory/sram_nodes.yaml, the square
+// root of its macro area per bit), since SRAM stopped following the node's name below 16 nm; a
+// ReRAM or time-delay cell, for which no per-node table exists, as node / 28 nm.
+double cell_scale(const MacroDesc& d);
 
 // Prices one operation: every row x every output for one input vector. `excluded` (bit i:
 // kCategories[i]) names categories left out of compared_energy_pj and TOPS/W (what the paper's
