@@ -320,8 +320,7 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
                                ? softmax_fixed(p_, s, ek, ev, qs, lut_, e.softmax)
                                : softmax_per_token(p_, s, ek, ev, qs, e.softmax);
   // 6'. outputs: one analog column sum and one conversion per output and slice column
-  TileResult r;
-  r.o.assign(D, 0);
+  std::vector<int32_t> out(D, 0);
   const double v_noise = p_.read_noise_sigma * (std::ldexp(1.0, p_.prob_bits) - 1.0);
   e.v_macro.row_activations += n_;
   std::vector<double> pd(n_);  // p'_t times the decay of token t's V row
@@ -341,17 +340,14 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
       e.v_macro.adc_conversions += 1;
       if (j > 0) e.v_macro.shift_add_ops += 1;
     }
-    r.o[i] = static_cast<int32_t>(std::clamp<int64_t>(o, std::numeric_limits<int32_t>::min(),
+    out[i] = static_cast<int32_t>(std::clamp<int64_t>(o, std::numeric_limits<int32_t>::min(),
                                                       std::numeric_limits<int32_t>::max()));
   }
   e.v_macro.cycles += 1;
-  r.evmax = sm.evmax;
-  r.ymax = sm.ymax;
-  r.sum = sm.sum;
   last_e_ = sm.e;
   e.cycles += analog_query_cycles(p_, n_);
   e.queries += 1;
-  return r;
+  return sm.result(std::move(out));
 }
 
 }  // namespace kvcim::cmodel::cim
