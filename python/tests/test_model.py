@@ -102,12 +102,14 @@ def test_tokenizer_ids_outside_the_vocabulary_and_bytes_that_are_not_utf8(tokeni
             with pytest.raises(kvcim.Error, match=rf"^{name}: id = {bad}: outside the vocabulary of {n}$"):
                 call(bad)
         call(n - 1)
-    # tok512's byte pieces <0x00>..<0xFF> are ids 3..258: a lone 0xFF byte is not UTF-8 and
-    # decodes to U+FFFD in the text, while decode() gives the byte itself.
+    # tok512's byte pieces <0x00>..<0xFF> are ids 3..258: decode() gives a byte as it is; the
+    # text joins bytes into UTF-8, a lone 0xFF byte (not UTF-8) becoming U+FFFD; decode_all
+    # prints as run.c does, which drops a lone byte that is not printable.
     assert tokenizer.piece(3 + 0xFF) == b"<0xFF>"
     assert tokenizer.decode(1, 3 + 0xFF) == b"\xff"
-    assert tokenizer.decode_all([1, 3 + 0xFF]) == "\ufffd"
+    assert tokenizer.decode_text([1, 3 + 0xE2, 3 + 0x82, 3 + 0xAC]) == "\u20ac"
     assert tokenizer.decode_text([1, 3 + 0xFF]) == "\ufffd"
+    assert tokenizer.decode_all([1, 3 + 0xFF]) == ""
 
 
 def test_config_from_dict_rejects_unknown_and_bad_fields():
