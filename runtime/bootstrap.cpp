@@ -5,17 +5,11 @@
 #include <string>
 
 #include "kvcim/error.hpp"
+#include "kvcim/random.hpp"
 
 namespace kvcim::runtime {
 
 namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // Uniform index in [0, n): rejection of the top partial block, then the remainder, so every index
 // is exactly equally likely and the draw is the same on every platform.

@@ -104,17 +104,12 @@ TileResult CModelTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
   std::vector<int64_t> o(p_.head_dim);
   v_.compute(prob.data(), n_, o.data(), p_.head_dim);
 
-  TileResult r;
-  // sum_t p'_t <= 2^P - 1 + n/2 (folding rounds each p_t at most half up), so
-  // |o_i| <= (2^P + n) 2^(kv_bits - 1) fits int32 for every valid TileParams.
-  r.o.assign(o.begin(), o.end());
-  r.evmax = sm.evmax;
-  r.ymax = sm.ymax;
-  r.sum = sm.sum;
   last_e_ = sm.e;
   own_.cycles += query_cycles(p_, n_);
   own_.queries += 1;
-  return r;
+  // sum_t p'_t <= 2^P - 1 + n/2 (folding rounds each p_t at most half up), so
+  // |o_i| <= (2^P + n) 2^(kv_bits - 1) fits int32 for every valid TileParams.
+  return sm.result(std::vector<int32_t>(o.begin(), o.end()));
 }
 
 std::unique_ptr<AttentionTile> make_tile(const TileParams& p) {

@@ -11,6 +11,7 @@
 
 #include "kvcim/cmodel/quant/quant.hpp"
 #include "kvcim/error.hpp"
+#include "kvcim/random.hpp"
 
 namespace kvcim::cmodel::cim {
 
@@ -187,32 +188,16 @@ AnalogTile::AnalogTile(const TileParams& p)
     v_shift_.push_back(adc_shift_for(range_of(p_, analog_v_full_scale(p_, j), p_.out_adc_clip), p_.adc_bits));
 }
 
-uint64_t AnalogTile::next_bits() {
-  uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-double AnalogTile::uniform() { return static_cast<double>(next_bits() >> 11) * 0x1.0p-53; }
+double AnalogTile::uniform() { return unit_interval(splitmix64(rng_)); }
 
-// splitmix64 -> two uniforms -> Box-Muller; the second normal of a pair is the next draw.
+// The second normal of a Box-Muller pair is the next draw.
 double AnalogTile::gaussian() {
-  auto next = [this] {
-    uint64_t z = (rng_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
   if (has_spare_) {
     has_spare_ = false;
     return spare_;
   }
-  const double u1 = (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
-  const double u2 = static_cast<double>(next() >> 11) * 0x1.0p-53;
-  const double r = std::sqrt(-2.0 * std::log(u1)), a = 6.283185307179586 * u2;
-  spare_ = r * std::sin(a);
   has_spare_ = true;
-  return r * std::cos(a);
+  return box_muller(rng_, &spare_);
 }
 
 void AnalogTile::store(std::vector<float>& cells, int slices, int token, std::span<const int8_t> x,
@@ -236,17 +221,7 @@ void AnalogTile::store(std::vector<float>& cells, int slices, int token, std::sp
     }
 }
 
-double AnalogTile::drift_gaussian() {
-  auto next = [this] {
-    uint64_t z = (drift_rng_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  };
-  const double u1 = (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53;
-  const double u2 = static_cast<double>(next() >> 11) * 0x1.0p-53;
-  return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-}
+double AnalogTile::drift_gaussian() { return box_muller(drift_rng_); }
 
 void AnalogTile::draw_nu(std::vector<double>& nu, int slices, int token) {
   double* c = nu.data() + static_cast<size_t>(token) * p_.head_dim * slices;
@@ -345,8 +320,7 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
                                ? softmax_fixed(p_, s, ek, ev, qs, lut_, e.softmax)
                                : softmax_per_token(p_, s, ek, ev, qs, e.softmax);
   // 6'. outputs: one analog column sum and one conversion per output and slice column
-  TileResult r;
-  r.o.assign(D, 0);
+  std::vector<int32_t> out(D, 0);
   const double v_noise = p_.read_noise_sigma * (std::ldexp(1.0, p_.prob_bits) - 1.0);
   e.v_macro.row_activations += n_;
   std::vector<double> pd(n_);  // p'_t times the decay of token t's V row
@@ -366,17 +340,14 @@ TileResult AnalogTile::query(std::span<const int8_t> q, uint16_t qmul, int qexp)
       e.v_macro.adc_conversions += 1;
       if (j > 0) e.v_macro.shift_add_ops += 1;
     }
-    r.o[i] = static_cast<int32_t>(std::clamp<int64_t>(o, std::numeric_limits<int32_t>::min(),
+    out[i] = static_cast<int32_t>(std::clamp<int64_t>(o, std::numeric_limits<int32_t>::min(),
                                                       std::numeric_limits<int32_t>::max()));
   }
   e.v_macro.cycles += 1;
-  r.evmax = sm.evmax;
-  r.ymax = sm.ymax;
-  r.sum = sm.sum;
   last_e_ = sm.e;
   e.cycles += analog_query_cycles(p_, n_);
   e.queries += 1;
-  return r;
+  return sm.result(std::move(out));
 }
 
 }  // namespace kvcim::cmodel::cim

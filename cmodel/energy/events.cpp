@@ -1,5 +1,6 @@
 #include "kvcim/cmodel/energy/events.hpp"
 
+#include <array>
 #include <vector>
 
 #include "kvcim/cmodel/energy/config_reader.hpp"
@@ -8,6 +9,14 @@
 namespace kvcim::cmodel::energy {
 
 namespace {
+// Every value of an enum of N values numbered from 0, in order.
+template <class E, size_t N>
+std::array<E, N> every_value() {
+  std::array<E, N> a{};
+  for (size_t i = 0; i < N; ++i) a[i] = static_cast<E>(i);
+  return a;
+}
+
 // The event vocabulary, once: each kind's name and component, in enum order.
 struct KindInfo {
   std::string_view name;
@@ -72,29 +81,17 @@ std::string_view name(Component c) { return kComponentNames[static_cast<int>(c)]
 std::string_view name(Op op) { return kOpNames[static_cast<int>(op)]; }
 
 const std::array<EventKind, kEventKinds>& all_event_kinds() {
-  static const auto all = [] {
-    std::array<EventKind, kEventKinds> a{};
-    for (int i = 0; i < kEventKinds; ++i) a[i] = static_cast<EventKind>(i);
-    return a;
-  }();
+  static const auto all = every_value<EventKind, kEventKinds>();
   return all;
 }
 
 const std::array<Component, kComponents>& all_components() {
-  static const auto all = [] {
-    std::array<Component, kComponents> a{};
-    for (int i = 0; i < kComponents; ++i) a[i] = static_cast<Component>(i);
-    return a;
-  }();
+  static const auto all = every_value<Component, kComponents>();
   return all;
 }
 
 const std::array<Op, kOps>& all_ops() {
-  static const auto all = [] {
-    std::array<Op, kOps> a{};
-    for (int i = 0; i < kOps; ++i) a[i] = static_cast<Op>(i);
-    return a;
-  }();
+  static const auto all = every_value<Op, kOps>();
   return all;
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -245,16 +246,10 @@ std::string safetensors_bytes(const std::vector<TensorOut>& tensors, DType dtype
   return out;
 }
 
-float bf16_to_float(uint16_t b) {
-  const uint32_t bits = uint32_t(b) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
+float bf16_to_float(uint16_t b) { return std::bit_cast<float>(uint32_t(b) << 16); }
 
 uint16_t float_to_bf16(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
+  uint32_t bits = std::bit_cast<uint32_t>(f);
   if ((bits & 0x7fffffffu) > 0x7f800000u) return uint16_t((bits >> 16) | 0x40);  // quiet NaN
   bits += 0x7fffu + ((bits >> 16) & 1);  // round to nearest even
   return uint16_t(bits >> 16);
@@ -282,14 +277,11 @@ float half_to_float(uint16_t h) {
   } else {
     bits = sign | (exp + 127 - 15) << 23 | man << 13;
   }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
+  return std::bit_cast<float>(bits);
 }
 
 uint16_t float_to_half(float f) {
-  uint32_t bits;
-  std::memcpy(&bits, &f, 4);
+  const uint32_t bits = std::bit_cast<uint32_t>(f);
   const uint16_t sign = uint16_t((bits >> 16) & 0x8000);
   const uint32_t abs = bits & 0x7fffffffu;
   if (abs > 0x7f800000u) return sign | 0x7e00;               // NaN

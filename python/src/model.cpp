@@ -115,6 +115,18 @@ Config config_from_dict(const py::dict& d) {
 // Bytes of a piece exactly as stored (pieces may hold partial UTF-8 sequences).
 py::bytes as_bytes(const std::string& s) { return py::bytes(s); }
 
+// id, refused naming `where` unless it is in the tokenizer's vocabulary.
+int vocab_id(const Tokenizer& t, int id, const char* where) {
+  if (id < 0 || id >= t.vocab_size())
+    fail(where, "id", std::to_string(id), "outside the vocabulary of " + std::to_string(t.vocab_size()));
+  return id;
+}
+
+// Decoded text as str: lone bytes that are not UTF-8 become U+FFFD rather than an exception.
+py::str as_text(const std::string& s) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace"));
+}
+
 }  // namespace
 
 void bind_model(py::module_& m) {
@@ -241,21 +253,10 @@ void bind_model(py::module_& m) {
           [](const Tokenizer& t, int prev, int token) { return as_bytes(t.printable(prev, token)); },
           py::arg("prev"), py::arg("token"))
       .def(
-          "decode_all",
-          [](const Tokenizer& t, const std::vector<int>& ids) {
-            const std::string text = t.decode_all(ids);
-            // Lone bytes that are not UTF-8 become U+FFFD rather than an exception.
-            return py::reinterpret_steal<py::str>(
-                PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
-          },
+          "decode_all", [](const Tokenizer& t, const std::vector<int>& ids) { return as_text(t.decode_all(ids)); },
           py::arg("ids"), "Text of a whole id sequence (as str; invalid UTF-8 replaced).")
       .def(
-          "decode_text",
-          [](const Tokenizer& t, const std::vector<int>& ids) {
-            const std::string text = t.decode_text(ids);
-            return py::reinterpret_steal<py::str>(
-                PyUnicode_DecodeUTF8(text.data(), static_cast<Py_ssize_t>(text.size()), "replace"));
-          },
+          "decode_text", [](const Tokenizer& t, const std::vector<int>& ids) { return as_text(t.decode_text(ids)); },
           py::arg("ids"),
           "Text of ids as Hugging Face's decode(skip_special_tokens=True): specials dropped, byte\n"
           "pieces joined into UTF-8, one leading space removed (invalid UTF-8 replaced).")
@@ -266,22 +267,10 @@ void bind_model(py::module_& m) {
       .def_property_readonly("vocab_size", &Tokenizer::vocab_size)
       .def_property_readonly("path", &Tokenizer::path)
       .def(
-          "piece",
-          [](const Tokenizer& t, int id) {
-            if (id < 0 || id >= t.vocab_size())
-              fail("Tokenizer.piece", "id", std::to_string(id),
-                   "outside the vocabulary of " + std::to_string(t.vocab_size()));
-            return as_bytes(t.piece(id));
-          },
+          "piece", [](const Tokenizer& t, int id) { return as_bytes(t.piece(vocab_id(t, id, "Tokenizer.piece"))); },
           py::arg("id"))
       .def(
-          "score",
-          [](const Tokenizer& t, int id) {
-            if (id < 0 || id >= t.vocab_size())
-              fail("Tokenizer.score", "id", std::to_string(id),
-                   "outside the vocabulary of " + std::to_string(t.vocab_size()));
-            return t.score(id);
-          },
+          "score", [](const Tokenizer& t, int id) { return t.score(vocab_id(t, id, "Tokenizer.score")); },
           py::arg("id"))
       .def("__repr__", [](const Tokenizer& t) {
         return "Tokenizer(path='" + t.path() + "', vocab_size=" + std::to_string(t.vocab_size()) +

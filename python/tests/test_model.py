@@ -95,6 +95,23 @@ def test_out_of_range_token_is_an_error_not_a_crash(model):
     assert model.logits([1, 403]).shape == (2, 512)
 
 
+def test_tokenizer_ids_outside_the_vocabulary_and_bytes_that_are_not_utf8(tokenizer):
+    n = tokenizer.vocab_size
+    for call, name in ((tokenizer.piece, "Tokenizer.piece"), (tokenizer.score, "Tokenizer.score")):
+        for bad in (-1, n):
+            with pytest.raises(kvcim.Error, match=rf"^{name}: id = {bad}: outside the vocabulary of {n}$"):
+                call(bad)
+        call(n - 1)
+    # tok512's byte pieces <0x00>..<0xFF> are ids 3..258: decode() gives a byte as it is; the
+    # text joins bytes into UTF-8, a lone 0xFF byte (not UTF-8) becoming U+FFFD; decode_all
+    # prints as run.c does, which drops a lone byte that is not printable.
+    assert tokenizer.piece(3 + 0xFF) == b"<0xFF>"
+    assert tokenizer.decode(1, 3 + 0xFF) == b"\xff"
+    assert tokenizer.decode_text([1, 3 + 0xE2, 3 + 0x82, 3 + 0xAC]) == "\u20ac"
+    assert tokenizer.decode_text([1, 3 + 0xFF]) == "\ufffd"
+    assert tokenizer.decode_all([1, 3 + 0xFF]) == ""
+
+
 def test_config_from_dict_rejects_unknown_and_bad_fields():
     d = kvcim.Model.load().config.to_dict()
     with pytest.raises(kvcim.Error, match="dimm"):

@@ -2,7 +2,9 @@
 // kind), bad input is rejected.
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <random>
+#include <utility>
 
 #include "kvcim/cmodel/energy/ledger.hpp"
 #include "kvcim/error.hpp"
@@ -103,24 +105,25 @@ TEST(Ledger, CountsAccumulateAndMerge) {
   EXPECT_FALSE(c == a);
 }
 
+// Each macro counter lands in its own event kind, and every counter of MacroEvents' table has one.
 TEST(Ledger, MacroEventsMapOneToOne) {
-  kvcim::cmodel::cim::MacroEvents e;
-  e.row_activations = 1;
-  e.column_reads = 2;
-  e.adc_conversions = 3;
-  e.adder_ops = 4;
-  e.shift_add_ops = 5;
-  e.cell_writes = 6;
-  e.cycles = 7;
+  using kvcim::cmodel::cim::MacroEvents;
+  const std::pair<int64_t MacroEvents::*, EventKind> kinds[] = {
+      {&MacroEvents::row_activations, EventKind::row_activation},
+      {&MacroEvents::column_reads, EventKind::column_read},
+      {&MacroEvents::adc_conversions, EventKind::adc_conversion},
+      {&MacroEvents::adder_ops, EventKind::adder_op},
+      {&MacroEvents::shift_add_ops, EventKind::shift_add_op},
+      {&MacroEvents::cell_writes, EventKind::cell_write},
+      {&MacroEvents::cycles, EventKind::macro_cycle},
+  };
+  ASSERT_EQ(std::size(kinds), static_cast<size_t>(kvcim::field_count<MacroEvents>()));
+  MacroEvents e;
+  for (size_t i = 0; i < std::size(kinds); ++i) e.*kinds[i].first = static_cast<int64_t>(i) + 1;
   Ledger l(1);
   l.add_macro(0, Op::v_proj, e);
-  EXPECT_EQ(l.count(0, Op::v_proj, EventKind::row_activation), 1);
-  EXPECT_EQ(l.count(0, Op::v_proj, EventKind::column_read), 2);
-  EXPECT_EQ(l.count(0, Op::v_proj, EventKind::adc_conversion), 3);
-  EXPECT_EQ(l.count(0, Op::v_proj, EventKind::adder_op), 4);
-  EXPECT_EQ(l.count(0, Op::v_proj, EventKind::shift_add_op), 5);
-  EXPECT_EQ(l.count(0, Op::v_proj, EventKind::cell_write), 6);
-  EXPECT_EQ(l.count(0, Op::v_proj, EventKind::macro_cycle), 7);
+  for (size_t i = 0; i < std::size(kinds); ++i)
+    EXPECT_EQ(l.count(0, Op::v_proj, kinds[i].second), static_cast<int64_t>(i) + 1) << name(kinds[i].second);
 }
 
 TEST(Ledger, RejectsNegativeCountsBadLayersAndOverflow) {

@@ -138,28 +138,22 @@ TEST(Tech, ParserErrorsNameFileFieldAndValue) {
     std::string what, from, to, expect1, expect2;
   };
   const std::string e0 = "    energy_pj: {value: 1, source: \"[H1] test\"}\n";
+  // exp_op with its energy row as the table has it, and with that row's value written as `value`
+  const std::string exp_op = "  exp_op:\n" + e0;
+  const auto energy = [](const std::string& value) { return "  exp_op:\n    energy_pj: " + value + "\n"; };
   const std::vector<Case> cases = {
-      {"unknown event with suggestion", "  int8_mac:\n", "  int8_mak:\n", "events.int8_mak",
-       "did you mean 'int8_mac'"},
-      {"unknown field with suggestion", "  exp_op:\n" + e0, "  exp_op:\n    energy_pjj: {value: 1, source: \"[H1] t\"}\n",
+      {"unknown event with suggestion", "  int8_mac:\n", "  int8_mak:\n", "events.int8_mak", "did you mean 'int8_mac'"},
+      {"unknown field with suggestion", exp_op, "  exp_op:\n    energy_pjj: {value: 1, source: \"[H1] t\"}\n",
        "events.exp_op.energy_pjj", "did you mean 'energy_pj'"},
-      {"wrong type", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: lots, source: \"[H1] t\"}\n",
-       "events.exp_op.energy_pj.value = 'lots'", "expected a quantity in pJ"},
-      {"wrong unit", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 3 ns, source: \"[H1] t\"}\n",
-       "events.exp_op.energy_pj.value = '3 ns'", "pJ"},
-      {"negative", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: -2, source: \"[H1] t\"}\n",
-       "events.exp_op.energy_pj.value = '-2'", "non-negative"},
-      {"unknown source id", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2, source: \"[Z9] t\"}\n",
-       "events.exp_op.energy_pj.source", "[Z9]"},
-      {"source without id", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2, source: \"a paper\"}\n",
-       "events.exp_op.energy_pj.source", "row ID"},
-      {"no provenance", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2}\n",
+      {"wrong type", exp_op, energy("{value: lots, source: \"[H1] t\"}"), "events.exp_op.energy_pj.value = 'lots'", "expected a quantity in pJ"},
+      {"wrong unit", exp_op, energy("{value: 3 ns, source: \"[H1] t\"}"), "events.exp_op.energy_pj.value = '3 ns'", "pJ"},
+      {"negative", exp_op, energy("{value: -2, source: \"[H1] t\"}"), "events.exp_op.energy_pj.value = '-2'", "non-negative"},
+      {"unknown source id", exp_op, energy("{value: 2, source: \"[Z9] t\"}"), "events.exp_op.energy_pj.source", "[Z9]"},
+      {"source without id", exp_op, energy("{value: 2, source: \"a paper\"}"), "events.exp_op.energy_pj.source", "row ID"},
+      {"no provenance", exp_op, energy("{value: 2}"), "events.exp_op.energy_pj", "exactly one of source"},
+      {"both provenances", exp_op, energy("{value: 2, source: \"[H1] a\", assumption: \"because it is so\"}"),
        "events.exp_op.energy_pj", "exactly one of source"},
-      {"both provenances", "  exp_op:\n" + e0,
-       "  exp_op:\n    energy_pj: {value: 2, source: \"[H1] a\", assumption: \"because it is so\"}\n",
-       "events.exp_op.energy_pj", "exactly one of source"},
-      {"terse assumption", "  exp_op:\n" + e0, "  exp_op:\n    energy_pj: {value: 2, assumption: \"guess\"}\n",
-       "events.exp_op.energy_pj.assumption", "reasoning"},
+      {"terse assumption", exp_op, energy("{value: 2, assumption: \"guess\"}"), "events.exp_op.energy_pj.assumption", "reasoning"},
       {"unknown scaling rule", "  cell_write:\n" + e0, "  cell_write:\n    scaling: sram_fast\n" + e0,
        "events.cell_write.scaling", "sram_read or sram_write"},
       {"an off-chip event priced as SRAM", "  hbm_bit:\n" + e0, "  hbm_bit:\n    scaling: sram_read\n" + e0,

@@ -33,6 +33,11 @@ const mm::Constants& constants() {
   return k;
 }
 
+// A shipped macro file (configs/macros/) priced at its published operating point.
+mm::MacroResult priced(const std::string& name) {
+  return price_macro(load_macro_file(kMacros + name), constants()).result;
+}
+
 std::vector<std::string> macro_files() {
   std::vector<std::string> out;
   for (const auto& e : std::filesystem::directory_iterator(kMacros))
@@ -183,9 +188,8 @@ TEST(MacroModel, DocsStateTheErrorsTheModelReaches) {
 
 // One operation of Yao ESSERC'24 by hand, every term from its spec and the constants.
 TEST(MacroModel, HandComputationEqualsBreakdown) {
-  const MacroFile m = load_macro_file(kMacros + "yao_esserc24.yaml");
   const mm::Constants& k = constants();
-  const mm::MacroResult r = price_macro(m, k).result;
+  const mm::MacroResult r = priced("yao_esserc24.yaml");
   // 512 rows x 1024 cells (2 per weight: 512 outputs), 4b inputs in one cycle, 1024 products per
   // conversion -> 512 conversions on 64 converters = 8 slots; 28 nm = the reference node (s = 1).
   EXPECT_EQ(r.macs, 512.0 * 512);
@@ -208,9 +212,8 @@ TEST(MacroModel, HandComputationEqualsBreakdown) {
 
 // One operation of DIMC2 (digital) by hand: 512-input adder trees of 1-bit products.
 TEST(MacroModel, HandComputationDigitalMacro) {
-  const MacroFile m = load_macro_file(kMacros + "zz_dimc2_isscc22.yaml");
   const mm::Constants& k = constants();
-  const mm::MacroResult r = price_macro(m, k).result;
+  const mm::MacroResult r = priced("zz_dimc2_isscc22.yaml");
   // 512 rows x 64 cells (8 per weight: 8 outputs), 8 bit-serial input cycles: 64 x 8 = 512 tree sums.
   EXPECT_EQ(r.macs, 512.0 * 8);
   EXPECT_EQ(r.conversions, 512);
@@ -259,8 +262,7 @@ TEST(MacroModel, YaoRowSweepSlope) {
 // Xue ISSCC'20 [C9] publishes its precision sweep: 121.3 TOPS/W binary, 28.9 at 4b x 4b. The
 // model's ln(TOPS/W) step between the two specs (each held out) is within the target's +-25%.
 TEST(MacroModel, PrecisionSweepSlope) {
-  const double binary = price_macro(load_macro_file(kMacros + "C9_binary.yaml"), constants()).result.tops_per_w;
-  const double four = price_macro(load_macro_file(kMacros + "C9.yaml"), constants()).result.tops_per_w;
+  const double binary = priced("C9_binary.yaml").tops_per_w, four = priced("C9.yaml").tops_per_w;
   const double model = std::log(binary / four), published = std::log(121.3 / 28.9);
   EXPECT_LE(std::abs(model / published - 1), 0.25) << model << " vs " << published;
 }
@@ -294,8 +296,7 @@ TEST(MacroModel, BreakdownSharesWithinTenPoints) {
 
 // Weight bits merged in analog convert once per output; sliced weights once per bit column.
 TEST(MacroModel, MergedWeightsConvertOncePerOutput) {
-  const MacroFile m = load_macro_file(kMacros + "C9.yaml");
-  const auto merged = price_macro(m, constants()).result;
+  const auto merged = priced("C9.yaml");
   EXPECT_EQ(merged.conversions, 64 * 4 * (256 / 16));  // outputs x input bits x row groups
   const MacroFile s = macro_file_from_text(
       replaced(replaced(spec_text("C9.yaml"), "weight_merge: analog", "weight_merge: digital"),

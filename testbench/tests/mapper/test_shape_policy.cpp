@@ -130,24 +130,24 @@ TEST(Policy, ParsesEveryKey) {
 }
 
 TEST(Policy, BadPoliciesAreNamed) {
-  std::string e = error_of([] { parse_policy("overflw=spill"); });
-  EXPECT_NE(e.find("did you mean 'overflow'"), std::string::npos) << e;
-  e = error_of([] { parse_policy("overflow=spil"); });
-  EXPECT_NE(e.find("did you mean 'spill'"), std::string::npos) << e;
-  e = error_of([] { parse_policy("kv_fraction=1.5"); });
-  EXPECT_NE(e.find("kv_fraction = '1.5'"), std::string::npos) << e;
-  e = error_of([] { parse_policy("window=64,sinks=64"); });
-  EXPECT_NE(e.find("sinks = 64: fewer tokens than the window (64)"), std::string::npos) << e;
-  e = error_of([] { parse_policy("evict=h2o,overflow=spill"); });
-  EXPECT_NE(e.find("evict = h2o: only meaningful with overflow=window"), std::string::npos) << e;
-  e = error_of([] { parse_policy("evict=h2"); });
-  EXPECT_NE(e.find("did you mean 'h2o'"), std::string::npos) << e;
-  e = error_of([] { parse_policy("sinks=4,overflow=spill"); });
-  EXPECT_NE(e.find("only meaningful with overflow=window"), std::string::npos) << e;
-  e = error_of([] { parse_policy("replicas=0"); });
-  EXPECT_NE(e.find("replicas"), std::string::npos) << e;
-  e = error_of([] { parse_policy("window=10,overflow=fail"); });
-  EXPECT_NE(e.find("window"), std::string::npos) << e;
+  const struct {
+    const char* policy;
+    const char* says;
+  } cases[] = {
+      {"overflw=spill", "did you mean 'overflow'"},
+      {"overflow=spil", "did you mean 'spill'"},
+      {"kv_fraction=1.5", "kv_fraction = '1.5'"},
+      {"window=64,sinks=64", "sinks = 64: fewer tokens than the window (64)"},
+      {"evict=h2o,overflow=spill", "evict = h2o: only meaningful with overflow=window"},
+      {"evict=h2", "did you mean 'h2o'"},
+      {"sinks=4,overflow=spill", "only meaningful with overflow=window"},
+      {"replicas=0", "replicas"},
+      {"window=10,overflow=fail", "window"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = error_of([&] { parse_policy(c.policy); });
+    EXPECT_NE(e.find(c.says), std::string::npos) << c.policy << ": " << e;
+  }
 }
 
 // One key table drives the text, the JSON (a Python dict, a YAML mapping) and the printed forms:

@@ -16,6 +16,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kvcim/cmodel/cim/macro_fields.hpp"
@@ -218,6 +219,8 @@ struct SoftmaxOutput {
   int evmax = 0;
   int64_t ymax = 0;
   int64_t sum = 0;
+  // The tile's answer: the V macro's outputs o (step 6) with this softmax's scale figures.
+  TileResult result(std::vector<int32_t> o) const { return TileResult{std::move(o), evmax, ymax, sum}; }
 };
 // scores, ek and ev have one entry per valid token (at least one). Adds its events to `events`.
 SoftmaxOutput softmax_fixed(const TileParams& p, std::span<const int64_t> scores,

@@ -92,9 +92,8 @@ class AnalogTile final : public SlotTile {
   uint64_t drift_rng_;               // the drift exponents' own stream of the seed
   int64_t refreshes_ = 0;
   TileEvents ev_count_;
-  double gaussian();
-  uint64_t next_bits();
-  double uniform();  // [0, 1)
+  double gaussian();  // of the tile's stream rng_ (splitmix64)
+  double uniform();   // [0, 1), of rng_
   void store(std::vector<float>& cells, int slices, int token, std::span<const int8_t> x, int bits);
   double decay(int token) const;  // exp(-age / retention_ns), 1 without retention
   double drift_gaussian();        // a normal of the drift stream
