@@ -45,17 +45,15 @@ CimLinear::CimLinear(cmodel::MatrixRef w, const MacroSpec& spec, std::vector<Blo
     macros_.push_back(std::move(m));
   }
   xq_.resize(q_.cols);
-  acc_.resize(q_.rows);
   // one slot of partial sums per block; the adds joining the blocks of an output (the first
   // block of each output needs none) are the same every token
   std::vector<int> blocks_per_output(q_.rows, 0);
   for (const Block& bl : blocks_) {
-    slot_.push_back(static_cast<int64_t>(parts_.size()));
-    parts_.resize(parts_.size() + static_cast<size_t>(bl.outs));
+    slot_.push_back(static_cast<int64_t>(n_parts_));
+    n_parts_ += static_cast<size_t>(bl.outs);
     macs_ += int64_t{bl.rows} * bl.outs;
     for (int o = 0; o < bl.outs; ++o) partial_sum_adds_ += blocks_per_output[bl.out0 + o]++ > 0;
   }
-  block_events_.resize(blocks_.size());
   // The codes stay only for blocks the digital engine computes: the macros hold the others.
   if (std::all_of(blocks_.begin(), blocks_.end(), [](const Block& bl) { return bl.onchip; })) {
     q_.q.clear();
@@ -76,10 +74,7 @@ void CimLinear::compute_blocks(int b0, int b1) {
         part[o] = acc;
       }
     } else {
-      Macro& m = *macros_[b];
-      m.compute(xq_.data() + bl.row0, bl.rows, part, bl.outs);
-      block_events_[b] = m.events();
-      m.reset_events();
+      macros_[b]->compute(xq_.data() + bl.row0, bl.rows, part, bl.outs);
     }
   }
 }
@@ -90,6 +85,8 @@ void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
       cmodel::quant::quantize_activation(x, q_.cols, spec_.input_bits);
   for (int i = 0; i < q_.cols; ++i) xq_[i] = xq.q[i];
   ev.quant_ops += q_.cols;
+  if (parts_.size() < n_parts_) parts_.resize(n_parts_);
+  acc_.resize(static_cast<size_t>(q_.rows));
   // Each block into its own slot, on this thread and parallel_rows' helper: a macro's noise
   // generator and events are its own, so which thread computes a block changes nothing. The
   // slots are then joined in block order with integer sums: the same on one thread and two.
@@ -102,7 +99,8 @@ void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
     const int64_t* part = parts_.data() + slot_[b];
     for (int o = 0; o < bl.outs; ++o) acc_[bl.out0 + o] += part[o];
     if (bl.onchip) {
-      ev.macro += block_events_[b];
+      ev.macro += macros_[b]->events();
+      macros_[b]->reset_events();
     } else {
       ev.offchip_macs += int64_t{bl.rows} * bl.outs;
       ev.offchip_weight_bits += int64_t{bl.rows} * bl.outs * spec_.weight_bits;

@@ -72,7 +72,11 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   if (spec_.kind == MacroKind::analog && !cell_noisy_ && adc_shift_ == 0)
     rounded_ = detail::rounded_noise_law(spec_.read_noise_sigma);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
-  // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
+  // Not counted as writes and noise-free: noise is drawn when a weight is programmed. When weight
+  // 0's cells are all at level 0 (two's complement, differential), the zero-filled state above is
+  // already that (noise-free cells at level 0 deviate by 0): nothing to store.
+  if (std::all_of(slices_.begin(), slices_.end(), [&](const detail::Piece& p) { return detail::slice_level(spec_, p, 0) == 0; }))
+    return;
   const double sigma = spec_.cell_noise_sigma, drift_time = spec_.drift_time_s, stuck = spec_.stuck_rate;
   spec_.cell_noise_sigma = 0.0;
   spec_.drift_time_s = 0.0;  // nor drifted, nor stuck: they show when a weight is programmed
