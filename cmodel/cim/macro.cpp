@@ -3,6 +3,7 @@
 // is the literal circuit (macro_reference.cpp).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <numbers>
 #include <string>
@@ -159,7 +160,9 @@ void Macro::read_noise_rounded(int32_t* out, int n) {
 
 void Macro::store(int row, int out, int32_t w) {
   const int S = static_cast<int>(slices_.size());
-  for (int j = 0; j < S; ++j) {
+  // a digital macro's cells are its weights' slices (cell_level): only the weight is stored (the
+  // attention tiles write a K or V token this way every position)
+  for (int j = 0; j < S && (!planes_.empty() || cell_noisy_); ++j) {
     const int col = out * S + j;
     const uint32_t level = detail::slice_level(spec_, slices_[j], w);
     const size_t idx = static_cast<size_t>(row) * spec_.cols + col;
@@ -280,6 +283,7 @@ namespace {
 void check_weights(const MacroSpec& spec, const int8_t* w, long long n) {
   if (n > 0 && w == nullptr) fail(kWhere, "w", "null", "a readable weight array");
   const int32_t lo = spec.weight_min(), hi = spec.weight_max();
+  if (lo <= INT8_MIN && hi >= INT8_MAX) return;  // 8-bit weights: every int8 is one
   for (long long i = 0; i < n; ++i)
     if (w[i] < lo || w[i] > hi)
       fail(kWhere, "w[" + std::to_string(i) + "]", std::to_string(w[i]),
