@@ -1,6 +1,7 @@
 #include "kvcim/runtime/cim_linear.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/error.hpp"
@@ -20,46 +21,70 @@ std::vector<Block> tile_blocks(int inputs, int outputs, const MacroSpec& spec) {
 }
 
 CimLinear::CimLinear(cmodel::MatrixRef w, const MacroSpec& spec, std::vector<Block> blocks)
-    : q_(cmodel::quant::quantize_weights(w, spec.weight_bits)), spec_(spec), blocks_(std::move(blocks)) {
-  std::vector<int8_t> tile;
+    : spec_(spec), blocks_(std::move(blocks)) {
+  q_.rows = static_cast<int>(w.rows());
+  q_.cols = static_cast<int>(w.cols());
+  q_.bits = spec.weight_bits;
   for (size_t b = 0; b < blocks_.size(); ++b) {
     const Block& bl = blocks_[b];
     if (bl.rows > spec.rows || bl.outs > spec.weights_per_row() || bl.row0 + bl.rows > q_.cols ||
         bl.out0 + bl.outs > q_.rows)
       throw Error("CimLinear: block " + std::to_string(b) + " does not fit its macro or matrix");
-    if (!bl.onchip) {
-      macros_.push_back(nullptr);
-      continue;
+  }
+  // The codes stay only for blocks the digital engine computes: the macros hold the others.
+  // Then each output group's codes are quantised as its blocks are written (the same codes and
+  // scales: one scale per output row), not the whole matrix first (a classifier's codes would be
+  // 9 MB beside its macros, which also left malloc's heap that much larger for the whole run).
+  const bool all_onchip = std::all_of(blocks_.begin(), blocks_.end(), [](const Block& bl) { return bl.onchip; });
+  if (all_onchip) {
+    q_.scale.resize(static_cast<size_t>(q_.rows));
+  } else {
+    q_ = cmodel::quant::quantize_weights(w, spec.weight_bits);
+  }
+  // blocks written grouped by outputs (each macro's seed is its block's index, whatever the order)
+  std::vector<size_t> order(blocks_.size());
+  for (size_t b = 0; b < order.size(); ++b) order[b] = b;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(blocks_[a].out0, blocks_[a].outs) < std::pair(blocks_[b].out0, blocks_[b].outs);
+  });
+  std::vector<int8_t> group, tile;  // codes of outputs [g0, g0 + gn) x every input; one block's
+  int g0 = -1, gn = 0;
+  macros_.resize(blocks_.size());
+  for (const size_t b : order) {
+    const Block& bl = blocks_[b];
+    if (!bl.onchip) continue;
+    const int8_t* codes = q_.q.data() + static_cast<size_t>(bl.out0) * q_.cols;  // output out0's row
+    if (all_onchip) {
+      if (bl.out0 != g0 || bl.outs != gn) {
+        group.resize(static_cast<size_t>(bl.outs) * q_.cols);
+        cmodel::quant::quantize_weights_into(w.middleRows(bl.out0, bl.outs), spec.weight_bits, group.data(),
+                                             static_cast<size_t>(q_.cols), q_.scale.data() + bl.out0);
+        g0 = bl.out0;
+        gn = bl.outs;
+      }
+      codes = group.data();
     }
     // the macro holds W^T: its rows are the inputs, its column groups the outputs
-    tile.assign(static_cast<size_t>(bl.rows) * bl.outs, 0);
+    tile.resize(static_cast<size_t>(bl.rows) * bl.outs);
     for (int r = 0; r < bl.rows; ++r)
-      for (int o = 0; o < bl.outs; ++o)
-        tile[r * bl.outs + o] = q_.q[static_cast<size_t>(bl.out0 + o) * q_.cols + bl.row0 + r];
+      for (int o = 0; o < bl.outs; ++o) tile[r * bl.outs + o] = codes[static_cast<size_t>(o) * q_.cols + bl.row0 + r];
     MacroSpec s = spec;
     s.seed = spec.seed + b;  // each macro its own noise stream, reproducible from the spec seed
     auto m = std::make_unique<Macro>(s);
     m->write_block(tile.data(), bl.rows, bl.outs);
     load_events_ += m->events();
     m->reset_events();
-    macros_.push_back(std::move(m));
+    macros_[b] = std::move(m);
   }
   xq_.resize(q_.cols);
-  acc_.resize(q_.rows);
   // one slot of partial sums per block; the adds joining the blocks of an output (the first
   // block of each output needs none) are the same every token
   std::vector<int> blocks_per_output(q_.rows, 0);
   for (const Block& bl : blocks_) {
-    slot_.push_back(static_cast<int64_t>(parts_.size()));
-    parts_.resize(parts_.size() + static_cast<size_t>(bl.outs));
+    slot_.push_back(static_cast<int64_t>(n_parts_));
+    n_parts_ += static_cast<size_t>(bl.outs);
     macs_ += int64_t{bl.rows} * bl.outs;
     for (int o = 0; o < bl.outs; ++o) partial_sum_adds_ += blocks_per_output[bl.out0 + o]++ > 0;
-  }
-  block_events_.resize(blocks_.size());
-  // The codes stay only for blocks the digital engine computes: the macros hold the others.
-  if (std::all_of(blocks_.begin(), blocks_.end(), [](const Block& bl) { return bl.onchip; })) {
-    q_.q.clear();
-    q_.q.shrink_to_fit();
   }
 }
 
@@ -76,10 +101,7 @@ void CimLinear::compute_blocks(int b0, int b1) {
         part[o] = acc;
       }
     } else {
-      Macro& m = *macros_[b];
-      m.compute(xq_.data() + bl.row0, bl.rows, part, bl.outs);
-      block_events_[b] = m.events();
-      m.reset_events();
+      macros_[b]->compute(xq_.data() + bl.row0, bl.rows, part, bl.outs);
     }
   }
 }
@@ -90,6 +112,8 @@ void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
       cmodel::quant::quantize_activation(x, q_.cols, spec_.input_bits);
   for (int i = 0; i < q_.cols; ++i) xq_[i] = xq.q[i];
   ev.quant_ops += q_.cols;
+  if (parts_.size() < n_parts_) parts_.resize(n_parts_);
+  acc_.resize(static_cast<size_t>(q_.rows));
   // Each block into its own slot, on this thread and parallel_rows' helper: a macro's noise
   // generator and events are its own, so which thread computes a block changes nothing. The
   // slots are then joined in block order with integer sums: the same on one thread and two.
@@ -102,7 +126,8 @@ void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
     const int64_t* part = parts_.data() + slot_[b];
     for (int o = 0; o < bl.outs; ++o) acc_[bl.out0 + o] += part[o];
     if (bl.onchip) {
-      ev.macro += block_events_[b];
+      ev.macro += macros_[b]->events();
+      macros_[b]->reset_events();
     } else {
       ev.offchip_macs += int64_t{bl.rows} * bl.outs;
       ev.offchip_weight_bits += int64_t{bl.rows} * bl.outs * spec_.weight_bits;

@@ -35,8 +35,6 @@ void CimLinear::compute_blocks_batch(int b0, int b1) {
       planes = {batch_planes_.data() + bl.row0 / 64, nw * static_cast<size_t>(spec_.input_bits), nw, spec_.input_bits};
     }
     m.compute_batch(batch_xq_.data() + bl.row0, n, bl.rows, part, bl.outs, batch_keys_, cols, shared ? &planes : nullptr);
-    block_events_[b] = m.events();
-    m.reset_events();
   }
 }
 
@@ -49,20 +47,22 @@ void CimLinear::apply_batch(const float* x, int n, float* y, LinearEvents& ev, c
   // 110M shape's matrices is ~3 MB of partial sums a token) nor kept by each.
   struct Scratch {
     std::vector<int32_t> xq;
-    std::vector<int64_t> parts;
+    std::vector<int64_t> parts, acc;
     std::vector<uint64_t> planes;
   };
   thread_local Scratch lent;
-  batch_xq_.swap(lent.xq);
-  batch_parts_.swap(lent.parts);
-  batch_planes_.swap(lent.planes);
-  const int most = std::max<int>(1, static_cast<int>((size_t{16} << 20) / (8 * std::max<size_t>(1, parts_.size()))));
+  const auto swap_scratch = [this] {
+    batch_xq_.swap(lent.xq);
+    batch_parts_.swap(lent.parts);
+    batch_acc_.swap(lent.acc);
+    batch_planes_.swap(lent.planes);
+  };
+  swap_scratch();
+  const int most = std::max<int>(1, static_cast<int>((size_t{16} << 20) / (8 * std::max<size_t>(1, n_parts_))));
   for (int t0 = 0; t0 < n; t0 += most)
     apply_run(x + static_cast<size_t>(t0) * q_.cols, std::min(most, n - t0), y + static_cast<size_t>(t0) * q_.rows, ev,
               keys + t0);
-  batch_xq_.swap(lent.xq);
-  batch_parts_.swap(lent.parts);
-  batch_planes_.swap(lent.planes);
+  swap_scratch();
 }
 
 void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, const uint64_t* keys) {
@@ -73,13 +73,9 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
   };
   at_least(batch_xq_, static_cast<size_t>(n) * cols);
   std::vector<float> scale(static_cast<size_t>(n));
-  for (int t = 0; t < n; ++t) {
-    // per-token dynamic activation scale, as apply()
-    const cmodel::quant::QuantizedVector xq =
-        cmodel::quant::quantize_activation(x + static_cast<size_t>(t) * cols, cols, spec_.input_bits);
-    std::copy(xq.q.begin(), xq.q.end(), batch_xq_.begin() + static_cast<std::ptrdiff_t>(t) * cols);
-    scale[t] = xq.scale;
-  }
+  for (int t = 0; t < n; ++t)  // per-token dynamic activation scale, as apply()
+    scale[t] = cmodel::quant::quantize_activation_into(x + static_cast<size_t>(t) * cols, cols, spec_.input_bits,
+                                                       batch_xq_.data() + static_cast<size_t>(t) * cols);
   ev.quant_ops += int64_t{n} * cols;
   // Every analog macro reads its rows' input bits as bit-planes: formed here once per token for
   // the whole input, shared by all the blocks of a row range (a matrix of 768 outputs has 24
@@ -88,7 +84,8 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
     cmodel::cim::Macro::form_input_planes(batch_xq_.data(), n, cols, cols, spec_.input_bits, batch_planes_);
   else
     batch_planes_.clear();
-  at_least(batch_parts_, parts_.size() * static_cast<size_t>(n));
+  at_least(batch_parts_, n_parts_ * static_cast<size_t>(n));
+  at_least(batch_acc_, static_cast<size_t>(q_.rows));
   batch_keys_ = keys;
   batch_n_ = n;
   // each block into its own slot on either thread; the join below is in block order (apply()).
@@ -98,19 +95,21 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
     static_cast<CimLinear*>(c)->compute_blocks_batch(b0, b1);
   }, this, 1);
   for (int t = 0; t < n; ++t) {
-    std::fill(acc_.begin(), acc_.end(), 0);
+    int64_t* acc = batch_acc_.data();
+    std::fill(acc, acc + q_.rows, 0);
     for (size_t b = 0; b < blocks_.size(); ++b) {
       const Block& bl = blocks_[b];
       const int64_t* part = batch_parts_.data() + static_cast<size_t>(slot_[b]) * n + static_cast<size_t>(t) * bl.outs;
-      for (int o = 0; o < bl.outs; ++o) acc_[bl.out0 + o] += part[o];
+      for (int o = 0; o < bl.outs; ++o) acc[bl.out0 + o] += part[o];
     }
     float* yt = y + static_cast<size_t>(t) * q_.rows;
-    for (int o = 0; o < q_.rows; ++o) yt[o] = static_cast<float>(acc_[o]) * scale[t] * q_.scale[o];
+    for (int o = 0; o < q_.rows; ++o) yt[o] = static_cast<float>(acc[o]) * scale[t] * q_.scale[o];
   }
   for (size_t b = 0; b < blocks_.size(); ++b) {
     const Block& bl = blocks_[b];
     if (bl.onchip) {
-      ev.macro += block_events_[b];
+      ev.macro += macros_[b]->events();
+      macros_[b]->reset_events();
     } else {
       ev.offchip_macs += int64_t{n} * bl.rows * bl.outs;
       ev.offchip_weight_bits += int64_t{n} * bl.rows * bl.outs * spec_.weight_bits;

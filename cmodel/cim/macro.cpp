@@ -3,6 +3,7 @@
 // is the literal circuit (macro_reference.cpp).
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <numbers>
 #include <string>
@@ -72,7 +73,11 @@ Macro::Macro(const MacroSpec& spec) : spec_(spec), noise_key_(detail::noise_key(
   if (spec_.kind == MacroKind::analog && !cell_noisy_ && adc_shift_ == 0)
     rounded_ = detail::rounded_noise_law(spec_.read_noise_sigma);
   // Erased state: every weight slot encodes 0 (offset encoding: the level of the offset itself).
-  // Not counted as writes and noise-free: noise is drawn when a weight is programmed.
+  // Not counted as writes and noise-free: noise is drawn when a weight is programmed. When weight
+  // 0's cells are all at level 0 (two's complement, differential), the zero-filled state above is
+  // already that (noise-free cells at level 0 deviate by 0): nothing to store.
+  if (std::all_of(slices_.begin(), slices_.end(), [&](const detail::Piece& p) { return detail::slice_level(spec_, p, 0) == 0; }))
+    return;
   const double sigma = spec_.cell_noise_sigma, drift_time = spec_.drift_time_s, stuck = spec_.stuck_rate;
   spec_.cell_noise_sigma = 0.0;
   spec_.drift_time_s = 0.0;  // nor drifted, nor stuck: they show when a weight is programmed
@@ -155,7 +160,9 @@ void Macro::read_noise_rounded(int32_t* out, int n) {
 
 void Macro::store(int row, int out, int32_t w) {
   const int S = static_cast<int>(slices_.size());
-  for (int j = 0; j < S; ++j) {
+  // a digital macro's cells are its weights' slices (cell_level): only the weight is stored (the
+  // attention tiles write a K or V token this way every position)
+  for (int j = 0; j < S && (!planes_.empty() || cell_noisy_); ++j) {
     const int col = out * S + j;
     const uint32_t level = detail::slice_level(spec_, slices_[j], w);
     const size_t idx = static_cast<size_t>(row) * spec_.cols + col;
@@ -276,6 +283,7 @@ namespace {
 void check_weights(const MacroSpec& spec, const int8_t* w, long long n) {
   if (n > 0 && w == nullptr) fail(kWhere, "w", "null", "a readable weight array");
   const int32_t lo = spec.weight_min(), hi = spec.weight_max();
+  if (lo <= INT8_MIN && hi >= INT8_MAX) return;  // 8-bit weights: every int8 is one
   for (long long i = 0; i < n; ++i)
     if (w[i] < lo || w[i] > hi)
       fail(kWhere, "w[" + std::to_string(i) + "]", std::to_string(w[i]),

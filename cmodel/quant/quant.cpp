@@ -103,6 +103,16 @@ void quantize_weights_into(MatrixRef w, int bits, int8_t* codes, size_t stride, 
   }
 }
 
+float quantize_activation_into(const float* x, int n, int bits, int32_t* out) {
+  const int qm = qmax(bits);
+  const float m = checked_max_abs(x, n, "quant::quantize_activation");
+  const float s = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;  // as quantize_activation's
+  // quantize_value(x[i], s, bits) without its per-call checks (s > 0 and every value finite are
+  // known here): the same quotient and rounding, in a loop that vectorises.
+  for (int i = 0; i < n; ++i) out[i] = round_saturate(x[i] / s, qm);
+  return s;
+}
+
 QuantizedVector quantize_activation(const float* x, int n, int bits) {
   const int qm = qmax(bits);
   const float m = checked_max_abs(x, n, "quant::quantize_activation");

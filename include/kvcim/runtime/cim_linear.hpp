@@ -56,16 +56,19 @@ class CimLinear {
   std::vector<std::unique_ptr<cmodel::cim::Macro>> macros_;
   cmodel::cim::MacroEvents load_events_;
   std::vector<int32_t> xq_;
-  std::vector<int64_t> acc_;
-  // per block: its partial sums at parts_[slot_[b]..], its macro's events of this token
+  std::vector<int64_t> acc_;  // apply()'s sums of an output's blocks, sized at its first call
+  // per block: its partial sums at parts_[slot_[b]..] of a token (n_parts_ in all). parts_ is
+  // apply()'s alone, sized at its first call: a run that only ever calls apply_batch (the
+  // generation and the evaluation) holds no per-matrix copy beside the lent scratch. A block's
+  // events of a call stay in its macro until the join adds them up in block order.
   std::vector<int64_t> parts_, slot_;
-  std::vector<cmodel::cim::MacroEvents> block_events_;
+  size_t n_parts_ = 0;
   int64_t macs_ = 0, partial_sum_adds_ = 0;
   void compute_blocks(int b0, int b1);  // blocks [b0, b1) into their slots
   // apply_batch's: the tokens' codes [t][inputs], their keys, every block's partial sums
   // [slot * n + t * outs + o] (slot_ scaled by n)
   std::vector<int32_t> batch_xq_;
-  std::vector<int64_t> batch_parts_;
+  std::vector<int64_t> batch_parts_, batch_acc_;
   std::vector<uint64_t> batch_planes_;  // analog macros: the codes' bit-planes (Macro::form_input_planes)
   const uint64_t* batch_keys_ = nullptr;
   int batch_n_ = 0;

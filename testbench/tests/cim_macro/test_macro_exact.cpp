@@ -142,6 +142,33 @@ TEST(MacroExact, OverwriteReplacesAllSlices) {
   }
 }
 
+TEST(MacroExact, UnwrittenCellsHoldWeightZeroInEveryEncoding) {
+  // A new macro's cells encode weight 0 (offset encoding: the offset's level, not all-zero cells):
+  // rows and outputs never written read 0 and add nothing to a product over every row.
+  for (const MacroKind kind : {MacroKind::digital, MacroKind::analog})
+    for (int enc = 0; enc < 3; ++enc) {
+      MacroSpec s;
+      s.kind = kind;
+      s.encoding = static_cast<WeightEncoding>(enc);
+      s.rows = 8;
+      s.rows_per_cycle = 8;
+      s.cols = 32;
+      s.cell_bits = 1;
+      s.input_bits_per_cycle = 1;
+      s.adc_bits = 8;  // 8 rows of one-bit cells and inputs: lossless
+      s.adc_share = 1;
+      Macro m(s);
+      for (int r = 0; r < s.rows; ++r)
+        for (int o = 0; o < s.weights_per_row(); ++o) EXPECT_EQ(m.read(r, o), 0) << static_cast<int>(kind) << " " << enc;
+      m.write(1, 0, -7);
+      std::vector<int32_t> x(s.rows, 3);
+      std::vector<int64_t> y(s.weights_per_row(), -1);
+      m.compute(x.data(), s.rows, y.data(), s.weights_per_row());
+      EXPECT_EQ(y[0], -21) << static_cast<int>(kind) << " " << enc;
+      for (size_t o = 1; o < y.size(); ++o) EXPECT_EQ(y[o], 0) << static_cast<int>(kind) << " " << enc << " out " << o;
+    }
+}
+
 TEST(MacroExact, DigitalWideBlocksAreExact) {
   // The shapes the runtime uses (16..40 weights per row of 256 rows, odd row counts, zero inputs,
   // the most negative values), which the random geometries above (at most 9 weights per row)

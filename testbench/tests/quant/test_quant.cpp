@@ -123,6 +123,25 @@ TEST(Quant, ActivationsHaveOneDynamicScalePerToken) {
   EXPECT_TRUE(quantize_activation(nullptr, 0, 8).q.empty());
 }
 
+TEST(Quant, ActivationsIntoInt32AreTheSameCodesAndScale) {
+  // What the CIM linear layers quantise a batch with: quantize_activation's codes and scale
+  // for every width, halves that round away from zero included, and the same refusals.
+  std::mt19937 g(5);
+  for (int bits = 2; bits <= 8; ++bits)
+    for (int t = 0; t < 20; ++t) {
+      std::vector<float> x(37);
+      for (auto& v : x) v = std::uniform_real_distribution<float>(-3.f, 3.f)(g);
+      if (t % 4 == 0) x[3] = x[0] * 0.5f;  // an exact half of the maximum
+      const auto want = quantize_activation(x.data(), 37, bits);
+      std::vector<int32_t> got(37, 99);
+      EXPECT_EQ(quantize_activation_into(x.data(), 37, bits, got.data()), want.scale);
+      for (int i = 0; i < 37; ++i) ASSERT_EQ(got[i], want.q[i]) << bits << " " << t << " " << i;
+    }
+  const float bad[3] = {1.0f, std::numeric_limits<float>::quiet_NaN(), 0.0f};
+  int32_t out[3];
+  EXPECT_NE(error_of([&] { quantize_activation_into(bad, 3, 8, out); }).find("x[1]"), std::string::npos);
+}
+
 TEST(Quant, Pow2ExponentIsTheSmallestThatCoversTheMaximum) {
   const float a[3] = {3.0f, -1.0f, 0.5f};  // bits 3: 3 <= 3 * 2^0 -> e = 0; codes 3, -1, 1
   const auto qa = quantize_pow2(a, 3, 3);

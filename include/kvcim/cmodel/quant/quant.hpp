@@ -41,6 +41,9 @@ struct QuantizedVector {
   float scale = 1.0f;  // x[i] ~= q[i] * scale
 };
 QuantizedVector quantize_activation(const float* x, int n, int bits);
+// The same codes as int32 into out[0, n), the scale returned: nothing allocated (the CIM
+// linear layers quantise every token of a batch into one buffer).
+float quantize_activation_into(const float* x, int n, int bits, int32_t* out);
 
 // K and V as written to the cache: per token and KV head, a power-of-two scale 2^exponent (a
 // shared exponent, as in block floating point / MX formats) so that the attention tile aligns
