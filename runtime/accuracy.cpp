@@ -32,6 +32,8 @@ StepAccuracy compare_logits(const cmodel::Vector& ref, const cmodel::Vector& tes
     if (i != top) runner_up = std::max(runner_up, double(ref[i]));
   s.reference_margin = n > 1 ? double(ref[top]) - runner_up : INFINITY;
   const double lz_ref = log_partition(ref), lz_test = log_partition(test);
+  s.log_z_reference = lz_ref;
+  s.log_z_test = lz_test;
   double kl = 0.0, sum_abs = 0.0;
   for (int i = 0; i < n; ++i) {
     const double lp = ref[i] - lz_ref, lq = test[i] - lz_test;

@@ -1,8 +1,10 @@
 #include "kvcim/runtime/eval_corpus.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <memory>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/cmodel/sampler.hpp"
 #include "kvcim/cmodel/transformer.hpp"
 #include "kvcim/error.hpp"
@@ -65,6 +67,39 @@ int64_t worst_positions(const std::vector<int>& pos, int last) {
     most = std::max(most, held);
   }
   return most;
+}
+
+// The next token of each stream `sampled` marks, from its row of `logits`. Each stream's sampler
+// (a softmax over the vocabulary) draws from its own state only, so the streams go to both threads
+// (cmodel::parallel_rows) and the tokens are those of drawing them one by one; the first failure
+// in stream order (non-finite logits) is the one thrown, as drawing in order would.
+std::vector<int> sample_streams(std::vector<Stream>& live, const std::vector<char>& sampled,
+                                const std::vector<float>& logits, int vocab) {
+  struct Job {
+    std::vector<Stream>& live;
+    const std::vector<char>& sampled;
+    const float* logits;
+    int vocab;
+    std::vector<int> next;
+    std::vector<std::exception_ptr> failed;
+  } job{live, sampled, logits.data(), vocab, std::vector<int>(live.size(), -1), std::vector<std::exception_ptr>(live.size())};
+  int64_t elements = 0;
+  for (char d : sampled) elements += d ? vocab : 0;
+  parallel_rows(static_cast<int>(live.size()), elements, [](void* ctx, int a0, int a1) {
+    Job& j = *static_cast<Job*>(ctx);
+    for (int a = a0; a < a1; ++a) {
+      if (!j.sampled[static_cast<size_t>(a)]) continue;
+      try {
+        const Vector row = Eigen::Map<const Vector>(j.logits + static_cast<size_t>(a) * static_cast<size_t>(j.vocab), j.vocab);
+        j.next[static_cast<size_t>(a)] = j.live[static_cast<size_t>(a)].sampler.sample(row);
+      } catch (...) {
+        j.failed[static_cast<size_t>(a)] = std::current_exception();
+      }
+    }
+  }, &job, 1);
+  for (const std::exception_ptr& e : job.failed)
+    if (e) std::rethrow_exception(e);
+  return job.next;
 }
 
 // Sequences 0, 1, ... sampled from the reference (prompt i % prompts, temperature 1, no
@@ -130,10 +165,13 @@ std::vector<EvalSequence> sample_sequences(const Checkpoint& ck, const Tokenizer
     for (size_t a = 0; a < live.size(); ++a) {
       Stream& s = live[a];
       held += ++s.pos;
-      if (s.pos < static_cast<int>(s.seq.ids.size())) continue;  // still in the prompt
-      sampled[a] = 1;
-      const Vector row = Eigen::Map<const Vector>(logits.data() + a * static_cast<size_t>(c.vocab_size), c.vocab_size);
-      s.seq.ids.push_back(s.sampler.sample(row));
+      sampled[a] = s.pos >= static_cast<int>(s.seq.ids.size());  // past its prompt
+    }
+    const std::vector<int> next = sample_streams(live, sampled, logits, c.vocab_size);
+    for (size_t a = 0; a < live.size(); ++a) {
+      if (!sampled[a]) continue;
+      Stream& s = live[a];
+      s.seq.ids.push_back(next[a]);
       known[static_cast<size_t>(s.index)] = static_cast<int>(s.seq.ids.size()) - 1;
     }
     stats.most_positions = std::max(stats.most_positions, held);

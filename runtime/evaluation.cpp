@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/runtime/accuracy.hpp"
 
 namespace kvcim::runtime {
@@ -23,6 +24,38 @@ struct SequenceScores {
   std::vector<double> nll_reference, nll_cim, kl, top1_agree;
 };
 
+// Scores rows [0, m) of a classifier block (positions pos0 .. pos0 + m - 1, whose next tokens
+// are next[1 .. m]) onto `t`. Each row's log-partitions sum 32,000 exps, as much as the float
+// classifier's multiply-adds, so the rows go to both threads (cmodel::parallel_rows), each into
+// its own slot, and are appended in order: the figures are those of scoring them one by one.
+void score_rows(const Config& c, const float* rows, const float* cim_rows, const int* next, int pos0, int m,
+                SequenceScores& t) {
+  struct Job {
+    const float *rows, *cim_rows;
+    const int* next;
+    int pos0, vocab;
+    std::vector<StepAccuracy> acc;
+  } job{rows, cim_rows, next, pos0, c.vocab_size, std::vector<StepAccuracy>(static_cast<size_t>(m))};
+  parallel_rows(m, int64_t{m} * c.vocab_size, [](void* ctx, int i0, int i1) {
+    Job& j = *static_cast<Job*>(ctx);
+    for (int i = i0; i < i1; ++i) {
+      const auto at = static_cast<size_t>(i) * static_cast<size_t>(j.vocab);
+      const Vector r = Eigen::Map<const Vector>(j.rows + at, j.vocab);
+      const Vector q = Eigen::Map<const Vector>(j.cim_rows + at, j.vocab);
+      j.acc[static_cast<size_t>(i)] = compare_logits(r, q, j.pos0 + i);
+    }
+  }, &job, 1);
+  for (int i = 0; i < m; ++i) {
+    const StepAccuracy& a = job.acc[static_cast<size_t>(i)];
+    const auto at = static_cast<size_t>(i) * static_cast<size_t>(c.vocab_size) + static_cast<size_t>(next[i + 1]);
+    // log_prob(x, token) = x[token] - log-partition(x); compare_logits summed the partitions
+    t.nll_reference.push_back(-(double(rows[at]) - a.log_z_reference));
+    t.nll_cim.push_back(-(double(cim_rows[at]) - a.log_z_test));
+    t.kl.push_back(a.kl);
+    t.top1_agree.push_back(a.top1_agree ? 1.0 : 0.0);
+  }
+}
+
 SequenceScores score_sequence(const Config& c, const Weights& w, SessionBackend& cim, ReferenceBackend& ref,
                               const std::vector<int>& ids, uint64_t stream) {
   cim.reset();
@@ -42,17 +75,7 @@ SequenceScores score_sequence(const Config& c, const Weights& w, SessionBackend&
       cim_rows.resize(m * V);
       ref.linear_batch(0, MatrixKind::classifier, m, hidden.data() + r0 * D, c.dim, rows.data(), c.vocab_size);
       cim.linear_batch(0, MatrixKind::classifier, m, cim_hidden.data() + r0 * D, c.dim, cim_rows.data(), c.vocab_size);
-      for (int i = 0; i < m; ++i) {
-        const int pos = pos0 + r0 + i;
-        const Vector r = Eigen::Map<const Vector>(rows.data() + i * V, c.vocab_size);
-        const Vector q = Eigen::Map<const Vector>(cim_rows.data() + i * V, c.vocab_size);
-        const int next = ids[static_cast<size_t>(pos) + 1];
-        const StepAccuracy a = compare_logits(r, q, pos);
-        t.nll_reference.push_back(-log_prob(r, next));
-        t.nll_cim.push_back(-log_prob(q, next));
-        t.kl.push_back(a.kl);
-        t.top1_agree.push_back(a.top1_agree ? 1.0 : 0.0);
-      }
+      score_rows(c, rows.data(), cim_rows.data(), ids.data() + pos0 + r0, pos0 + r0, m, t);
     }
   }
   return t;

@@ -16,6 +16,9 @@ struct StepAccuracy {
   double max_abs_error = 0.0;   // max_v |logit_ref - logit_cim|
   double mean_abs_error = 0.0;  // mean_v |logit_ref - logit_cim|
   double reference_margin = 0.0;  // reference top-1 logit minus its runner-up: how near a tie
+  // log-sum-exp of each side's logits (double): log_prob(x, t) is x[t] - this, bit for bit, so a
+  // caller scoring the same rows need not sum 32,000 exps again.
+  double log_z_reference = 0.0, log_z_test = 0.0;
 };
 
 StepAccuracy compare_logits(const cmodel::Vector& reference, const cmodel::Vector& test, int pos);
