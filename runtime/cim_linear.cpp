@@ -53,8 +53,10 @@ CimLinear::CimLinear(cmodel::MatrixRef w, const MacroSpec& spec, std::vector<Blo
   for (const size_t b : order) {
     const Block& bl = blocks_[b];
     if (!bl.onchip) continue;
-    const int8_t* codes = q_.q.data() + static_cast<size_t>(bl.out0) * q_.cols;  // output out0's row
-    if (all_onchip) {
+    const int8_t* codes = nullptr;  // output out0's row of codes
+    if (!all_onchip) {
+      codes = q_.q.data() + static_cast<size_t>(bl.out0) * q_.cols;
+    } else {
       if (bl.out0 != g0 || bl.outs != gn) {
         group.resize(static_cast<size_t>(bl.outs) * q_.cols);
         cmodel::quant::quantize_weights_into(w.middleRows(bl.out0, bl.outs), spec.weight_bits, group.data(),

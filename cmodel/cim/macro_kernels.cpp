@@ -894,12 +894,13 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
     int col = 0;                                                                                          \
     alignas(64) int32_t pkb[kFixedMaxT * kW]; /* pk of every input cycle k, the block's columns */         \
     for (; f.T <= kFixedMaxT && col + kW <= n; col += kW) {                                               \
-      const int16_t* q0 = f.qdev + col;                                                                   \
+      /* no deviations (read noise only): no rows listed, q0 never read */                               \
+      const int16_t* q0 = f.qdev != nullptr ? f.qdev + col : nullptr;                                     \
       for (int g = 0; g < f.G; ++g) {                                                                     \
         /* the rows of the next (block, group), fetched meanwhile: 64 strided runs are more */         \
         /* than the hardware prefetcher follows (a further one would be evicted before its use) */       \
         const int gn = g + 1 < f.G ? g + 1 : 0, cn = g + 1 < f.G ? 0 : kW;                               \
-        if (col + cn + kW <= n)                                                                           \
+        if (q0 != nullptr && col + cn + kW <= n)                                                        \
           for (int i = gn * f.rpc; i < std::min(f.n_rows, (gn + 1) * f.rpc); ++i)                         \
             for (int c = cn; c < cn + kW; c += 32)                                                        \
               _mm_prefetch(reinterpret_cast<const char*>(q0 + i * f.stride + c), _MM_HINT_T0);            \
