@@ -109,10 +109,8 @@ void CimLinear::compute_blocks(int b0, int b1) {
 }
 
 void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
-  // per-token dynamic activation scale
-  const cmodel::quant::QuantizedVector xq =
-      cmodel::quant::quantize_activation(x, q_.cols, spec_.input_bits);
-  for (int i = 0; i < q_.cols; ++i) xq_[i] = xq.q[i];
+  // per-token dynamic activation scale, the codes straight into xq_
+  const float x_scale = cmodel::quant::quantize_activation_into(x, q_.cols, spec_.input_bits, xq_.data());
   ev.quant_ops += q_.cols;
   if (parts_.size() < n_parts_) parts_.resize(n_parts_);
   acc_.resize(static_cast<size_t>(q_.rows));
@@ -137,7 +135,7 @@ void CimLinear::apply(const float* x, float* y, LinearEvents& ev) {
   }
   ev.partial_sum_adds += partial_sum_adds_;
   // dequantise: y = acc * x_scale * w_scale[out]
-  for (int o = 0; o < q_.rows; ++o) y[o] = static_cast<float>(acc_[o]) * xq.scale * q_.scale[o];
+  for (int o = 0; o < q_.rows; ++o) y[o] = static_cast<float>(acc_[o]) * x_scale * q_.scale[o];
   ev.dequant_muls += q_.rows;
 }
 

@@ -103,10 +103,18 @@ void quantize_weights_into(MatrixRef w, int bits, int8_t* codes, size_t stride, 
   }
 }
 
+namespace {
+// A vector's dynamic scale: its largest |x| over qm (every x checked finite); a zero vector keeps
+// scale 1, its codes 0.
+float activation_scale(const float* x, int n, int qm) {
+  const float m = checked_max_abs(x, n, "quant::quantize_activation");
+  return m > 0.0f ? m / static_cast<float>(qm) : 1.0f;
+}
+}  // namespace
+
 float quantize_activation_into(const float* x, int n, int bits, int32_t* out) {
   const int qm = qmax(bits);
-  const float m = checked_max_abs(x, n, "quant::quantize_activation");
-  const float s = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;  // as quantize_activation's
+  const float s = activation_scale(x, n, qm);
   // quantize_value(x[i], s, bits) without its per-call checks (s > 0 and every value finite are
   // known here): the same quotient and rounding, in a loop that vectorises.
   for (int i = 0; i < n; ++i) out[i] = round_saturate(x[i] / s, qm);
@@ -114,12 +122,10 @@ float quantize_activation_into(const float* x, int n, int bits, int32_t* out) {
 }
 
 QuantizedVector quantize_activation(const float* x, int n, int bits) {
-  const int qm = qmax(bits);
-  const float m = checked_max_abs(x, n, "quant::quantize_activation");
   QuantizedVector out;
+  out.scale = activation_scale(x, n, qmax(bits));  // first: it refuses a bad n or x
   out.bits = bits;
   out.q.resize(n);
-  out.scale = m > 0.0f ? m / static_cast<float>(qm) : 1.0f;  // zero vector: scale 1, codes 0
   for (int i = 0; i < n; ++i) out.q[i] = static_cast<int8_t>(quantize_value(x[i], out.scale, bits));
   return out;
 }
