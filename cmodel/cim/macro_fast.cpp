@@ -176,7 +176,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const uint64_t base = noise_draws_;
   std::vector<uint32_t>& levels = scratch<uint32_t, 1>(0, 0u);  // the input levels of one row group, [row][k]
   const auto group_levels = [&](int r0, int r1) {
-    levels.resize(static_cast<size_t>(rpc) * T);
+    levels.resize(static_cast<size_t>(std::max(rpc, r1 - r0)) * T);
     for (int r = r0; r < r1; ++r)
       for (int k = 0; k < T; ++k)
         levels[static_cast<size_t>(r - r0) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
@@ -229,6 +229,13 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
   };
 
+  // each input cycle's sign and significance, as the kernels take them
+  std::vector<int>& sign = scratch<int, 1>(T, 0);
+  std::vector<int>& offset = scratch<int, 2>(T, 0);
+  for (int k = 0; k < T; ++k) {
+    sign[k] = pieces[k].sign;
+    offset[k] = pieces[k].offset;
+  }
   if (!noisy || rounded_.k_max > 0) {
     // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
     // quant::shift_round(p, s), which the reference path calls. Fused per column block.
@@ -236,12 +243,6 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // rounded noise of the conversion; step (k, g) reads offsets base + (k * G + g) * C + col, as
     // the reference does, in the same fused pass (p <= rows * 255 * 15 < 2^28 with validate()'s
     // limits, so p + k and the sums over the row groups fit in 32 bits).
-    std::vector<int>& sign = scratch<int, 1>(T, 0);
-    std::vector<int>& offset = scratch<int, 2>(T, 0);
-    for (int k = 0; k < T; ++k) {
-      sign[k] = pieces[k].sign;
-      offset[k] = pieces[k].offset;
-    }
     const detail::RoundedDraws draws{noise_key_, base, rounded_, static_cast<int32_t>(top_code)};
     detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(),
                            {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr);
@@ -265,16 +266,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     std::vector<int32_t>& row_off = scratch_unset<int32_t, 3>(0);  // (int32_t is int: slot 1 is row_begin's)
     int bits = 0;
     if (!cell_noise_q_.empty()) {
-      levels.resize(static_cast<size_t>(n_rows) * T);
-      for (int r = 0; r < n_rows; ++r)
-        for (int k = 0; k < T; ++k) levels[static_cast<size_t>(r) * T + k] = detail::input_level(spec_, pieces[k], x[r]);
+      group_levels(0, n_rows);  // every row's levels, [row][k]
       bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
-    }
-    std::vector<int>& sign = scratch<int, 1>(T, 0);
-    std::vector<int>& offset = scratch<int, 2>(T, 0);
-    for (int k = 0; k < T; ++k) {
-      sign[k] = pieces[k].sign;
-      offset[k] = pieces[k].offset;
     }
     const detail::FixedSteps f{p_all, R, cell_noise_q_.data(), noise_qstride_, n_rows, rpc, row_begin.data(), row_off.data(),
                                bits, T, G, sign.data(), offset.data(), fixed_q_, shift,
