@@ -107,6 +107,11 @@ TokenScores score_corpus(const Config& c, const Weights& w, const std::function<
   return t;
 }
 
+int interval_block_tokens(int sequences, int tokens) {
+  if (sequences >= kMinSequencesForIntervals || tokens <= 0) return 0;
+  return std::max(1, static_cast<int>(std::ceil(std::cbrt(static_cast<double>(tokens)))));
+}
+
 namespace {
 // The statistics of sequences [first, last) of `t`.
 EvalStatistics statistics(const TokenScores& t, size_t first, size_t last, const BootstrapOptions& b) {
@@ -115,15 +120,25 @@ EvalStatistics statistics(const TokenScores& t, size_t first, size_t last, const
   auto part = [&](const std::vector<double>& v) {
     return std::vector<double>(v.begin() + static_cast<std::ptrdiff_t>(begin), v.begin() + static_cast<std::ptrdiff_t>(end));
   };
+  const int tokens = static_cast<int>(end - begin);
+  const int sequences = static_cast<int>(last - first);
+  // The clusters resampled: the sequences, or blocks of them when there are too few to show the
+  // spread between sequences (statistic_clusters).
+  const int block = interval_block_tokens(sequences, tokens);
   std::vector<int> starts;
-  for (size_t i = first; i < last; ++i) starts.push_back(t.sequence_starts[i] - static_cast<int>(begin));
+  for (size_t i = first; i < last; ++i) {
+    const int s0 = t.sequence_starts[i] - static_cast<int>(begin);
+    const int s1 = i + 1 < last ? t.sequence_starts[i + 1] - static_cast<int>(begin) : tokens;
+    for (int s = s0; s < s1; s += block > 0 ? block : s1 - s0) starts.push_back(s);
+  }
   std::vector<double> delta(end - begin);
   for (size_t i = 0; i < delta.size(); ++i) delta[i] = t.nll_cim[begin + i] - t.nll_reference[begin + i];
   const std::vector<Interval> m = cluster_bootstrap_means(
       {part(t.kl), part(t.top1_agree), part(t.nll_reference), part(t.nll_cim), delta}, starts, b);
   EvalStatistics e;
-  e.tokens = static_cast<int>(end - begin);
-  e.sequences = static_cast<int>(last - first);
+  e.tokens = tokens;
+  e.sequences = sequences;
+  e.interval_block_tokens = block;
   e.kl_mean = m[0];
   e.top1_agreement = m[1];
   e.nll_reference = m[2];

@@ -121,6 +121,14 @@ std::string num(const json& r, const std::string& key, const char* format, const
   return "<span class=\"num\"" + attrs(r, key) + ">" + html_escape(shown) + "</span>";
 }
 
+// ", intervals over blocks of B tokens" when a part of the evaluation had too few sequences for
+// intervals over sequences (reports saved before the field have none: sequences then)
+std::string blocks_note(const json& part) {
+  const auto it = part.find("interval_block_tokens");
+  if (it == part.end() || !it->is_number_integer() || it->get<int>() == 0) return "";
+  return ", intervals over blocks of " + std::to_string(it->get<int>()) + " tokens (too few sequences)";
+}
+
 std::string energy_num(const json& r, const std::string& key) {
   const json& v = at(r, key);
   const std::string shown = v.is_number() ? energy_text(v.get<double>()) : "not computed";
@@ -404,8 +412,8 @@ std::string html_report(const json& r) {
   h += row("KL mean / max (nats)", num(r, "accuracy.kl_mean", "%.3g") + " / " + num(r, "accuracy.kl_max", "%.3g"));
   h += row("logit error max / mean", num(r, "accuracy.max_abs_logit_error", "%.4f") + " / " +
                                          num(r, "accuracy.mean_abs_logit_error", "%.4f"));
-  h += row("perplexity reference / CIM", num(r, "accuracy.perplexity.reference", "%.4f") + " / " +
-                                             num(r, "accuracy.perplexity.cim", "%.4f") + " (" +
+  h += row("perplexity reference / CIM", num(r, "accuracy.perplexity.reference", "%.6g") + " / " +
+                                             num(r, "accuracy.perplexity.cim", "%.6g") + " (" +
                                              num(r, "accuracy.perplexity.eval_tokens", "%.0f") + " tokens)");
   h += row("latency per token, CIM (simulated / bound)",
            num(r, "energy.cim.per_token_latency_ns", "%.1f", " ns") + " / " +
@@ -457,13 +465,13 @@ std::string html_report(const json& r) {
     const bool apart = ev.contains("sampled_sequences");
     h += "<p>" + num(r, "accuracy.evaluation.sampled_tokens", "%.0f") + " tokens sampled from the reference in " +
          num(r, apart ? "accuracy.evaluation.sampled_sequences" : "accuracy.evaluation.sequences", "%.0f") +
-         " sequences, seed " +
+         " sequences" + blocks_note(ev) + ", seed " +
          num(r, "accuracy.evaluation.seed", "%.0f") + "; bootstrap over sequences, " +
          num(r, "accuracy.evaluation.bootstrap.resamples", "%.0f") + " resamples.</p>\n";
     h += interval_chart(r, "accuracy.evaluation");
     if (apart && !ev.at("text").is_null()) {
       h += "<p>Human-written text: " + num(r, "accuracy.evaluation.text.tokens", "%.0f") + " tokens in " +
-           num(r, "accuracy.evaluation.text.sequences", "%.0f") + " sequences.</p>\n";
+           num(r, "accuracy.evaluation.text.sequences", "%.0f") + " sequences" + blocks_note(ev.at("text")) + ".</p>\n";
       h += interval_chart(r, "accuracy.evaluation.text");
     }
   }

@@ -84,6 +84,7 @@ json interval_json(const Interval& i) {
 json statistics_json(const EvalStatistics& e) {
   return {{"tokens", e.tokens},
           {"sequences", e.sequences},
+          {"interval_block_tokens", e.interval_block_tokens},
           {"kl_mean", interval_json(e.kl_mean)},
           {"top1_agreement", interval_json(e.top1_agreement)},
           {"delta_nll", interval_json(e.delta_nll)},

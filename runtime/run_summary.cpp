@@ -105,6 +105,13 @@ std::string thousands(long long n) {
   return s;
 }
 
+// What the intervals of `e` resample, when it is not whole sequences.
+std::string blocks_note(const EvalStatistics& e) {
+  if (e.interval_block_tokens == 0) return "";
+  return " (intervals over blocks of " + std::to_string(e.interval_block_tokens) + " tokens: fewer than " +
+         std::to_string(kMinSequencesForIntervals) + " sequences; they miss the correlation across a sequence)";
+}
+
 void evaluation(std::string& out, const RunReport& rep) {
   if (!rep.result.evaluation) {
     out += "  no evaluation (--eval-text ''): perplexity not measured\n";
@@ -112,18 +119,21 @@ void evaluation(std::string& out, const RunReport& rep) {
   }
   const Evaluation& ev = *rep.result.evaluation;
   appendf(out, "  evaluation, teacher-forced (95%% intervals): %s tokens sampled from the reference in %d sequences "
-          "(seed %llu)\n", thousands(ev.tokens).c_str(), ev.sequences, static_cast<unsigned long long>(rep.options.eval_seed));
+          "(seed %llu)%s\n", thousands(ev.tokens).c_str(), ev.sequences, static_cast<unsigned long long>(rep.options.eval_seed),
+          blocks_note(ev).c_str());
   appendf(out, "  KL mean %s nats   top-1 %s   \u0394NLL %s nats/token\n",
           with_interval(ev.kl_mean, "%.3g", "%.2g").c_str(),
           with_interval(ev.top1_agreement, "%.4f", "%.4f").c_str(),
           with_interval(ev.delta_nll, "%+.4f", "%.4f").c_str());
   if (!ev.text) return;
   const EvalStatistics& t = *ev.text;
-  appendf(out, "  human-written text: %s tokens in %d sequences\n", thousands(t.tokens).c_str(), t.sequences);
+  appendf(out, "  human-written text: %s tokens in %d sequence%s%s\n", thousands(t.tokens).c_str(), t.sequences,
+          t.sequences == 1 ? "" : "s", blocks_note(t).c_str());
+  // a perplexity past 10^6 (an untrained model's) in exponent form, not 100 digits
+  const char* ppl = std::max(t.perplexity_reference.high, t.perplexity_cim.high) < 1e6 ? "%.3f" : "%.4g";
   appendf(out, "  \u0394NLL %s nats/token   perplexity reference %s, CIM %s   KL mean %s nats\n",
-          with_interval(t.delta_nll, "%+.4f", "%.4f").c_str(),
-          with_interval(t.perplexity_reference, "%.3f", "%.3f").c_str(),
-          with_interval(t.perplexity_cim, "%.3f", "%.3f").c_str(), with_interval(t.kl_mean, "%.3g", "%.2g").c_str());
+          with_interval(t.delta_nll, "%+.4f", "%.4f").c_str(), with_interval(t.perplexity_reference, ppl, ppl).c_str(),
+          with_interval(t.perplexity_cim, ppl, ppl).c_str(), with_interval(t.kl_mean, "%.3g", "%.2g").c_str());
 }
 
 std::string bank_text(double bytes) {

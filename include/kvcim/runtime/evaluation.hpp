@@ -26,6 +26,9 @@ struct TokenScores {
 // The statistics of a set of sequences: means with their intervals.
 struct EvalStatistics {
   int tokens = 0, sequences = 0;
+  // 0: the intervals resample whole sequences; else blocks of this many contiguous tokens of each
+  // sequence (interval_block_tokens: too few sequences for the spread between them)
+  int interval_block_tokens = 0;
   Interval kl_mean, top1_agreement, nll_reference, nll_cim;
   Interval delta_nll;  // mean of nll_cim - nll_reference, paired token by token
   // exp of the NLL means and of their interval ends (percentile intervals follow a monotone map)
@@ -41,6 +44,19 @@ struct Evaluation : EvalStatistics {
   BootstrapOptions bootstrap;
   std::optional<EvalStatistics> text;  // none without a text
 };
+
+// Fewer sequences than this cannot show the spread between sequences: one sequence gives every
+// replicate the same mean, an interval of zero width, and 2 - 3 give the few-cluster bootstrap's
+// far too narrow intervals (bootstrap.hpp: the expanded interval needs k >= 4).
+constexpr int kMinSequencesForIntervals = 4;
+
+// The block length of the intervals of `tokens` tokens in `sequences` sequences: 0 (whole
+// sequences resampled) from kMinSequencesForIntervals sequences on; below, the clusters are
+// contiguous blocks of ceil(tokens^(1/3)) tokens of each sequence, the block bootstrap's usual
+// length (Hall, Horowitz & Jing 1995: the n^(1/3) rate for variance and interval estimation).
+// Blocks keep the correlation between neighbouring tokens but not the correlation across a
+// sequence, so such an interval can be too narrow: the summary says when it is used.
+int interval_block_tokens(int sequences, int tokens);
 
 // The read-noise streams of the evaluation's sequences: sequence i is kEvalStreams + i
 // (SessionBackend::set_noise_stream); the generation's are below (its sampler seeds).

@@ -10,7 +10,8 @@
 //   prompts, seed, sampling, bootstrap {method, resample, resamples, confidence, seed}; kl_mean,
 //   top1_agreement, delta_nll (nll_cim - nll_reference, paired), nll_reference, nll_cim,
 //   perplexity_reference, perplexity_cim, each {value, ci_low, ci_high} (a 95% interval), of the
-//   sampled sequences; text: the same statistics with tokens and sequences, of the human-written
+//   sampled sequences, and interval_block_tokens (0: the intervals resample sequences; else, below
+//   4 sequences, blocks of that many tokens); text: the same statistics with tokens and sequences, of the human-written
 //   text (null without one); sequence_starts (index of each sequence's first token, sampled ones
 //   first); per_token {nll_reference, nll_cim, kl, top1_agree} arrays (nats).
 // accuracy.top1_agreement/kl_mean/kl_max/... stay the generation's per-step figures.

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 
 #include <numeric>
 
@@ -339,4 +340,48 @@ TEST(Evaluation, EachScoreIsItsOwnPositions) {
     EXPECT_NEAR(s.nll_reference[static_cast<size_t>(p)], -log_prob(logits, corpus.sequences[0].ids[p + 1]), 1e-9) << p;
     EXPECT_EQ(s.nll_cim[static_cast<size_t>(p)], s.nll_reference[static_cast<size_t>(p)]) << p;
   }
+}
+
+// Scores of `sequences` sequences of `length` tokens: ΔNLL 0.1 + a slow swing + a small wobble.
+TokenScores synthetic_scores(int sequences, int length) {
+  TokenScores t;
+  for (int s = 0; s < sequences; ++s) {
+    t.sequence_starts.push_back(static_cast<int>(t.kl.size()));
+    for (int i = 0; i < length; ++i) {
+      const double d = 0.1 + 0.05 * std::sin(0.05 * (i + 97 * s)) + 0.01 * std::sin(3.7 * i * (s + 1));
+      t.nll_reference.push_back(2.0);
+      t.nll_cim.push_back(2.0 + d);
+      t.kl.push_back(std::abs(d));
+      t.top1_agree.push_back(i % 7 == 0 ? 0.0 : 1.0);
+    }
+  }
+  return t;
+}
+
+TEST(Evaluation, FewSequencesResampleBlocksOfTokensNotOneCluster) {
+  // one sequence: resampling it whole would give every replicate the same mean, an interval of
+  // zero width; blocks of ceil(400^(1/3)) = 8 tokens give a real one around the mean
+  const Evaluation one = summarize_scores(synthetic_scores(1, 400), {}, -1);
+  EXPECT_EQ(one.interval_block_tokens, 8);
+  EXPECT_LT(one.delta_nll.low, one.delta_nll.value);
+  EXPECT_GT(one.delta_nll.high, one.delta_nll.value);
+  EXPECT_GT(one.delta_nll.high - one.delta_nll.low, 1e-3);
+  EXPECT_LT(one.top1_agreement.low, one.top1_agreement.high);
+  // three sequences: still blocks; four: whole sequences, as cluster_bootstrap_means gives them
+  EXPECT_EQ(summarize_scores(synthetic_scores(3, 100), {}, -1).interval_block_tokens, 7);
+  const TokenScores four = synthetic_scores(4, 100);
+  const Evaluation e = summarize_scores(four, {}, -1);
+  EXPECT_EQ(e.interval_block_tokens, 0);
+  std::vector<double> delta(four.kl.size());
+  for (size_t i = 0; i < delta.size(); ++i) delta[i] = four.nll_cim[i] - four.nll_reference[i];
+  const Interval by_sequence = cluster_bootstrap_mean(delta, four.sequence_starts, {});
+  EXPECT_DOUBLE_EQ(e.delta_nll.low, by_sequence.low);
+  EXPECT_DOUBLE_EQ(e.delta_nll.high, by_sequence.high);
+  // the text part of an evaluation is judged on its own sequences: 4 sampled + 1 text sequence
+  const Evaluation split = summarize_scores(synthetic_scores(5, 100), {}, 4);
+  EXPECT_EQ(split.interval_block_tokens, 0);
+  ASSERT_TRUE(split.text);
+  EXPECT_EQ(split.text->interval_block_tokens, 5);
+  EXPECT_GT(split.text->delta_nll.high, split.text->delta_nll.low);
+  EXPECT_EQ(interval_block_tokens(0, 0), 0);
 }
