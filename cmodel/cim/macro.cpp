@@ -98,6 +98,7 @@ void Macro::mirror_deviation(int row, int col, float deviation) {
     return;
   }
   cell_noise_q_[static_cast<size_t>(row) * noise_qstride_ + col] = static_cast<int16_t>(v);
+  subsets_stale_ = true;
   noise_qmax_ = std::max(noise_qmax_, static_cast<int32_t>(std::fabs(v)));
 }
 

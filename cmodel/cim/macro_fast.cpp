@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "macro_fixed_subsets.hpp"
 #include "macro_kernels.hpp"
 #include "macro_layout.hpp"
 
@@ -264,14 +266,28 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
     std::vector<int>& row_begin = scratch_unset<int, 1>(0);
     std::vector<int32_t>& row_off = scratch_unset<int32_t, 3>(0);  // (int32_t is int: slot 1 is row_begin's)
+    std::vector<int>& fetch_begin = scratch_unset<int, 4>(0);
+    std::vector<int32_t>& fetch_off = scratch_unset<int32_t, 5>(0);
     int bits = 0;
+    // The deviations' subset sums (detail::subset_sums: one add per block of kSubsetRows rows
+    // instead of one per driven row), built once after a write, when every sum fits int16.
+    if (!cell_noise_q_.empty() && subsets_stale_) {
+      subset_max_ = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols, rpc, subset_sums_);
+      if (subset_max_ < 0) std::vector<int16_t, detail::LineAllocator<int16_t>>().swap(subset_sums_);
+      subsets_stale_ = false;
+    }
+    const bool subsets = subset_max_ >= 0 && !cell_noise_q_.empty() && std::getenv("KVCIM_NO_SUBSETS") == nullptr;
     if (!cell_noise_q_.empty()) {
       group_levels(0, n_rows);  // every row's levels, [row][k]
-      bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
+      bits = subsets ? detail::list_fixed_subsets(levels.data(), n_rows, T, G, rpc, row_begin, row_off, fetch_begin, fetch_off)
+                     : detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
     }
-    const detail::FixedSteps f{p_all, R, cell_noise_q_.data(), noise_qstride_, n_rows, rpc, row_begin.data(), row_off.data(),
+    const detail::FixedSteps f{p_all, R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
+                               subsets ? detail::subset_tile(spec_.rows, rpc) : 0, noise_qstride_,
+                               n_rows, rpc, row_begin.data(), row_off.data(),
+                               subsets ? fetch_begin.data() : nullptr, fetch_off.data(),
                                bits, T, G, sign.data(), offset.data(), fixed_q_, shift,
-                               static_cast<int32_t>(top_code), noise_qmax_};
+                               static_cast<int32_t>(top_code), subsets ? subset_max_ : noise_qmax_};
     detail::fixed_columns(f, C, acc.data());
   } else if (!cell_noise_q_.empty()) {
     // Cell noise summed in integers (cell_noise_q_: each deviation within 2^-(q+1) of its grid

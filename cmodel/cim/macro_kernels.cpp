@@ -234,7 +234,7 @@ void fixed_columns_portable(const FixedSteps& f, int col0, int n, int64_t* acc) 
         int32_t d = f.R != nullptr ? f.R[s * n + col] : 0;
         for (int b = 0; b < f.bits; ++b)
           for (int i = f.row_begin[s * f.bits + b]; i < f.row_begin[s * f.bits + b + 1]; ++i)
-            d += static_cast<int32_t>(f.qdev[f.row_off[i] + col]) * (1 << b);
+            d += static_cast<int32_t>(fixed_grid_at(f, col)[f.row_off[i]]) * (1 << b);
         pk += static_cast<uint32_t>(adc_fixed_code(f.p[s * n + col], d, f.q, f.shift, f.top)) << f.shift;
       }
       a += f.sign[k] * (static_cast<int64_t>(pk) << f.offset[k]);
@@ -895,15 +895,20 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
     alignas(64) int32_t pkb[kFixedMaxT * kW]; /* pk of every input cycle k, the block's columns */         \
     for (; f.T <= kFixedMaxT && col + kW <= n; col += kW) {                                               \
       /* no deviations (read noise only): no rows listed, q0 never read */                               \
-      const int16_t* q0 = f.qdev != nullptr ? f.qdev + col : nullptr;                                     \
+      const int16_t* q0 = f.qdev != nullptr ? fixed_grid_at(f, col) : nullptr;                            \
       for (int g = 0; g < f.G; ++g) {                                                                     \
         /* the rows of the next (block, group), fetched meanwhile: 64 strided runs are more */         \
         /* than the hardware prefetcher follows (a further one would be evicted before its use) */       \
         const int gn = g + 1 < f.G ? g + 1 : 0, cn = g + 1 < f.G ? 0 : kW;                               \
-        if (q0 != nullptr && col + cn + kW <= n)                                                        \
+        const int16_t* qn = q0 != nullptr && col + cn + kW <= n ? fixed_grid_at(f, col + cn) : nullptr;  \
+        if (qn != nullptr && f.fetch_begin == nullptr)                                                   \
           for (int i = gn * f.rpc; i < std::min(f.n_rows, (gn + 1) * f.rpc); ++i)                         \
-            for (int c = cn; c < cn + kW; c += 32)                                                        \
-              _mm_prefetch(reinterpret_cast<const char*>(q0 + i * f.stride + c), _MM_HINT_T0);            \
+            for (int c = 0; c < kW; c += 32)                                                              \
+              _mm_prefetch(reinterpret_cast<const char*>(qn + i * f.stride + c), _MM_HINT_T0);            \
+        if (qn != nullptr && f.fetch_begin != nullptr)                                                   \
+          for (int i = f.fetch_begin[gn]; i < f.fetch_begin[gn + 1]; ++i)                                 \
+            for (int c = 0; c < kW; c += 32)                                                              \
+              _mm_prefetch(reinterpret_cast<const char*>(qn + f.fetch_off[i] + c), _MM_HINT_T0);          \
         for (int k = 0; k < f.T; ++k) {                                                                   \
           const size_t s = static_cast<size_t>(k) * f.G + g;                                              \
           VEC a[4] = {zero, zero, zero, zero};                                                            \

@@ -72,15 +72,24 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 // shift, top) << shift is summed over the groups into pk and acc[col] = sum_k sign[k] *
 // (pk << offset[k]). The cell sums stay in registers, added in int16 lanes as many rows at a time
 // as 32767 / qmax allows (cell_noise_isums' runs); the caller guarantees what adc_fixed_code needs.
+constexpr int kGridTileCols = 64;  // the columns of a tile of a tiled grid (FixedSteps::tile)
 struct FixedSteps {
   const uint32_t* p;
   const int32_t* R;
-  const int16_t* qdev;  // the macro's grid deviations, row r at qdev + r * stride
-  size_t stride;
+  // the listed rows' grid values: column col of the row at offset o at qdev[o + col], or with
+  // tile > 0 (tiles of kGridTileCols columns, tile elements apart: the subset table) at
+  // qdev[(col / kGridTileCols) * tile + o + col % kGridTileCols] (fixed_grid_at)
+  const int16_t* qdev;
+  size_t tile;
+  size_t stride;  // the rows' (every row, without fetch_begin)
   int n_rows;  // the call's rows (each block prefetches the next block's)
   int rpc;     // rows per group: group g is rows g * rpc ..
   const int* row_begin;
   const int32_t* row_off;  // r * stride of each listed row
+  // What each block prefetches of the next group's rows: with fetch_begin, the offsets
+  // fetch_off[fetch_begin[g] .. fetch_begin[g + 1]) (each once; the subset table's), else every row
+  const int* fetch_begin;
+  const int32_t* fetch_off;
   int bits;
   int T, G;
   const int* sign;
@@ -89,6 +98,11 @@ struct FixedSteps {
   int32_t top, qmax;
 };
 void fixed_columns(const FixedSteps& f, int n, int64_t* acc);
+// Where column col of the listed rows is: qdev + (an offset of row_off) + ...
+inline const int16_t* fixed_grid_at(const FixedSteps& f, int col) {
+  return f.tile == 0 ? f.qdev + col
+                     : f.qdev + static_cast<size_t>(col / kGridTileCols) * f.tile + col % kGridTileCols;
+}
 // The row lists of fixed_columns from the levels u[r * T + k] of rows r < n_rows (row group g:
 // rows g * rpc ..): row_off gets r * stride for each row whose level has bit b set, listed by
 // (step, bit), rows ascending; row_begin[s * bits + b] where each list starts (T * G * bits + 1

@@ -1,0 +1,48 @@
+// Internal to the macro C model: the fixed noise model's subset-sum table of the grid deviations
+// ("four Russians"). Every column of a macro sees the same input bits, so the driven rows of a
+// block of kSubsetRows rows are one of 2^kSubsetRows subsets for all columns at once: with the
+// deviations of every subset summed beforehand, a block costs one vector add per input cycle and
+// level bit (none where no row of it is driven) instead of one per driven row. The sums are exact
+// integers, so fixed_columns gives the same codes from the table as from the rows.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "kvcim/cmodel/cim/macro.hpp"
+#include "macro_kernels.hpp"
+
+namespace kvcim::cmodel::cim::detail {
+
+constexpr int kSubsetRows = 4;                            // rows per block
+constexpr int kSubsetMasks = (1 << kSubsetRows) - 1;      // the non-empty subsets a block stores
+
+// The blocks of a row group of rpc rows: the blocks never straddle two groups (a conversion sums
+// its own group's rows only).
+inline int subset_blocks_per_group(int rpc) { return (rpc + kSubsetRows - 1) / kSubsetRows; }
+
+// The table of `rows` rows of deviations qdev[r * stride + col] (col < cols) in row groups of rpc,
+// in tiles of kGridTileCols columns (a tile's entries contiguous: the lines one block of columns
+// reads lie together, in few pages, rather than one per 4 KB row): block j of group g (rows
+// g * rpc + kSubsetRows * j .. within the group) is entry e = (g * blocks_per_group + j) *
+// kSubsetMasks + m - 1 for each non-empty subset mask m of its rows (bit i: row i of the block),
+// the sum of those rows' deviations, column col at table[(col / kGridTileCols) * subset_tile +
+// e * kGridTileCols + col % kGridTileCols]. Resizes `table`; returns the largest |sum|, or -1 if a
+// sum leaves int16 or an offset int32 (then the table is not usable: fixed_columns adds the rows).
+inline size_t subset_tile(int rows, int rpc) {
+  return static_cast<size_t>((rows + rpc - 1) / rpc) * subset_blocks_per_group(rpc) * kSubsetMasks * kGridTileCols;
+}
+int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int rpc,
+                    std::vector<int16_t, LineAllocator<int16_t>>& table);
+
+// fixed_columns' lists for the table: for each step s = k * G + g (input cycle k < T, row group
+// g < G) and level bit b < bits (bits: the width of the largest level u[r * T + k], r < n_rows),
+// the offsets e * kGridTileCols into a tile of the table of the subset each block of group g drives (blocks with no driven
+// row skipped), at row_off[row_begin[s * bits + b] ..]; and the offsets of the subsets group g
+// drives at any step, each once, at fetch_off[fetch_begin[g] .. fetch_begin[g + 1]) (what
+// fixed_columns prefetches: about 40% of a group's table at 8 half-density input cycles). Returns bits.
+int list_fixed_subsets(const uint32_t* u, int n_rows, int T, int G, int rpc,
+                       std::vector<int>& row_begin, std::vector<int32_t>& row_off,
+                       std::vector<int>& fetch_begin, std::vector<int32_t>& fetch_off);
+
+}  // namespace kvcim::cmodel::cim::detail
