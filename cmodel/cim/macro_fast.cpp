@@ -266,26 +266,25 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
     std::vector<int>& row_begin = scratch_unset<int, 1>(0);
     std::vector<int32_t>& row_off = scratch_unset<int32_t, 3>(0);  // (int32_t is int: slot 1 is row_begin's)
-    std::vector<int>& fetch_begin = scratch_unset<int, 4>(0);
-    std::vector<int32_t>& fetch_off = scratch_unset<int32_t, 5>(0);
-    int bits = 0;
     // The deviations' subset sums (detail::subset_sums: one add per block of kSubsetRows rows
-    // instead of one per driven row), built once after a write, when every sum fits int16.
+    // instead of one per driven row), built by the first compute after a write; where a sum
+    // leaves int16 the rows are listed instead.
     if (!cell_noise_q_.empty() && subsets_stale_) {
       subset_max_ = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols, rpc, subset_sums_);
       if (subset_max_ < 0) std::vector<int16_t, detail::LineAllocator<int16_t>>().swap(subset_sums_);
       subsets_stale_ = false;
     }
     const bool subsets = subset_max_ >= 0 && !cell_noise_q_.empty() && std::getenv("KVCIM_NO_SUBSETS") == nullptr;
-    if (!cell_noise_q_.empty()) {
+    int bits = 0;
+    if (subsets) {
+      bits = detail::list_fixed_subsets(cb, bit_stride, B, pieces.data(), T, n_rows, G, rpc, row_begin, row_off);
+    } else if (!cell_noise_q_.empty()) {
       group_levels(0, n_rows);  // every row's levels, [row][k]
-      bits = subsets ? detail::list_fixed_subsets(levels.data(), n_rows, T, G, rpc, row_begin, row_off, fetch_begin, fetch_off)
-                     : detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
+      bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
     }
     const detail::FixedSteps f{p_all, R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
                                subsets ? detail::subset_tile(spec_.rows, rpc) : 0, noise_qstride_,
                                n_rows, rpc, row_begin.data(), row_off.data(),
-                               subsets ? fetch_begin.data() : nullptr, fetch_off.data(),
                                bits, T, G, sign.data(), offset.data(), fixed_q_, shift,
                                static_cast<int32_t>(top_code), subsets ? subset_max_ : noise_qmax_};
     detail::fixed_columns(f, C, acc.data());

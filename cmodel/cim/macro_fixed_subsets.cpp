@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
+#include <cstdint>
 #include <limits>
 
 namespace kvcim::cmodel::cim::detail {
@@ -41,53 +42,51 @@ int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int 
   return top > 32767 ? -1 : top;
 }
 
-int list_fixed_subsets(const uint32_t* u, int n_rows, int T, int G, int rpc,
-                       std::vector<int>& row_begin, std::vector<int32_t>& row_off,
-                       std::vector<int>& fetch_begin, std::vector<int32_t>& fetch_off) {
-  uint32_t all = 0;
-  for (size_t i = 0; i < static_cast<size_t>(n_rows) * T; ++i) all |= u[i];
-  const int bits = std::bit_width(all), nbg = subset_blocks_per_group(rpc);
-  constexpr size_t stride = kGridTileCols;  // an entry's columns in a tile
+namespace {
+// Bits r .. r + n - 1 (n <= kSubsetRows, r + n <= the plane's rows) of a bit-plane of 64-row words.
+inline uint32_t plane_bits(const uint64_t* plane, int r, int n) {
+  const int w = r / 64, o = r % 64;
+  uint64_t v = plane[w] >> o;
+  if (o + n > 64) v |= plane[w + 1] << (64 - o);  // the block straddles two words
+  return static_cast<uint32_t>(v) & ((1u << n) - 1u);
+}
+}  // namespace
+
+int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
+                       int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
+  // bits: the width of the largest level (bit a of cycle k's level is bit offset + a of the code)
+  const int nw = (n_rows + 63) / 64;
+  const uint64_t last = n_rows % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (n_rows % 64)) - 1;
+  int bits = 0;
+  for (int k = 0; k < T; ++k)
+    for (int a = bits; a < pieces[k].width && pieces[k].offset + a < B; ++a) {
+      const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + a) * bit_stride;
+      uint64_t any = plane[nw - 1] & last;
+      for (int w = 0; w + 1 < nw; ++w) any |= plane[w];
+      if (any != 0) bits = a + 1;
+    }
+  const int nbg = subset_blocks_per_group(rpc);
   row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
   row_off.resize(static_cast<size_t>(T) * G * nbg * bits);
-  thread_local std::vector<uint32_t> used;
   int m = 0;
   for (int k = 0; k < T; ++k)
     for (int g = 0; g < G; ++g)
       for (int b = 0; b < bits; ++b) {
         row_begin[(static_cast<size_t>(k) * G + g) * bits + b] = m;
+        if (b >= pieces[k].width || pieces[k].offset + b >= B) continue;  // a zero bit of every level
+        const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride;
         const int r1 = std::min(n_rows, (g + 1) * rpc);
         for (int j = 0; j < nbg && g * rpc + kSubsetRows * j < r1; ++j) {
           const int r0 = g * rpc + kSubsetRows * j;
-          int mask = 0;
-          for (int i = 0; i < kSubsetRows && r0 + i < r1; ++i)
-            mask |= static_cast<int>((u[static_cast<size_t>(r0 + i) * T + k] >> b) & 1u) << i;
+          const auto mask = static_cast<int>(plane_bits(plane, r0, std::min(kSubsetRows, r1 - r0)));
           // without a branch on the mask (random input bits mispredict): a skipped block's entry
           // is written and overwritten
-          row_off[m] = static_cast<int32_t>((static_cast<size_t>(g * nbg + j) * kSubsetMasks + std::max(mask, 1) - 1) * stride);
+          row_off[m] = static_cast<int32_t>((static_cast<size_t>(g * nbg + j) * kSubsetMasks + std::max(mask, 1) - 1) *
+                                            kGridTileCols);
           m += mask != 0 ? 1 : 0;
         }
       }
   row_begin[static_cast<size_t>(T) * G * bits] = m;
-  // the subsets each block drives at any step, each listed once, in the order of first use
-  used.assign(static_cast<size_t>(G) * nbg, 0);
-  fetch_begin.resize(static_cast<size_t>(G) + 1);
-  fetch_off.resize(static_cast<size_t>(G) * nbg * kSubsetMasks);
-  int f = 0;
-  for (int g = 0; g < G; ++g) {
-    fetch_begin[g] = f;
-    for (int k = 0; k < T; ++k) {
-      const size_t s = (static_cast<size_t>(k) * G + g) * bits;
-      for (int i = row_begin[s]; i < row_begin[s + bits]; ++i) {
-        const auto e = static_cast<size_t>(row_off[i]) / stride;  // block * kSubsetMasks + mask - 1
-        const uint32_t bit = 1u << (e % kSubsetMasks);
-        fetch_off[f] = row_off[i];
-        f += (used[e / kSubsetMasks] & bit) == 0 ? 1 : 0;
-        used[e / kSubsetMasks] |= bit;
-      }
-    }
-  }
-  fetch_begin[G] = f;
   return bits;
 }
 

@@ -35,14 +35,13 @@ inline size_t subset_tile(int rows, int rpc) {
 int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int rpc,
                     std::vector<int16_t, LineAllocator<int16_t>>& table);
 
-// fixed_columns' lists for the table: for each step s = k * G + g (input cycle k < T, row group
-// g < G) and level bit b < bits (bits: the width of the largest level u[r * T + k], r < n_rows),
-// the offsets e * kGridTileCols into a tile of the table of the subset each block of group g drives (blocks with no driven
-// row skipped), at row_off[row_begin[s * bits + b] ..]; and the offsets of the subsets group g
-// drives at any step, each once, at fetch_off[fetch_begin[g] .. fetch_begin[g + 1]) (what
-// fixed_columns prefetches: about 40% of a group's table at 8 half-density input cycles). Returns bits.
-int list_fixed_subsets(const uint32_t* u, int n_rows, int T, int G, int rpc,
-                       std::vector<int>& row_begin, std::vector<int32_t>& row_off,
-                       std::vector<int>& fetch_begin, std::vector<int32_t>& fetch_off);
+// fixed_columns' lists for the table, from the inputs' code bit-planes (compute_analog_fast's cb:
+// bit r % 64 of cb[c * bit_stride + r / 64] = bit c of row r's B-bit code; bit a of cycle k's
+// level is bit pieces[k].offset + a of the code): for each step s = k * G + g (input cycle k < T,
+// row group g < G) and level bit b < bits (the width of the largest level of rows < n_rows), the
+// offsets e * kGridTileCols into a tile of the table of the subset each block of group g drives
+// (blocks with no driven row skipped), at row_off[row_begin[s * bits + b] ..]. Returns bits.
+int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
+                       int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off);
 
 }  // namespace kvcim::cmodel::cim::detail

@@ -900,15 +900,11 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
         /* the rows of the next (block, group), fetched meanwhile: 64 strided runs are more */         \
         /* than the hardware prefetcher follows (a further one would be evicted before its use) */       \
         const int gn = g + 1 < f.G ? g + 1 : 0, cn = g + 1 < f.G ? 0 : kW;                               \
-        const int16_t* qn = q0 != nullptr && col + cn + kW <= n ? fixed_grid_at(f, col + cn) : nullptr;  \
-        if (qn != nullptr && f.fetch_begin == nullptr)                                                   \
+        /* (a tiled table's lines lie together: the hardware prefetcher follows them) */                 \
+        if (q0 != nullptr && f.tile == 0 && col + cn + kW <= n)                                          \
           for (int i = gn * f.rpc; i < std::min(f.n_rows, (gn + 1) * f.rpc); ++i)                         \
-            for (int c = 0; c < kW; c += 32)                                                              \
-              _mm_prefetch(reinterpret_cast<const char*>(qn + i * f.stride + c), _MM_HINT_T0);            \
-        if (qn != nullptr && f.fetch_begin != nullptr)                                                   \
-          for (int i = f.fetch_begin[gn]; i < f.fetch_begin[gn + 1]; ++i)                                 \
-            for (int c = 0; c < kW; c += 32)                                                              \
-              _mm_prefetch(reinterpret_cast<const char*>(qn + f.fetch_off[i] + c), _MM_HINT_T0);          \
+            for (int c = cn; c < cn + kW; c += 32)                                                        \
+              _mm_prefetch(reinterpret_cast<const char*>(q0 + i * f.stride + c), _MM_HINT_T0);            \
         for (int k = 0; k < f.T; ++k) {                                                                   \
           const size_t s = static_cast<size_t>(k) * f.G + g;                                              \
           VEC a[4] = {zero, zero, zero, zero};                                                            \

@@ -81,15 +81,11 @@ struct FixedSteps {
   // qdev[(col / kGridTileCols) * tile + o + col % kGridTileCols] (fixed_grid_at)
   const int16_t* qdev;
   size_t tile;
-  size_t stride;  // the rows' (every row, without fetch_begin)
+  size_t stride;  // the row stride of qdev's rows, untiled (what each block prefetches of the next group)
   int n_rows;  // the call's rows (each block prefetches the next block's)
   int rpc;     // rows per group: group g is rows g * rpc ..
   const int* row_begin;
   const int32_t* row_off;  // r * stride of each listed row
-  // What each block prefetches of the next group's rows: with fetch_begin, the offsets
-  // fetch_off[fetch_begin[g] .. fetch_begin[g + 1]) (each once; the subset table's), else every row
-  const int* fetch_begin;
-  const int32_t* fetch_off;
   int bits;
   int T, G;
   const int* sign;
