@@ -252,12 +252,9 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // The fixed noise model, every step of the call in one pass per column block
     // (detail::fixed_columns): the grid deviations of the rows each step drives summed in
     // integers, the read noise drawn onto the same grid, each code rounded in integers. The
-    // partial sums of every step are counted first (p_all), the read noise drawn for all steps at
-    // once: step (k, g) reads draws base + (k * G + g) * C + col, as the reference.
+    // partial sums are counted in the pass, the read noise drawn for all steps at once first:
+    // step (k, g) reads draws base + (k * G + g) * C + col, as the reference.
     const size_t steps = static_cast<size_t>(T) * G;
-    uint32_t* p_all = scratch_unset<uint32_t, 1>(steps * C).data();
-    for (size_t s = 0; s < steps; ++s)
-      detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], C, p_all + s * C);
     int32_t* R = nullptr;
     if (read_sigma > 0.0) {
       R = scratch_unset<int32_t, 2>(steps * C).data();
@@ -282,7 +279,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
       group_levels(0, n_rows);  // every row's levels, [row][k]
       bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
     }
-    const detail::FixedSteps f{p_all, R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
+    const detail::FixedSteps f{nullptr, terms.data(), step_begin.data(), R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
                                subsets ? detail::subset_tile(spec_.rows, rpc) : 0, noise_qstride_,
                                n_rows, rpc, row_begin.data(), row_off.data(),
                                bits, T, G, sign.data(), offset.data(), fixed_q_, shift,

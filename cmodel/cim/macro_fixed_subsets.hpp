@@ -14,7 +14,7 @@
 
 namespace kvcim::cmodel::cim::detail {
 
-constexpr int kSubsetRows = 4;                            // rows per block
+constexpr int kSubsetRows = 2;                            // rows per block
 constexpr int kSubsetMasks = (1 << kSubsetRows) - 1;      // the non-empty subsets a block stores
 
 // The blocks of a row group of rpc rows: the blocks never straddle two groups (a conversion sums

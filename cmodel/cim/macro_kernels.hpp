@@ -65,8 +65,9 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
                       int n, int32_t qmax, int32_t* S);
 // The fixed noise model's whole computation of n columns, every step of a call at once: for each
-// input cycle k < T and row group g < G (step s = k * G + g), with the partial sum p[s * n + col],
-// the cell noise S = sum over level bits b < bits of (the sum of qdev[o + col] over the row
+// input cycle k < T and row group g < G (step s = k * G + g), with the partial sum p of column col
+// (FixedSteps::p or ::terms), the cell noise S = sum over level bits b < bits of (the sum of the
+// grid values (fixed_grid_at) of the row
 // offsets o listed in row_off[row_begin[s * bits + b] .. row_begin[s * bits + b + 1])) << b and
 // the read noise R[s * n + col] (zero where R is null), the code adc_fixed_code(p, S + R, q,
 // shift, top) << shift is summed over the groups into pk and acc[col] = sum_k sign[k] *
@@ -74,7 +75,11 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 // as 32767 / qmax allows (cell_noise_isums' runs); the caller guarantees what adc_fixed_code needs.
 constexpr int kGridTileCols = 64;  // the columns of a tile of a tiled grid (FixedSteps::tile)
 struct FixedSteps {
+  // the partial sums: p[s * n + col], or where terms is given counted from terms[step_begin[s] ..
+  // step_begin[s + 1]) as popcount_columns does (in registers, no p buffer)
   const uint32_t* p;
+  const PopTerm* terms;
+  const int* step_begin;
   const int32_t* R;
   // the listed rows' grid values: column col of the row at offset o at qdev[o + col], or with
   // tile > 0 (tiles of kGridTileCols columns, tile elements apart: the subset table) at
