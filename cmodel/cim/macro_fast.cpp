@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -271,7 +270,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
       if (subset_max_ < 0) std::vector<int16_t, detail::LineAllocator<int16_t>>().swap(subset_sums_);
       subsets_stale_ = false;
     }
-    const bool subsets = subset_max_ >= 0 && !cell_noise_q_.empty() && std::getenv("KVCIM_NO_SUBSETS") == nullptr;
+    const bool subsets = subset_max_ >= 0 && !cell_noise_q_.empty();
     int bits = 0;
     if (subsets) {
       bits = detail::list_fixed_subsets(cb, bit_stride, B, pieces.data(), T, n_rows, G, rpc, row_begin, row_off);
