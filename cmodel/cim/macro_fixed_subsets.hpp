@@ -14,8 +14,12 @@
 
 namespace kvcim::cmodel::cim::detail {
 
-constexpr int kSubsetRows = 2;                            // rows per block
-constexpr int kSubsetMasks = (1 << kSubsetRows) - 1;      // the non-empty subsets a block stores
+// Rows per block. The table holds 2^k - 1 sums per k rows, (2^k - 1) / k times the deviations'
+// memory, and streams from L3 on every call (1.5 MB for the benchmark's 256 x 2,048 macro at 2
+// rows, 3.75 MB at 4), so larger blocks save adds but not time: at 4 rows the cell-noise call was
+// 1 - 8% faster for 2.5 times the memory, at 3 and 5 rows no faster (docs/performance.md, section 3).
+constexpr int kSubsetRows = 2;
+constexpr int kSubsetMasks = (1 << kSubsetRows) - 1;  // the non-empty subsets a block stores
 
 // The blocks of a row group of rpc rows: the blocks never straddle two groups (a conversion sums
 // its own group's rows only).
