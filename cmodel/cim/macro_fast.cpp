@@ -263,8 +263,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     std::vector<int>& row_begin = scratch_unset<int, 1>(0);
     std::vector<int32_t>& row_off = scratch_unset<int32_t, 3>(0);  // (int32_t is int: slot 1 is row_begin's)
     // The deviations' subset sums (detail::subset_sums: one add per block of kSubsetRows rows
-    // instead of one per driven row), built by the first compute after a write; where a sum
-    // leaves int16 the rows are listed instead.
+    // with a driven row instead of one per driven row), built by the first compute and kept in
+    // step by the writes (mirror_deviation); where a sum leaves int16 the rows are listed instead.
     if (!cell_noise_q_.empty() && subsets_stale_) {
       subset_max_ = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols, rpc, subset_sums_);
       if (subset_max_ < 0) std::vector<int16_t, detail::LineAllocator<int16_t>>().swap(subset_sums_);

@@ -67,8 +67,8 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 // The fixed noise model's whole computation of n columns, every step of a call at once: for each
 // input cycle k < T and row group g < G (step s = k * G + g), with the partial sum p of column col
 // (FixedSteps::p or ::terms), the cell noise S = sum over level bits b < bits of (the sum of the
-// grid values (fixed_grid_at) of the row
-// offsets o listed in row_off[row_begin[s * bits + b] .. row_begin[s * bits + b + 1])) << b and
+// grid values (fixed_grid_at) of the rows at the offsets listed in row_off[row_begin[s * bits +
+// b] .. row_begin[s * bits + b + 1])) << b and
 // the read noise R[s * n + col] (zero where R is null), the code adc_fixed_code(p, S + R, q,
 // shift, top) << shift is summed over the groups into pk and acc[col] = sum_k sign[k] *
 // (pk << offset[k]). The cell sums stay in registers, added in int16 lanes as many rows at a time
@@ -76,7 +76,8 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 constexpr int kGridTileCols = 64;  // the columns of a tile of a tiled grid (FixedSteps::tile)
 struct FixedSteps {
   // the partial sums: p[s * n + col], or where terms is given counted from terms[step_begin[s] ..
-  // step_begin[s + 1]) as popcount_columns does (in registers, no p buffer)
+  // step_begin[s + 1]) as popcount_columns does (in registers, no p buffer: what the fast path
+  // gives; p is for callers with the sums at hand)
   const uint32_t* p;
   const PopTerm* terms;
   const int* step_begin;
@@ -99,7 +100,7 @@ struct FixedSteps {
   int32_t top, qmax;
 };
 void fixed_columns(const FixedSteps& f, int n, int64_t* acc);
-// Where column col of the listed rows is: qdev + (an offset of row_off) + ...
+// Column col of the listed rows: fixed_grid_at(f, col)[o] for each listed offset o.
 inline const int16_t* fixed_grid_at(const FixedSteps& f, int col) {
   return f.tile == 0 ? f.qdev + col
                      : f.qdev + static_cast<size_t>(col / kGridTileCols) * f.tile + col % kGridTileCols;
