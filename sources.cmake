@@ -18,6 +18,7 @@ set(KVCIM_CMODEL_SOURCES
     cmodel/cim/macro.cpp
     cmodel/cim/macro_batch.cpp
     cmodel/cim/macro_fast.cpp
+    cmodel/cim/macro_fixed_subsets.cpp
     cmodel/cim/macro_kernels.cpp
     cmodel/cim/macro_kind.cpp
     cmodel/cim/macro_merged.cpp

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kvcim/cmodel/cim/macro.hpp"
+#include "macro_fixed_subsets.hpp"
 #include "macro_kernels.hpp"
 #include "macro_layout.hpp"
 
@@ -250,12 +251,9 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // The fixed noise model, every step of the call in one pass per column block
     // (detail::fixed_columns): the grid deviations of the rows each step drives summed in
     // integers, the read noise drawn onto the same grid, each code rounded in integers. The
-    // partial sums of every step are counted first (p_all), the read noise drawn for all steps at
-    // once: step (k, g) reads draws base + (k * G + g) * C + col, as the reference.
+    // partial sums are counted in the pass, the read noise drawn for all steps at once first:
+    // step (k, g) reads draws base + (k * G + g) * C + col, as the reference.
     const size_t steps = static_cast<size_t>(T) * G;
-    uint32_t* p_all = scratch_unset<uint32_t, 1>(steps * C).data();
-    for (size_t s = 0; s < steps; ++s)
-      detail::popcount_columns(terms.data() + step_begin[s], step_begin[s + 1] - step_begin[s], C, p_all + s * C);
     int32_t* R = nullptr;
     if (read_sigma > 0.0) {
       R = scratch_unset<int32_t, 2>(steps * C).data();
@@ -264,14 +262,27 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     }
     std::vector<int>& row_begin = scratch_unset<int, 1>(0);
     std::vector<int32_t>& row_off = scratch_unset<int32_t, 3>(0);  // (int32_t is int: slot 1 is row_begin's)
+    // The deviations' subset sums (detail::subset_sums: one add per block of kSubsetRows rows
+    // with a driven row instead of one per driven row), built by the first compute and kept in
+    // step by the writes (mirror_deviation); where a sum leaves int16 the rows are listed instead.
+    if (!cell_noise_q_.empty() && subsets_stale_) {
+      subset_max_ = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols, rpc, subset_sums_);
+      if (subset_max_ < 0) std::vector<int16_t, detail::LineAllocator<int16_t>>().swap(subset_sums_);
+      subsets_stale_ = false;
+    }
+    const bool subsets = subset_max_ >= 0 && !cell_noise_q_.empty();
     int bits = 0;
-    if (!cell_noise_q_.empty()) {
+    if (subsets) {
+      bits = detail::list_fixed_subsets(cb, bit_stride, B, pieces.data(), T, n_rows, G, rpc, row_begin, row_off);
+    } else if (!cell_noise_q_.empty()) {
       group_levels(0, n_rows);  // every row's levels, [row][k]
       bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
     }
-    const detail::FixedSteps f{p_all, R, cell_noise_q_.data(), noise_qstride_, n_rows, rpc, row_begin.data(), row_off.data(),
+    const detail::FixedSteps f{nullptr, terms.data(), step_begin.data(), R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
+                               subsets ? detail::subset_tile(spec_.rows, rpc) : 0, noise_qstride_,
+                               n_rows, rpc, row_begin.data(), row_off.data(),
                                bits, T, G, sign.data(), offset.data(), fixed_q_, shift,
-                               static_cast<int32_t>(top_code), noise_qmax_};
+                               static_cast<int32_t>(top_code), subsets ? subset_max_ : noise_qmax_};
     detail::fixed_columns(f, C, acc.data());
   } else if (!cell_noise_q_.empty()) {
     // Cell noise summed in integers (cell_noise_q_: each deviation within 2^-(q+1) of its grid

@@ -232,10 +232,14 @@ void fixed_columns_portable(const FixedSteps& f, int col0, int n, int64_t* acc) 
       for (int g = 0; g < f.G; ++g) {
         const size_t s = static_cast<size_t>(k) * f.G + g;
         int32_t d = f.R != nullptr ? f.R[s * n + col] : 0;
+        uint32_t p = 0;  // the partial sum: given, or counted from the step's terms
+        if (f.terms == nullptr) p = f.p[s * n + col];
+        for (int t = f.terms != nullptr ? f.step_begin[s] : 0; f.terms != nullptr && t < f.step_begin[s + 1]; ++t)
+          p += static_cast<uint32_t>(std::popcount(f.terms[t].xm & f.terms[t].plane[col])) << f.terms[t].shift;
         for (int b = 0; b < f.bits; ++b)
           for (int i = f.row_begin[s * f.bits + b]; i < f.row_begin[s * f.bits + b + 1]; ++i)
-            d += static_cast<int32_t>(f.qdev[f.row_off[i] + col]) * (1 << b);
-        pk += static_cast<uint32_t>(adc_fixed_code(f.p[s * n + col], d, f.q, f.shift, f.top)) << f.shift;
+            d += static_cast<int32_t>(fixed_grid_at(f, col)[f.row_off[i]]) * (1 << b);
+        pk += static_cast<uint32_t>(adc_fixed_code(p, d, f.q, f.shift, f.top)) << f.shift;
       }
       a += f.sign[k] * (static_cast<int64_t>(pk) << f.offset[k]);
     }
@@ -882,7 +886,7 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
 // the sum over the groups and input cycles, so that neither the sums, the codes nor pk go through
 // memory. The group's rows of a block stay in L1 for its T input cycles, the codes summed in a small L1 buffer.
 #define KVCIM_MACRO_FIXED_KERNEL(SUFFIX, TARGET, VEC, L16, P, AND, LOAD, STORE, WIDEN_LO, WIDEN_HI, WIDEN_LOAD, \
-                                 U64_LO, U64_HI)                                                          \
+                                 U64_LO, U64_HI, SET1_64, POPCNT64, PACK)                                 \
   __attribute__((target(TARGET))) void fixed_columns_##SUFFIX(const FixedSteps& f, int n, int64_t* acc) {   \
     const int run = f.qmax > 0 ? std::max(1, 32767 / f.qmax) : std::numeric_limits<int>::max();           \
     const VEC mask = P##_set1_epi32(static_cast<int32_t>((1u << f.shift) - 1u));                           \
@@ -895,12 +899,13 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
     alignas(64) int32_t pkb[kFixedMaxT * kW]; /* pk of every input cycle k, the block's columns */         \
     for (; f.T <= kFixedMaxT && col + kW <= n; col += kW) {                                               \
       /* no deviations (read noise only): no rows listed, q0 never read */                               \
-      const int16_t* q0 = f.qdev != nullptr ? f.qdev + col : nullptr;                                     \
+      const int16_t* q0 = f.qdev != nullptr ? fixed_grid_at(f, col) : nullptr;                            \
       for (int g = 0; g < f.G; ++g) {                                                                     \
         /* the rows of the next (block, group), fetched meanwhile: 64 strided runs are more */         \
         /* than the hardware prefetcher follows (a further one would be evicted before its use) */       \
         const int gn = g + 1 < f.G ? g + 1 : 0, cn = g + 1 < f.G ? 0 : kW;                               \
-        if (q0 != nullptr && col + cn + kW <= n)                                                        \
+        /* (a tiled table's lines lie together: the hardware prefetcher follows them) */                 \
+        if (q0 != nullptr && f.tile == 0 && col + cn + kW <= n)                                          \
           for (int i = gn * f.rpc; i < std::min(f.n_rows, (gn + 1) * f.rpc); ++i)                         \
             for (int c = cn; c < cn + kW; c += 32)                                                        \
               _mm_prefetch(reinterpret_cast<const char*>(q0 + i * f.stride + c), _MM_HINT_T0);            \
@@ -917,11 +922,24 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
                   a[j] = P##_add_epi32(a[j], P##_sll_epi32(WIDEN_LOAD(q0 + r[i] + j * kL32), sb));        \
             KVCIM_MACRO_ROW_RUNS(VEC, P, L16, LOAD, WIDEN_LO, WIDEN_HI, KVCIM_MACRO_FIXED_ROW, a[0], a[1], a[2], a[3]) \
           }                                                                                               \
+          VEC pc[4]; /* the step's partial sums, counted here (popcount_columns' terms) */              \
+          if (f.terms != nullptr) {                                                                       \
+            VEC c64[8];                                                                                   \
+            for (auto& v : c64) v = zero;                                                                 \
+            for (int t = f.step_begin[s]; t < f.step_begin[s + 1]; ++t) {                                 \
+              const VEC xm = SET1_64(static_cast<long long>(f.terms[t].xm));                              \
+              const __m128i sh = _mm_cvtsi32_si128(f.terms[t].shift);                                     \
+              const uint64_t* pl = f.terms[t].plane + col;                                                \
+              for (int i = 0; i < 8; ++i)                                                                 \
+                c64[i] = P##_add_epi64(c64[i], P##_sll_epi64(POPCNT64(AND(xm, LOAD(pl + i * kL64))), sh)); \
+            }                                                                                             \
+            for (int j = 0; j < 4; ++j) pc[j] = PACK(c64[2 * j], c64[2 * j + 1]);                        \
+          }                                                                                               \
           for (int j = 0; j < 4; ++j) { /* adc_fixed_code, 16 (8) lanes */                                    \
             const size_t at = s * static_cast<size_t>(n) + col + j * kL32;                                \
             VEC d = P##_add_epi32(a[j], half);                                                            \
             if (f.R != nullptr) d = P##_add_epi32(d, LOAD(f.R + at));                                     \
-            const VEC pv = LOAD(f.p + at);                                                                \
+            const VEC pv = f.terms != nullptr ? pc[j] : LOAD(f.p + at);                                   \
             const VEC rem = P##_sll_epi32(AND(pv, mask), sq);                                             \
             VEC c = P##_add_epi32(P##_srl_epi32(pv, ss), P##_sra_epi32(P##_add_epi32(rem, d), sqs));      \
             c = P##_sll_epi32(P##_min_epi32(P##_max_epi32(c, zero), vt), ss);                             \
@@ -945,10 +963,23 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
     }                                                                                                     \
     fixed_columns_portable(f, col, n, acc);                                                               \
   }
+// The low 32 bits of the 64-bit lanes of a and then b, in order, in one vector (fixed_columns' counts).
+__attribute__((target("avx2"))) inline __m256i pack_lo32_256(__m256i a, __m256i b) {
+  const __m256i x = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b), 0x88));
+  return _mm256_permute4x64_epi64(x, 0xD8);  // a0 a1 b0 b1 | a2 a3 b2 b3 -> a0 .. a3 b0 .. b3
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i pack_lo32_512(__m512i a, __m512i b) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm512_cvtepi64_epi32(a)), _mm512_cvtepi64_epi32(b), 1);
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i popcnt64_bw(__m512i v) { return sad_bw(popcnt_bytes_bw(v)); }
 KVCIM_MACRO_FIXED_KERNEL(avx2, "avx2", __m256i, 16, _mm256, _mm256_and_si256, load256, store256, widen_lo256, widen_hi256, widen_load256,
-                         u64_lo256, u64_hi256)
+                         u64_lo256, u64_hi256, _mm256_set1_epi64x, popcnt64, pack_lo32_256)
 KVCIM_MACRO_FIXED_KERNEL(avx512, "avx512f,avx512bw", __m512i, 32, _mm512, _mm512_and_si512, _mm512_loadu_si512, _mm512_storeu_si512,
-                         widen_lo512, widen_hi512, widen_load512, u64_lo512, u64_hi512)
+                         widen_lo512, widen_hi512, widen_load512, u64_lo512, u64_hi512, _mm512_set1_epi64, popcnt64_bw, pack_lo32_512)
+KVCIM_MACRO_FIXED_KERNEL(avx512vp, "avx512f,avx512bw,avx512vpopcntdq", __m512i, 32, _mm512, _mm512_and_si512, _mm512_loadu_si512,
+                         _mm512_storeu_si512, widen_lo512, widen_hi512, widen_load512, u64_lo512, u64_hi512, _mm512_set1_epi64,
+                         _mm512_popcnt_epi64,
+                         pack_lo32_512)
 #undef KVCIM_MACRO_FIXED_KERNEL
 #undef KVCIM_MACRO_ROW_RUNS
 #undef KVCIM_MACRO_ISUMS_ROW
@@ -1185,6 +1216,7 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 void fixed_columns(const FixedSteps& f, int n, int64_t* acc) {
 #ifdef KVCIM_MACRO_X86
   const int l = level();
+  if (l >= kAvx512Vp) return fixed_columns_avx512vp(f, n, acc);
   if (l >= kAvx512) return fixed_columns_avx512(f, n, acc);
   if (l >= kAvx2) return fixed_columns_avx2(f, n, acc);
 #endif

@@ -65,18 +65,29 @@ void cell_noise_sums(const float* dev, size_t stride, int n_rows, const uint32_t
 void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint32_t* u, int T,
                       int n, int32_t qmax, int32_t* S);
 // The fixed noise model's whole computation of n columns, every step of a call at once: for each
-// input cycle k < T and row group g < G (step s = k * G + g), with the partial sum p[s * n + col],
-// the cell noise S = sum over level bits b < bits of (the sum of qdev[o + col] over the row
-// offsets o listed in row_off[row_begin[s * bits + b] .. row_begin[s * bits + b + 1])) << b and
+// input cycle k < T and row group g < G (step s = k * G + g), with the partial sum p of column col
+// (FixedSteps::p or ::terms), the cell noise S = sum over level bits b < bits of (the sum of the
+// grid values (fixed_grid_at) of the rows at the offsets listed in row_off[row_begin[s * bits +
+// b] .. row_begin[s * bits + b + 1])) << b and
 // the read noise R[s * n + col] (zero where R is null), the code adc_fixed_code(p, S + R, q,
 // shift, top) << shift is summed over the groups into pk and acc[col] = sum_k sign[k] *
 // (pk << offset[k]). The cell sums stay in registers, added in int16 lanes as many rows at a time
 // as 32767 / qmax allows (cell_noise_isums' runs); the caller guarantees what adc_fixed_code needs.
+constexpr int kGridTileCols = 64;  // the columns of a tile of a tiled grid (FixedSteps::tile)
 struct FixedSteps {
+  // the partial sums: p[s * n + col], or where terms is given counted from terms[step_begin[s] ..
+  // step_begin[s + 1]) as popcount_columns does (in registers, no p buffer: what the fast path
+  // gives; p is for callers with the sums at hand)
   const uint32_t* p;
+  const PopTerm* terms;
+  const int* step_begin;
   const int32_t* R;
-  const int16_t* qdev;  // the macro's grid deviations, row r at qdev + r * stride
-  size_t stride;
+  // the listed rows' grid values: column col of the row at offset o at qdev[o + col], or with
+  // tile > 0 (tiles of kGridTileCols columns, tile elements apart: the subset table) at
+  // qdev[(col / kGridTileCols) * tile + o + col % kGridTileCols] (fixed_grid_at)
+  const int16_t* qdev;
+  size_t tile;
+  size_t stride;  // the row stride of qdev's rows, untiled (what each block prefetches of the next group)
   int n_rows;  // the call's rows (each block prefetches the next block's)
   int rpc;     // rows per group: group g is rows g * rpc ..
   const int* row_begin;
@@ -89,6 +100,11 @@ struct FixedSteps {
   int32_t top, qmax;
 };
 void fixed_columns(const FixedSteps& f, int n, int64_t* acc);
+// Column col of the listed rows: fixed_grid_at(f, col)[o] for each listed offset o.
+inline const int16_t* fixed_grid_at(const FixedSteps& f, int col) {
+  return f.tile == 0 ? f.qdev + col
+                     : f.qdev + static_cast<size_t>(col / kGridTileCols) * f.tile + col % kGridTileCols;
+}
 // The row lists of fixed_columns from the levels u[r * T + k] of rows r < n_rows (row group g:
 // rows g * rpc ..): row_off gets r * stride for each row whose level has bit b set, listed by
 // (step, bit), rows ascending; row_begin[s * bits + b] where each list starts (T * G * bits + 1

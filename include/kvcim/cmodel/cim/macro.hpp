@@ -280,6 +280,12 @@ class Macro {
   size_t noise_qstride_ = 0;
   int32_t noise_qmax_ = 0;  // a bound on |cell_noise_q_| (the largest ever stored): the kernels' int16 runs
   int noise_q_ = 0;
+  // The fixed model's subset sums of cell_noise_q_ (detail::subset_sums): built by the first
+  // fixed-model compute (subsets_stale_), then kept in step by mirror_deviation; subset_max_ -1:
+  // not usable (a sum leaves int16: built again by the next compute after a write).
+  std::vector<int16_t, detail::LineAllocator<int16_t>> subset_sums_;
+  int32_t subset_max_ = -1;
+  bool subsets_stale_ = true;
   // The fixed noise model's grid bits (MacroSpec::noise_grid_bits(), 0: exact model). Then
   // cell_noise_q_ holds the deviations on that grid (saturated at +-2^15 - 1, kept whatever they
   // are) and is the model itself, not a shortcut; read noise is drawn onto the same grid.

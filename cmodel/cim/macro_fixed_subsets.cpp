@@ -1,0 +1,111 @@
+// The fixed noise model's subset-sum table and its row lists (macro_fixed_subsets.hpp).
+#include "macro_fixed_subsets.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstdint>
+#include <limits>
+
+namespace kvcim::cmodel::cim::detail {
+
+int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int rpc,
+                    std::vector<int16_t, LineAllocator<int16_t>>& table) {
+  const int nbg = subset_blocks_per_group(rpc), groups = (rows + rpc - 1) / rpc;
+  const size_t entries = static_cast<size_t>(groups) * nbg * kSubsetMasks;
+  if (entries * kGridTileCols > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return -1;  // int32 offsets
+  const size_t tile = subset_tile(rows, rpc);
+  table.assign(tile * ((static_cast<size_t>(cols) + kGridTileCols - 1) / kGridTileCols), 0);
+  int32_t top = 0;
+  for (int c0 = 0; c0 < cols; c0 += kGridTileCols) {
+    const int w = std::min(kGridTileCols, cols - c0);
+    int16_t* t = table.data() + static_cast<size_t>(c0 / kGridTileCols) * tile;
+    for (int g = 0; g < groups; ++g)
+      for (int j = 0; j < nbg; ++j) {
+        const int r0 = g * rpc + kSubsetRows * j;
+        const int nr = std::min({kSubsetRows, (g + 1) * rpc - r0, rows - r0});  // the block's rows
+        int16_t* blk = t + static_cast<size_t>(g * nbg + j) * kSubsetMasks * kGridTileCols;
+        // each subset = its lowest row + the subset of the others (built before it: a smaller mask)
+        for (int m = 1; m < (1 << std::max(nr, 0)); ++m) {
+          const int16_t* low = qdev + static_cast<size_t>(r0 + std::countr_zero(static_cast<unsigned>(m))) * stride + c0;
+          const int rest = m & (m - 1);
+          const int16_t* other = rest != 0 ? blk + static_cast<size_t>(rest - 1) * kGridTileCols : nullptr;
+          int16_t* out = blk + static_cast<size_t>(m - 1) * kGridTileCols;
+          for (int col = 0; col < w; ++col) {
+            const int32_t v = int32_t{low[col]} + (other != nullptr ? int32_t{other[col]} : 0);
+            top = std::max(top, std::abs(v));
+            out[col] = static_cast<int16_t>(v);  // wraps only where top > 32767: then not used
+          }
+        }
+      }
+  }
+  return top > 32767 ? -1 : top;
+}
+
+int32_t update_subset_sums(const int16_t* qdev, size_t stride, int rows, int rpc, int row, int col, int32_t top,
+                           int16_t* table) {
+  const int nbg = subset_blocks_per_group(rpc), g = row / rpc, j = (row - g * rpc) / kSubsetRows;
+  const int r0 = g * rpc + kSubsetRows * j, nr = std::min({kSubsetRows, (g + 1) * rpc - r0, rows - r0});
+  int16_t* blk = table + static_cast<size_t>(col / kGridTileCols) * subset_tile(rows, rpc) +
+                 static_cast<size_t>(g * nbg + j) * kSubsetMasks * kGridTileCols + col % kGridTileCols;
+  for (int m = 1; m < (1 << nr); ++m) {
+    if (((m >> (row - r0)) & 1) == 0) continue;  // a subset without the row
+    int32_t v = 0;
+    for (int i = 0; i < nr; ++i)
+      if ((m >> i) & 1) v += qdev[static_cast<size_t>(r0 + i) * stride + col];
+    if (std::abs(v) > 32767) return -1;
+    top = std::max(top, std::abs(v));
+    blk[static_cast<size_t>(m - 1) * kGridTileCols] = static_cast<int16_t>(v);
+  }
+  return top;
+}
+
+namespace {
+// Bits r .. r + n - 1 (n <= kSubsetRows, r + n <= the plane's rows) of a bit-plane of 64-row words.
+inline uint32_t plane_bits(const uint64_t* plane, int r, int n) {
+  const int w = r / 64, o = r % 64;
+  uint64_t v = plane[w] >> o;
+  if (o + n > 64) v |= plane[w + 1] << (64 - o);  // the block straddles two words
+  return static_cast<uint32_t>(v) & ((1u << n) - 1u);
+}
+}  // namespace
+
+int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
+                       int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
+  // bits: the width of the largest level (bit a of cycle k's level is bit offset + a of the code)
+  const int nw = (n_rows + 63) / 64;
+  const uint64_t last = n_rows % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (n_rows % 64)) - 1;
+  int bits = 0;
+  for (int k = 0; k < T; ++k)
+    for (int a = bits; a < pieces[k].width && pieces[k].offset + a < B; ++a) {
+      const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + a) * bit_stride;
+      uint64_t any = plane[nw - 1] & last;
+      for (int w = 0; w + 1 < nw; ++w) any |= plane[w];
+      if (any != 0) bits = a + 1;
+    }
+  const int nbg = subset_blocks_per_group(rpc);
+  row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
+  row_off.resize(static_cast<size_t>(T) * G * nbg * bits);
+  int m = 0;
+  for (int k = 0; k < T; ++k)
+    for (int g = 0; g < G; ++g)
+      for (int b = 0; b < bits; ++b) {
+        row_begin[(static_cast<size_t>(k) * G + g) * bits + b] = m;
+        if (b >= pieces[k].width || pieces[k].offset + b >= B) continue;  // a zero bit of every level
+        const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride;
+        const int r1 = std::min(n_rows, (g + 1) * rpc);
+        for (int j = 0; j < nbg && g * rpc + kSubsetRows * j < r1; ++j) {
+          const int r0 = g * rpc + kSubsetRows * j;
+          const auto mask = static_cast<int>(plane_bits(plane, r0, std::min(kSubsetRows, r1 - r0)));
+          // without a branch on the mask (random input bits mispredict): a skipped block's entry
+          // is written and overwritten
+          row_off[m] = static_cast<int32_t>((static_cast<size_t>(g * nbg + j) * kSubsetMasks + std::max(mask, 1) - 1) *
+                                            kGridTileCols);
+          m += mask != 0 ? 1 : 0;
+        }
+      }
+  row_begin[static_cast<size_t>(T) * G * bits] = m;
+  return bits;
+}
+
+}  // namespace kvcim::cmodel::cim::detail
