@@ -45,6 +45,10 @@ void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, c
                     const int* offset, AdcRule adc, int n, int64_t* acc,
                     const RoundedDraws* noise = nullptr);
 
+// The slices' recombination of n_out weights: y[o] = sum over j < S of sign[j] (acc[o * S + j]
+// << offset[j]) (sign +-1; vectorised for the S = 8 slices of 8-bit weights in 1-bit cells).
+void combine_slices(const int64_t* acc, int n_out, int S, const int* sign, const int* offset, int64_t* y);
+
 // The noisy ADC of one step: pk[col] += clamp(floor((p + (pn + rn)) * scale + 1/2), 0, top) << shift
 // for col < n, in double (scale = 2^-shift), as the reference computes it.
 void adc_noisy(const uint32_t* p, const double* pn, const double* rn, int n, double scale,
