@@ -50,7 +50,7 @@ inline int32_t rounded_k(const RoundedNoise& law, uint32_t u) {
   return c;
 }
 
-void analog_columns_portable(const PopTerm* terms, const int* step_begin, int T, int G,
+void analog_columns_portable(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G,
                              const int* sign, const int* offset, AdcRule adc, int col0, int n,
                              int64_t* acc, const RoundedDraws* noise) {
   for (int col = col0; col < n; ++col) {
@@ -60,7 +60,7 @@ void analog_columns_portable(const PopTerm* terms, const int* step_begin, int T,
       for (int g = 0; g < G; ++g) {
         uint32_t p = 0;
         for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t)
-          p += static_cast<uint32_t>(std::popcount(terms[t].xm & terms[t].plane[col])) << terms[t].shift;
+          p += static_cast<uint32_t>(std::popcount(terms[t].xm & planes[terms[t].at + static_cast<size_t>(col)])) << terms[t].shift;
         if (noise != nullptr) {
           const uint64_t at = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col);
           const int32_t v = static_cast<int32_t>(p) + rounded_k(noise->law, noise_uniform(noise->key, at));
@@ -428,7 +428,7 @@ __attribute__((target("avx2"))) inline __m256i rounded_codes_avx2(__m256i p, uin
 
 // kNoisy: noise is given (one instantiation each, so that the noise-free kernel carries none of it).
 template <bool kNoisy>
-__attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, const int* step_begin,
+__attribute__((target("avx2"))) void analog_columns_avx2(const InputTerm* terms, const uint64_t* planes, const int* step_begin,
                                                          int T, int G, const int* sign,
                                                          const int* offset, AdcRule adc, int n,
                                                          int64_t* acc, const RoundedDraws* noise) {
@@ -457,7 +457,7 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
         for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t) {
           const __m256i xm = _mm256_set1_epi64x(static_cast<long long>(terms[t].xm));
           const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);
-          const __m256i* pl = reinterpret_cast<const __m256i*>(terms[t].plane + col);
+          const __m256i* pl = reinterpret_cast<const __m256i*>(planes + terms[t].at + col);
           for (int i = 0; i < 4; ++i)
             c[i] = _mm256_add_epi64(c[i], _mm256_sll_epi64(popcnt64(_mm256_and_si256(xm, _mm256_loadu_si256(pl + i))), sh));
         }
@@ -484,7 +484,7 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
     }
     for (int i = 0; i < 4; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + col + 4 * i), acc_v[i]);
   }
-  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc, noise);
+  analog_columns_portable(terms, planes, step_begin, T, G, sign, offset, adc, col, n, acc, noise);
 }
 
 // ---- AVX-512 (F and BW; F, BW and VPOPCNTDQ for the vpopcntq kernels). 16 lanes of the same
@@ -594,7 +594,7 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
                                                                                                     \
   template <bool kNoisy>                                                                             \
   __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                      \
-      const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,                    \
+      const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G, const int* sign,                    \
       const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {              \
     /* 32 columns per block in two halves of 16, column i of a half in 32-bit lane i */              \
     const __m512i half = _mm512_set1_epi32(static_cast<int>(adc.half));                              \
@@ -638,7 +638,7 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
                 cur = sh;                                                                            \
               }                                                                                      \
               const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));             \
-              const uint64_t* pl = terms[t].plane + col;                                             \
+              const uint64_t* pl = planes + terms[t].at + col;                                             \
               if (sh == cur) {                                                                       \
                 for (int i = 0; i < 4; ++i) c[i] = PADD(c[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
               } else {                                                                               \
@@ -658,7 +658,7 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
             for (int t = t0; t < t1; ++t) {                                                          \
               const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));             \
               const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                  \
-              const uint64_t* pl = terms[t].plane + col;                                             \
+              const uint64_t* pl = planes + terms[t].at + col;                                             \
               for (int i = 0; i < 4; ++i)                                                            \
                 c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))), sh)); \
             }                                                                                        \
@@ -667,7 +667,7 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
                             _mm512_setzero_si512()};                                                 \
             for (int t = t0, len = 1; t < t1; ++t, ++len) {                                          \
               const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));             \
-              const uint64_t* pl = terms[t].plane + col;                                             \
+              const uint64_t* pl = planes + terms[t].at + col;                                             \
               for (int i = 0; i < 4; ++i) r[i] = PADD(r[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
               if (t + 1 == t1 || terms[t + 1].shift != terms[t].shift || len == (RUN)) {             \
                 const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                \
@@ -722,7 +722,7 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
         }                                                                                            \
       for (int i = 0; i < 4; ++i) _mm512_storeu_si512(acc + col + 8 * i, acc_v[i]);                  \
     }                                                                                                \
-    analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc, noise);         \
+    analog_columns_portable(terms, planes, step_begin, T, G, sign, offset, adc, col, n, acc, noise);         \
   }
 
 KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512bw, "avx512f,avx512bw", popcnt_bytes_bw, _mm512_add_epi8, sad_bw, kByteRun, false)
@@ -1148,22 +1148,22 @@ void force_portable_kernels(bool on) {
   cap_kernel_level(on ? KernelLevel::portable : KernelLevel::avx512_vpopcntdq);
 }
 
-void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
+void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G, const int* sign,
                     const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {
 #ifdef KVCIM_MACRO_X86
   const int l = level();
   const bool noisy = noise != nullptr;
   if (l >= kAvx512Vp)
-    return (noisy ? analog_columns_avx512vp<true> : analog_columns_avx512vp<false>)(terms, step_begin, T, G, sign,
+    return (noisy ? analog_columns_avx512vp<true> : analog_columns_avx512vp<false>)(terms, planes, step_begin, T, G, sign,
                                                                                     offset, adc, n, acc, noise);
   if (l >= kAvx512)
-    return (noisy ? analog_columns_avx512bw<true> : analog_columns_avx512bw<false>)(terms, step_begin, T, G, sign,
+    return (noisy ? analog_columns_avx512bw<true> : analog_columns_avx512bw<false>)(terms, planes, step_begin, T, G, sign,
                                                                                     offset, adc, n, acc, noise);
   if (l >= kAvx2)
-    return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, step_begin, T, G, sign, offset,
+    return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, planes, step_begin, T, G, sign, offset,
                                                                             adc, n, acc, noise);
 #endif
-  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, 0, n, acc, noise);
+  analog_columns_portable(terms, planes, step_begin, T, G, sign, offset, adc, 0, n, acc, noise);
 }
 
 void combine_slices(const int64_t* acc, int n_out, int S, const int* sign, const int* offset, int64_t* y) {

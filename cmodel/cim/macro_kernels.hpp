@@ -16,6 +16,15 @@ struct PopTerm {
   int shift;              // input bit + cell bit
 };
 
+// A PopTerm whose plane word is named by its offset in the macro's bit-planes rather than by
+// address: one list serves every macro of a spec over the same rows (Macro::compute_batch forms
+// a token's list once for all the macros of a row range).
+struct InputTerm {
+  uint64_t xm;  // the driven rows of one 64-row word
+  size_t at;    // that word of one cell bit-plane: planes + at, indexed by column
+  int shift;    // input bit + cell bit
+};
+
 // p[col] = sum_t popcount(t.xm & t.plane[col]) << t.shift for col < n (the caller guarantees
 // that every sum fits in 32 bits).
 void popcount_columns(const PopTerm* terms, int n_terms, int n, uint32_t* p);
@@ -41,8 +50,9 @@ struct RoundedDraws {
   RoundedNoise law;  // law.k_max > 0
   int32_t top;
 };
-void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
-                    const int* offset, AdcRule adc, int n, int64_t* acc,
+// The terms' plane words are planes + terms[t].at.
+void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G,
+                    const int* sign, const int* offset, AdcRule adc, int n, int64_t* acc,
                     const RoundedDraws* noise = nullptr);
 
 // The slices' recombination of n_out weights: y[o] = sum over j < S of sign[j] (acc[o * S + j]
