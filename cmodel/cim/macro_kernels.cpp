@@ -592,7 +592,8 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
     }                                                                                               \
   }                                                                                                 \
                                                                                                     \
-  template <bool kNoisy>                                                                             \
+  /* kThr: the thresholds of the rounded noise, when fixed at compile time (0: the law's) */         \
+  template <bool kNoisy, int kThr>                                                                   \
   __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                      \
       const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G, const int* sign,                    \
       const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {              \
@@ -604,7 +605,7 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
     const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); \
     /* with noise: the thresholds, each lane's column in its block, the key's constant parts */      \
     __m512i thr[2 * kRoundedNoiseMaxK];                                                              \
-    const int n_thr = noise != nullptr ? 2 * noise->law.k_max : 0;                                   \
+    const int n_thr = kThr > 0 ? kThr : noise != nullptr ? 2 * noise->law.k_max : 0;                \
     for (int j = 0; j < n_thr; ++j) thr[j] = _mm512_set1_epi32(static_cast<int>(noise->law.thr[j])); \
     const __m512i idx0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);    \
     const __m512i idx1 = _mm512_add_epi32(idx0, _mm512_set1_epi32(16));                              \
@@ -1153,12 +1154,16 @@ void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* s
 #ifdef KVCIM_MACRO_X86
   const int l = level();
   const bool noisy = noise != nullptr;
+  // sram_analog's read noise of 0.15 levels has k_max 1: its two thresholds unrolled
+  const bool two = noisy && noise->law.k_max == 1;
   if (l >= kAvx512Vp)
-    return (noisy ? analog_columns_avx512vp<true> : analog_columns_avx512vp<false>)(terms, planes, step_begin, T, G, sign,
-                                                                                    offset, adc, n, acc, noise);
+    return (two     ? analog_columns_avx512vp<true, 2>
+            : noisy ? analog_columns_avx512vp<true, 0>
+                    : analog_columns_avx512vp<false, 0>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
   if (l >= kAvx512)
-    return (noisy ? analog_columns_avx512bw<true> : analog_columns_avx512bw<false>)(terms, planes, step_begin, T, G, sign,
-                                                                                    offset, adc, n, acc, noise);
+    return (two     ? analog_columns_avx512bw<true, 2>
+            : noisy ? analog_columns_avx512bw<true, 0>
+                    : analog_columns_avx512bw<false, 0>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
   if (l >= kAvx2)
     return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, planes, step_begin, T, G, sign, offset,
                                                                             adc, n, acc, noise);
