@@ -548,8 +548,8 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
 // functions of the matching target. popcount_columns sums the terms of a run (one shift, at most
 // RUN terms) as PART counts by PADD, then REDUCE gives each 64-bit lane's count (nibble look-up
 // bytes summed in bytes, one vpsadbw a run; or _mm512_popcnt_epi64 summed in 64-bit lanes);
-// analog_columns with DIRECT (the popcounts in 64-bit lanes, no REDUCE) sums a step's counts
-// Horner-wise in one set of accumulators; without, it counts short steps term by term (one term a
+// analog_columns with DIRECT (the popcounts in 64-bit lanes, no REDUCE) sums the counts of steps
+// whose shifts descend Horner-wise in one set of accumulators; otherwise it counts short steps term by term (one term a
 // step on 64-row groups, where the runs' bookkeeping cost more than they saved) and longer ones in
 // runs. popcount_columns' layout is the AVX2 kernels' with 8 columns per vector; analog_columns
 // puts a step's 16 column counts of two vectors in order in one (vpermt2d), so that the noise
@@ -593,7 +593,8 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
   }                                                                                                 \
                                                                                                     \
   /* kThr: the thresholds of the rounded noise, when fixed at compile time (0: the law's) */         \
-  template <bool kNoisy, int kThr>                                                                   \
+  /* kHorner (DIRECT only): every step's shifts descend (compute_analog_fast's lists) */                \
+  template <bool kNoisy, int kThr, bool kHorner>                                                     \
   __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                      \
       const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G, const int* sign,                    \
       const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {              \
@@ -606,6 +607,7 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
     /* with noise: the thresholds, each lane's column in its block, the key's constant parts */      \
     __m512i thr[2 * kRoundedNoiseMaxK];                                                              \
     const int n_thr = kThr > 0 ? kThr : noise != nullptr ? 2 * noise->law.k_max : 0;                \
+    static_assert(!kHorner || (DIRECT), "Horner sums need the counts in 64-bit lanes");              \
     for (int j = 0; j < n_thr; ++j) thr[j] = _mm512_set1_epi32(static_cast<int>(noise->law.thr[j])); \
     const __m512i idx0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);    \
     const __m512i idx1 = _mm512_add_epi32(idx0, _mm512_set1_epi32(16));                              \
@@ -626,27 +628,19 @@ inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
           __m512i c[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),    \
                           _mm512_setzero_si512()};                                                   \
           const int t0 = step_begin[k * G + g], t1 = step_begin[k * G + g + 1];                      \
-          if constexpr (DIRECT) {                                                                    \
-            /* counts summed Horner-wise in the order of the shifts (the lists of */                 \
-            /* compute_analog_fast descend): a smaller shift shifts the sum so far, a larger */      \
-            /* one (any order is summed right) its own count */                                      \
+          if constexpr (kHorner) {                                                                   \
+            /* counts summed Horner-wise: where the shift falls, the sum so far is shifted */        \
+            /* by the difference; the last shift once at the end */                                  \
             int cur = t0 < t1 ? terms[t0].shift : 0;                                                 \
             for (int t = t0; t < t1; ++t) {                                                          \
-              const int sh = terms[t].shift;                                                         \
-              if (sh < cur) {                                                                        \
-                const __m128i d = _mm_cvtsi32_si128(cur - sh);                                       \
+              if (terms[t].shift != cur) {                                                           \
+                const __m128i d = _mm_cvtsi32_si128(cur - terms[t].shift);                           \
                 for (int i = 0; i < 4; ++i) c[i] = _mm512_sll_epi64(c[i], d);                        \
-                cur = sh;                                                                            \
+                cur = terms[t].shift;                                                                \
               }                                                                                      \
               const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));             \
-              const uint64_t* pl = planes + terms[t].at + col;                                             \
-              if (sh == cur) {                                                                       \
-                for (int i = 0; i < 4; ++i) c[i] = PADD(c[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
-              } else {                                                                               \
-                const __m128i d = _mm_cvtsi32_si128(sh - cur);                                       \
-                for (int i = 0; i < 4; ++i)                                                          \
-                  c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i))), d)); \
-              }                                                                                      \
+              const uint64_t* pl = planes + terms[t].at + col;                                       \
+              for (int i = 0; i < 4; ++i) c[i] = PADD(c[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
             }                                                                                        \
             if (cur > 0) {                                                                           \
               const __m128i d = _mm_cvtsi32_si128(cur);                                              \
@@ -1156,14 +1150,23 @@ void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* s
   const bool noisy = noise != nullptr;
   // sram_analog's read noise of 0.15 levels has k_max 1: its two thresholds unrolled
   const bool two = noisy && noise->law.k_max == 1;
-  if (l >= kAvx512Vp)
-    return (two     ? analog_columns_avx512vp<true, 2>
-            : noisy ? analog_columns_avx512vp<true, 0>
-                    : analog_columns_avx512vp<false, 0>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
+  if (l >= kAvx512Vp) {
+    // steps whose shifts descend (compute_analog_fast lists them so) summed Horner-wise
+    bool descending = true;
+    for (int s = 0; s < T * G && descending; ++s)
+      for (int t = step_begin[s] + 1; t < step_begin[s + 1]; ++t) descending = descending && terms[t].shift <= terms[t - 1].shift;
+    if (descending)
+      return (two     ? analog_columns_avx512vp<true, 2, true>
+              : noisy ? analog_columns_avx512vp<true, 0, true>
+                      : analog_columns_avx512vp<false, 0, true>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
+    return (two     ? analog_columns_avx512vp<true, 2, false>
+            : noisy ? analog_columns_avx512vp<true, 0, false>
+                    : analog_columns_avx512vp<false, 0, false>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
+  }
   if (l >= kAvx512)
-    return (two     ? analog_columns_avx512bw<true, 2>
-            : noisy ? analog_columns_avx512bw<true, 0>
-                    : analog_columns_avx512bw<false, 0>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
+    return (two     ? analog_columns_avx512bw<true, 2, false>
+            : noisy ? analog_columns_avx512bw<true, 0, false>
+                    : analog_columns_avx512bw<false, 0, false>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
   if (l >= kAvx2)
     return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, planes, step_begin, T, G, sign, offset,
                                                                             adc, n, acc, noise);
