@@ -293,7 +293,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // limits, so p + k and the sums over the row groups fit in 32 bits).
     const detail::RoundedDraws draws{noise_key_, base, rounded_, static_cast<int32_t>(top_code)};
     detail::analog_columns(iterms, planes_.data(), step_begin, T, G, sign.data(), offset.data(),
-                           {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr);
+                           {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr, true);
   } else if (fixed_q_ > 0) {
     // The fixed noise model, every step of the call in one pass per column block
     // (detail::fixed_columns): the grid deviations of the rows each step drives summed in

@@ -1144,7 +1144,8 @@ void force_portable_kernels(bool on) {
 }
 
 void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G, const int* sign,
-                    const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {
+                    const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise,
+                    bool descending) {
 #ifdef KVCIM_MACRO_X86
   const int l = level();
   const bool noisy = noise != nullptr;
@@ -1152,9 +1153,12 @@ void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* s
   const bool two = noisy && noise->law.k_max == 1;
   if (l >= kAvx512Vp) {
     // steps whose shifts descend (compute_analog_fast lists them so) summed Horner-wise
-    bool descending = true;
-    for (int s = 0; s < T * G && descending; ++s)
-      for (int t = step_begin[s] + 1; t < step_begin[s + 1]; ++t) descending = descending && terms[t].shift <= terms[t - 1].shift;
+    if (!descending) {  // not vouched for: looked at
+      descending = true;
+      for (int s = 0; s < T * G && descending; ++s)
+        for (int t = step_begin[s] + 1; t < step_begin[s + 1]; ++t)
+          descending = descending && terms[t].shift <= terms[t - 1].shift;
+    }
     if (descending)
       return (two     ? analog_columns_avx512vp<true, 2, true>
               : noisy ? analog_columns_avx512vp<true, 0, true>

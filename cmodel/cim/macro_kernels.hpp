@@ -50,10 +50,11 @@ struct RoundedDraws {
   RoundedNoise law;  // law.k_max > 0
   int32_t top;
 };
-// The terms' plane words are planes + terms[t].at.
+// The terms' plane words are planes + terms[t].at. `descending`: the caller vouches that every
+// step's shifts descend (Macro::list_input_terms' lists), which the kernel otherwise checks.
 void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G,
                     const int* sign, const int* offset, AdcRule adc, int n, int64_t* acc,
-                    const RoundedDraws* noise = nullptr);
+                    const RoundedDraws* noise = nullptr, bool descending = false);
 
 // The slices' recombination of n_out weights: y[o] = sum over j < S of sign[j] (acc[o * S + j]
 // << offset[j]) (sign +-1; vectorised for the S = 8 slices of 8-bit weights in 1-bit cells).
