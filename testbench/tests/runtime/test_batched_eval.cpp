@@ -145,7 +145,7 @@ TEST(BatchedMacro, BatchEqualsKeyedTokensInAnyOrderAndTheReference) {
       cim::Macro::form_input_planes(wide.data(), n, stride, stride, s.input_bits, words);
       const size_t nw = static_cast<size_t>(stride + 63) / 64;
       ASSERT_EQ(words.size(), static_cast<size_t>(n) * s.input_bits * nw);
-      const cim::Macro::InputPlanes planes{words.data() + before / 64, nw * s.input_bits, nw, s.input_bits};
+      const cim::Macro::InputPlanes planes{words.data() + before / 64, nw * s.input_bits, nw, s.input_bits, 0};
       std::vector<int64_t> shared(static_cast<size_t>(n) * outs);
       m.compute_batch(wide.data() + before, n, rows, shared.data(), outs, keys.data(), stride, &planes);
       EXPECT_EQ(shared, y) << "a batch reading shared bit-planes differs from one forming its own";
