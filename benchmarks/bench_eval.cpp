@@ -15,7 +15,9 @@
 // Shapes: random weights (cmodel::random_weights) of stories15M and stories110M built in memory
 // (sized as `kvcim run` sizes a spec too small for the model); positions
 // 0 .. 255 of one sequence of fixed tokens, in chunks of 128 as the evaluation runs them.
-// KVCIM_BENCH_SMOKE=1: the embedded model only.
+// KVCIM_BENCH_SMOKE=1: the embedded model only. KVCIM_THREADS=1 for the CPU ratios of
+// docs/performance.md section 10 (with two threads the GEMV helper's spinning between jobs adds
+// to the passes' CPU times unevenly).
 #include <benchmark/benchmark.h>
 
 #include <chrono>

@@ -2,6 +2,7 @@
 // input streamed through each macro in turn (cim::Macro::compute_batch), token t's read noise
 // keyed by keys[t], so the floats equal those of one token at a time (CimLinearBatch tests).
 #include <algorithm>
+#include <atomic>
 
 #include "kvcim/cmodel/gemv.hpp"
 #include "kvcim/error.hpp"
@@ -32,7 +33,8 @@ void CimLinear::compute_blocks_batch(int b0, int b1) {
     const bool shared = !batch_planes_.empty() && bl.row0 % 64 == 0;
     if (shared) {
       const size_t nw = static_cast<size_t>(cols + 63) / 64;
-      planes = {batch_planes_.data() + bl.row0 / 64, nw * static_cast<size_t>(spec_.input_bits), nw, spec_.input_bits};
+      planes = {batch_planes_.data() + bl.row0 / 64, nw * static_cast<size_t>(spec_.input_bits), nw, spec_.input_bits,
+                batch_planes_id_};
     }
     m.compute_batch(batch_xq_.data() + bl.row0, n, bl.rows, part, bl.outs, batch_keys_, cols, shared ? &planes : nullptr);
   }
@@ -80,9 +82,13 @@ void CimLinear::apply_run(const float* x, int n, float* y, LinearEvents& ev, con
   // Every analog macro reads its rows' input bits as bit-planes: formed here once per token for
   // the whole input, shared by all the blocks of a row range (a matrix of 768 outputs has 24
   // macros on the same rows), not once per macro.
-  if (spec_.kind == cmodel::cim::MacroKind::analog)
+  // Each formation gets its own id, so that the macros of a row range share each token's
+  // popcount terms (listed by the first of them on a thread) and no list outlives its planes.
+  static std::atomic<uint64_t> formations{0};
+  if (spec_.kind == cmodel::cim::MacroKind::analog) {
     cmodel::cim::Macro::form_input_planes(batch_xq_.data(), n, cols, cols, spec_.input_bits, batch_planes_);
-  else
+    batch_planes_id_ = formations.fetch_add(1, std::memory_order_relaxed) + 1;
+  } else
     batch_planes_.clear();
   at_least(batch_parts_, n_parts_ * static_cast<size_t>(n));
   at_least(batch_acc_, static_cast<size_t>(q_.rows));

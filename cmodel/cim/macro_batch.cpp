@@ -9,8 +9,33 @@
 #include "kvcim/cmodel/cim/macro.hpp"
 #include "kvcim/cmodel/cim/macro_kind.hpp"
 #include "kvcim/error.hpp"
+#include "macro_kernels.hpp"
 
 namespace kvcim::cmodel::cim {
+
+namespace {
+// The popcount terms of a batch's tokens on one row block (Macro::list_input_terms), listed by the
+// first macro of a spec that reads planes of an id on this thread and read by the others (a
+// matrix of 768 outputs has 24 macros on each 256-row block). Keyed by everything the lists
+// depend on: the planes' contents (id) and rows (their first word), the call's shape and the
+// spec's layout.
+struct SharedTerms {
+  uint64_t id = 0;
+  const uint64_t* words = nullptr;
+  size_t token_stride = 0, bit_stride = 0;
+  int n_tokens = -1, n_rows = -1;
+  MacroSpec spec;        // the fields the lists depend on (same_layout)
+  size_t per_token = 0;  // room for a token's terms (max_input_terms)
+  int steps = 0;         // a token's step starts
+  std::vector<detail::InputTerm> terms;
+  std::vector<int> step_begin;
+};
+bool same_layout(const MacroSpec& a, const MacroSpec& b) {
+  return a.kind == b.kind && a.rows == b.rows && a.cols == b.cols && a.cell_bits == b.cell_bits &&
+         a.input_bits == b.input_bits && a.input_signed == b.input_signed &&
+         a.input_bits_per_cycle == b.input_bits_per_cycle && a.rows_per_cycle == b.rows_per_cycle;
+}
+}  // namespace
 
 uint64_t Macro::read_noise_base(uint64_t key) {
   if (key >> kKeyBits)
@@ -47,6 +72,29 @@ void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y
   // its own compute.
   const bool shared = planes != nullptr && spec_.kind == MacroKind::analog;
   const MacroKindModel& model = macro_kind_model(spec_.kind);
+  // Planes with an id: every token's terms listed once for the macros of this layout on these rows.
+  thread_local SharedTerms listed;
+  const bool share = shared && planes->id != 0 && n_tokens > 0 && n_rows > 0;
+  if (share && !(listed.id == planes->id && listed.words == planes->words &&
+                 listed.token_stride == planes->token_stride && listed.bit_stride == planes->bit_stride &&
+                 listed.n_tokens == n_tokens && listed.n_rows == n_rows && same_layout(listed.spec, spec_))) {
+    listed.id = 0;  // invalid until listed whole
+    listed.per_token = max_input_terms(n_rows);
+    listed.steps = static_cast<int>(pieces_.size()) * spec_.row_groups(n_rows) + 1;
+    listed.terms.resize(listed.per_token * static_cast<size_t>(n_tokens));
+    listed.step_begin.resize(static_cast<size_t>(listed.steps) * static_cast<size_t>(n_tokens));
+    for (int t = 0; t < n_tokens; ++t)
+      list_input_terms(planes->words + static_cast<size_t>(t) * planes->token_stride, planes->bit_stride, n_rows,
+                       listed.terms.data() + listed.per_token * static_cast<size_t>(t),
+                       listed.step_begin.data() + static_cast<size_t>(listed.steps) * static_cast<size_t>(t));
+    listed.words = planes->words;
+    listed.token_stride = planes->token_stride;
+    listed.bit_stride = planes->bit_stride;
+    listed.n_tokens = n_tokens;
+    listed.n_rows = n_rows;
+    listed.spec = spec_;
+    listed.id = planes->id;
+  }
   const uint64_t saved = noise_draws_;
   for (int t = 0; t < n_tokens; ++t) {
     noise_draws_ = read_noise_base(keys[t]);
@@ -63,7 +111,10 @@ void Macro::compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y
             __builtin_prefetch(next + static_cast<size_t>(b) * planes->bit_stride + w);
       }
       compute_analog_fast(xt, n_rows, yt, n_out, planes->words + static_cast<size_t>(t) * planes->token_stride,
-                          planes->bit_stride);
+                          planes->bit_stride,
+                          share ? listed.terms.data() + listed.per_token * static_cast<size_t>(t) : nullptr,
+                          share ? listed.step_begin.data() + static_cast<size_t>(listed.steps) * static_cast<size_t>(t)
+                                : nullptr);
     } else {
       model.compute(*this, xt, n_rows, yt, n_out);
     }

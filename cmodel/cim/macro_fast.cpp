@@ -108,14 +108,70 @@ void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n
   events_ += call_events(n_rows, n_out);
 }
 
+size_t Macro::max_input_terms(int n_rows) const {
+  size_t m = 0;
+  const int nw = (n_rows + 63) / 64, G = spec_.row_groups(n_rows);
+  for (const detail::Piece& piece : pieces_) m += static_cast<size_t>(piece.width) * spec_.cell_bits * (nw + G);
+  return m;
+}
+
+int Macro::list_input_terms(const uint64_t* cb, size_t bit_stride, int n_rows, detail::InputTerm* terms,
+                            int* step_begin) const {
+  const auto& pieces = pieces_;
+  const int T = static_cast<int>(pieces.size()), B = spec_.input_bits, c_bits = spec_.cell_bits;
+  const int rpc = spec_.rows_per_cycle, G = spec_.row_groups(n_rows), nw = (n_rows + 63) / 64;
+  const size_t cols = static_cast<size_t>(spec_.cols);
+  // The popcount terms of every step (k, g), steps in order k * G + g, each step's terms in
+  // descending shift (the kernels sum them Horner-wise: one shift per change of shift, not one per
+  // term or run). Written without a branch on the input words (a zero word writes its term and
+  // does not count it): whether a bit-plane word of real activations is zero varies from token to
+  // token, and the mispredicted test was a tenth of a batched call.
+  // each group's words' masks of its rows, once per group (not per term): group g's words
+  // w0(g) .. w1(g) at word_mask[mask_at[g] ..]
+  std::vector<uint64_t>& word_mask = scratch_unset<uint64_t, 1>(static_cast<size_t>(nw) + G);
+  std::vector<int>& mask_at = scratch_unset<int, 4>(static_cast<size_t>(G));
+  for (int g = 0, m = 0; g < G; ++g) {
+    const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
+    mask_at[g] = m;
+    for (int wd = r0 / 64; wd <= (r1 - 1) / 64; ++wd) {
+      const int lo = std::max(r0, wd * 64) - wd * 64, hi = std::min(r1, wd * 64 + 64) - wd * 64;
+      word_mask[m++] = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
+    }
+  }
+  const size_t plane_stride = static_cast<size_t>(row_words_) * cols;  // one cell bit's plane
+  size_t n_terms = 0;
+  for (int k = 0; k < T; ++k) {
+    const int wa = std::min(pieces[k].width, B - pieces[k].offset);  // the piece's input bits
+    for (int g = 0; g < G; ++g) {
+      step_begin[static_cast<size_t>(k) * G + g] = static_cast<int>(n_terms);
+      const int w0 = g * rpc / 64, w1 = (std::min(n_rows, (g + 1) * rpc) - 1) / 64;
+      const uint64_t* mask = word_mask.data() + mask_at[g];  // word w0 + i: mask[i]
+      for (int sh = wa + c_bits - 2; sh >= 0; --sh)
+        for (int a = std::max(0, sh - (c_bits - 1)); a <= std::min(wa - 1, sh); ++a) {
+          const uint64_t* xb = cb + static_cast<size_t>(pieces[k].offset + a) * bit_stride;
+          const size_t pb = static_cast<size_t>(sh - a) * plane_stride;
+          for (int wd = w0; wd <= w1; ++wd) {
+            const uint64_t xm = xb[wd] & mask[wd - w0];
+            // no row of this group drives this bit: nothing to count
+            terms[n_terms] = {xm, pb + static_cast<size_t>(wd) * cols, sh};
+            n_terms += xm != 0 ? 1 : 0;
+          }
+        }
+    }
+  }
+  step_begin[static_cast<size_t>(T) * G] = static_cast<int>(n_terms);
+  return static_cast<int>(n_terms);
+}
+
+
 void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out, const uint64_t* cb,
-                                size_t bit_stride) {
+                                size_t bit_stride, const detail::InputTerm* listed, const int* listed_steps) {
   std::fill(y, y + n_out, int64_t{0});
   if (n_rows == 0 || n_out == 0) return;
   const auto& slices = slices_;
   const auto& pieces = pieces_;
   const int S = static_cast<int>(slices.size()), T = static_cast<int>(pieces.size());
-  const int C = n_out * S, cols = spec_.cols, c_bits = spec_.cell_bits;
+  const int C = n_out * S, cols = spec_.cols;
   const int rpc = spec_.rows_per_cycle, G = spec_.row_groups(n_rows);
   const int nw = (n_rows + 63) / 64;
 
@@ -146,31 +202,23 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   // sum stays below 2 * rows * 255 * 15 < 2^31: 32-bit lanes, twice the vector width of int64.
   // sum over k of sign_k 2^offset_k pk: written whole by analog_columns or weigh_codes
   std::vector<int64_t>& acc = scratch_unset<int64_t, 0>(C);
-  // The popcount terms of every step (k, g), steps in order k * G + g. Written without a branch
-  // on the input words (a zero word writes its term and does not count it): whether a bit-plane
-  // word of real activations is zero varies from token to token, and the mispredicted test was a
-  // tenth of a batched call.
-  size_t max_terms = 0;
-  for (int k = 0; k < T; ++k) max_terms += static_cast<size_t>(pieces[k].width) * c_bits * (nw + G);
-  std::vector<detail::PopTerm>& terms = scratch_unset<detail::PopTerm, 0>(max_terms);
-  std::vector<int>& step_begin = scratch_unset<int, 0>(static_cast<size_t>(T) * G + 1);
-  size_t n_terms = 0;
-  for (int k = 0; k < T; ++k)
-    for (int g = 0; g < G; ++g) {
-      step_begin[static_cast<size_t>(k) * G + g] = static_cast<int>(n_terms);
-      const int r0 = g * rpc, r1 = std::min(n_rows, r0 + rpc);
-      for (int a = 0; a < pieces[k].width && pieces[k].offset + a < B; ++a)
-        for (int b = 0; b < c_bits; ++b)
-          for (int wd = r0 / 64; wd <= (r1 - 1) / 64; ++wd) {
-            const int lo = std::max(r0, wd * 64) - wd * 64, hi = std::min(r1, wd * 64 + 64) - wd * 64;
-            const uint64_t mask = (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1)) << lo;
-            const uint64_t xm = cb[static_cast<size_t>(pieces[k].offset + a) * bit_stride + wd] & mask;
-            // no row of this group drives this bit: nothing to count
-            terms[n_terms] = {xm, planes_.data() + (static_cast<size_t>(b) * row_words_ + wd) * cols, a + b};
-            n_terms += xm != 0 ? 1 : 0;
-          }
-    }
-  step_begin[static_cast<size_t>(T) * G] = static_cast<int>(n_terms);
+  // The popcount terms of every step (k, g) (list_input_terms), given by the caller (a batch
+  // lists a token's once for every macro of a row block) or listed here; the fused kernel reads
+  // them as they are, the other paths' popcounts by address (terms).
+  const detail::InputTerm* iterms = listed;
+  const int* step_begin = listed_steps;
+  if (iterms == nullptr || step_begin == nullptr) {
+    detail::InputTerm* own = scratch_unset<detail::InputTerm, 0>(max_input_terms(n_rows)).data();
+    int* own_steps = scratch_unset<int, 0>(static_cast<size_t>(T) * G + 1).data();
+    list_input_terms(cb, bit_stride, n_rows, own, own_steps);
+    iterms = own;
+    step_begin = own_steps;
+  }
+  const bool fused = !noisy || rounded_.k_max > 0;
+  const int n_terms = step_begin[static_cast<size_t>(T) * G];
+  std::vector<detail::PopTerm>& terms = scratch_unset<detail::PopTerm, 0>(fused ? 0 : static_cast<size_t>(n_terms));
+  if (!fused)
+    for (int t = 0; t < n_terms; ++t) terms[t] = {iterms[t].xm, planes_.data() + iterms[t].at, iterms[t].shift};
 
   // Shared by the noisy paths. The generator is counter-based: step (k, g) reads draws
   // base + (k * G + g) * C + col wherever it runs, as the reference takes them in order.
@@ -231,13 +279,13 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   };
 
   // each input cycle's sign and significance, as the kernels take them
-  std::vector<int>& sign = scratch<int, 1>(T, 0);
-  std::vector<int>& offset = scratch<int, 2>(T, 0);
+  std::vector<int>& sign = scratch_unset<int, 5>(T);
+  std::vector<int>& offset = scratch_unset<int, 6>(T);
   for (int k = 0; k < T; ++k) {
     sign[k] = pieces[k].sign;
     offset[k] = pieces[k].offset;
   }
-  if (!noisy || rounded_.k_max > 0) {
+  if (fused) {
     // ADC: the rule of MacroSpec::adc_shift(); for p >= 0 (p + half) >> s is exactly
     // quant::shift_round(p, s), which the reference path calls. Fused per column block.
     // Read noise alone at a step of one level (Macro::rounded_): code = clamp(p + k), k the
@@ -245,8 +293,8 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // the reference does, in the same fused pass (p <= rows * 255 * 15 < 2^28 with validate()'s
     // limits, so p + k and the sums over the row groups fit in 32 bits).
     const detail::RoundedDraws draws{noise_key_, base, rounded_, static_cast<int32_t>(top_code)};
-    detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(),
-                           {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr);
+    detail::analog_columns(iterms, planes_.data(), step_begin, T, G, sign.data(), offset.data(),
+                           {shift, half, top_code}, C, acc.data(), noisy ? &draws : nullptr, true);
   } else if (fixed_q_ > 0) {
     // The fixed noise model, every step of the call in one pass per column block
     // (detail::fixed_columns): the grid deviations of the rows each step drives summed in
@@ -349,18 +397,13 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   }
   // Every noisy path leaves the generator after the call's T * G * C read-noise draws.
   if (read_sigma > 0.0) noise_draws_ = base + static_cast<uint64_t>(T) * G * static_cast<uint64_t>(C);
-  std::vector<int>& slice_sign = scratch<int, 4>(S, 0);
-  std::vector<int>& slice_offset = scratch<int, 5>(S, 0);  // read once, not per output
+  std::vector<int>& slice_sign = scratch_unset<int, 7>(S);
+  std::vector<int>& slice_offset = scratch_unset<int, 8>(S);  // read once, not per output
   for (int j = 0; j < S; ++j) {
     slice_sign[j] = slices[j].sign;
     slice_offset[j] = slices[j].offset;
   }
-  for (int o = 0; o < n_out; ++o) {
-    const int64_t* a = acc.data() + static_cast<size_t>(o) * S;
-    int64_t v = 0;
-    for (int j = 0; j < S; ++j) v += slice_sign[j] < 0 ? -(a[j] << slice_offset[j]) : a[j] << slice_offset[j];
-    y[o] = v;
-  }
+  detail::combine_slices(acc.data(), n_out, S, slice_sign.data(), slice_offset.data(), y);
   if (spec_.encoding == WeightEncoding::offset) {
     int64_t sx = 0;
     for (int r = 0; r < n_rows; ++r) sx += x[r];

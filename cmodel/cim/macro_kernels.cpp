@@ -50,7 +50,7 @@ inline int32_t rounded_k(const RoundedNoise& law, uint32_t u) {
   return c;
 }
 
-void analog_columns_portable(const PopTerm* terms, const int* step_begin, int T, int G,
+void analog_columns_portable(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G,
                              const int* sign, const int* offset, AdcRule adc, int col0, int n,
                              int64_t* acc, const RoundedDraws* noise) {
   for (int col = col0; col < n; ++col) {
@@ -60,7 +60,7 @@ void analog_columns_portable(const PopTerm* terms, const int* step_begin, int T,
       for (int g = 0; g < G; ++g) {
         uint32_t p = 0;
         for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t)
-          p += static_cast<uint32_t>(std::popcount(terms[t].xm & terms[t].plane[col])) << terms[t].shift;
+          p += static_cast<uint32_t>(std::popcount(terms[t].xm & planes[terms[t].at + static_cast<size_t>(col)])) << terms[t].shift;
         if (noise != nullptr) {
           const uint64_t at = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col);
           const int32_t v = static_cast<int32_t>(p) + rounded_k(noise->law, noise_uniform(noise->key, at));
@@ -146,6 +146,16 @@ void normal_pair(const NoiseKey& key, uint64_t j, float& cos_out, float& sin_out
 
 void normal_draws_portable(const NoiseKey& key, uint64_t first, int n, float* out) {
   for (int i = 0; i < n; ++i) out[i] = normal_draw(key, first + static_cast<uint64_t>(i));
+}
+
+void combine_slices_portable(const int64_t* acc, int o0, int n_out, int S, const int* sign, const int* offset,
+                             int64_t* y) {
+  for (int o = o0; o < n_out; ++o) {
+    const int64_t* a = acc + static_cast<size_t>(o) * S;
+    int64_t v = 0;
+    for (int j = 0; j < S; ++j) v += sign[j] < 0 ? -(a[j] << offset[j]) : a[j] << offset[j];
+    y[o] = v;
+  }
 }
 
 void adc_noisy_portable(const uint32_t* p, const double* pn, const double* rn, int col0, int n,
@@ -422,7 +432,7 @@ __attribute__((target("avx2"))) inline __m256i rounded_codes_avx2(__m256i p, uin
 
 // kNoisy: noise is given (one instantiation each, so that the noise-free kernel carries none of it).
 template <bool kNoisy>
-__attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, const int* step_begin,
+__attribute__((target("avx2"))) void analog_columns_avx2(const InputTerm* terms, const uint64_t* planes, const int* step_begin,
                                                          int T, int G, const int* sign,
                                                          const int* offset, AdcRule adc, int n,
                                                          int64_t* acc, const RoundedDraws* noise) {
@@ -451,7 +461,7 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
         for (int t = step_begin[k * G + g]; t < step_begin[k * G + g + 1]; ++t) {
           const __m256i xm = _mm256_set1_epi64x(static_cast<long long>(terms[t].xm));
           const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);
-          const __m256i* pl = reinterpret_cast<const __m256i*>(terms[t].plane + col);
+          const __m256i* pl = reinterpret_cast<const __m256i*>(planes + terms[t].at + col);
           for (int i = 0; i < 4; ++i)
             c[i] = _mm256_add_epi64(c[i], _mm256_sll_epi64(popcnt64(_mm256_and_si256(xm, _mm256_loadu_si256(pl + i))), sh));
         }
@@ -478,7 +488,7 @@ __attribute__((target("avx2"))) void analog_columns_avx2(const PopTerm* terms, c
     }
     for (int i = 0; i < 4; ++i) _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + col + 4 * i), acc_v[i]);
   }
-  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc, noise);
+  analog_columns_portable(terms, planes, step_begin, T, G, sign, offset, adc, col, n, acc, noise);
 }
 
 // ---- AVX-512 (F and BW; F, BW and VPOPCNTDQ for the vpopcntq kernels). 16 lanes of the same
@@ -498,29 +508,57 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i sad_bw(__m512i bytes)
 __attribute__((target("avx512f,avx512bw"))) inline __m512i same512(__m512i v) { return v; }
 
 
-// rounded_codes_avx2 in 16 lanes.
-__attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(__m512i p, uint64_t at0, __m512i idx,
-                                                                              const RoundedDraws& nz, const __m512i* thr,
-                                                                              int n_thr, __m512i top) {
-  const __m512i vlo0 = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(at0)));
-  const __m512i lo = _mm512_add_epi32(vlo0, idx);
-  __m512i hi = _mm512_set1_epi32(static_cast<int>(static_cast<uint32_t>(at0 >> 32) + nz.key.k0));
-  hi = _mm512_mask_add_epi32(hi, _mm512_cmplt_epu32_mask(lo, vlo0), hi, _mm512_set1_epi32(1));
-  const __m512i u = mix32_avx512(_mm512_xor_si512(mix32_avx512(_mm512_xor_si512(lo, _mm512_set1_epi32(static_cast<int>(nz.key.k2)))), hi));
-  __m512i c = _mm512_set1_epi32(-nz.law.k_max);
+// noise_uniform of 16 counters at0 + idx, written with fewer operations for the same bits. With
+// pre(v) = v ^ (v >> 16) and post(y) = y ^ (y >> 16), mix32(v) = post(core(pre(v))), core the
+// two multiplies and the shift by 15 between them; pre is linear in xor and pre(post(y)) = y (in
+// 32 bits y >> 32 is 0), so u = mix32(mix32(lo ^ k2) ^ hi) = post(core(core(pre(lo) ^ pre(k2)) ^
+// pre(hi))): the first mix32's last shift and the second one's first cancel, and the keys' parts
+// are constants of the call.
+__attribute__((target("avx512f,avx512bw"))) inline __m512i mix_core_avx512(__m512i x) {
+  x = _mm512_mullo_epi32(x, _mm512_set1_epi32(0x7feb352d));
+  x = _mm512_xor_si512(x, _mm512_srli_epi32(x, 15));
+  return _mm512_mullo_epi32(x, _mm512_set1_epi32(static_cast<int>(0x846ca68bu)));
+}
+inline uint32_t pre16(uint32_t v) { return v ^ (v >> 16); }
+
+// The codes clamp(p + k, 0, top) of 16 conversions (rounded_codes_avx2's, in 16 lanes): lo the
+// counters' low words, hi_pre = pre(hi + k0) of their high word (per lane where the low word
+// wrapped within the block), k2_pre = pre(k2).
+__attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(__m512i p, __m512i lo, __m512i hi_pre,
+                                                                              __m512i k2_pre, const __m512i* thr,
+                                                                              int n_thr, __m512i c0, __m512i top) {
+  const __m512i y = mix_core_avx512(_mm512_ternarylogic_epi32(lo, _mm512_srli_epi32(lo, 16), k2_pre, 0x96));
+  const __m512i x = mix_core_avx512(_mm512_xor_si512(y, hi_pre));
+  const __m512i u = _mm512_xor_si512(x, _mm512_srli_epi32(x, 16));
+  __m512i c = c0;  // -k_max, plus one for each threshold u reaches
   const __m512i one = _mm512_set1_epi32(1);
   for (int j = 0; j < n_thr; ++j) c = _mm512_mask_add_epi32(c, _mm512_cmpge_epu32_mask(u, thr[j]), c, one);
   return _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(p, c), _mm512_setzero_si512()), top);
+}
+
+// Whether acc = sum over k of sign_k (pk << offset_k) stays within int32 for every column: each
+// pk is at most G codes of at most `code` (top << shift, or the noisy top).
+inline bool sums_fit_int32(int T, int G, const int* offset, uint64_t code) {
+  uint64_t bound = 0;
+  for (int k = 0; k < T; ++k) {
+    if (offset[k] < 0 || offset[k] > 31) return false;
+    bound += (static_cast<uint64_t>(G) * code) << offset[k];
+    if (bound >= (uint64_t{1} << 31)) return false;
+  }
+  return true;
 }
 
 // popcount_columns and analog_columns on 512-bit vectors, once per popcount instruction, in
 // functions of the matching target. popcount_columns sums the terms of a run (one shift, at most
 // RUN terms) as PART counts by PADD, then REDUCE gives each 64-bit lane's count (nibble look-up
 // bytes summed in bytes, one vpsadbw a run; or _mm512_popcnt_epi64 summed in 64-bit lanes);
-// analog_columns counts each term (REDUCE(PART(v))): its steps are short (one term a step on
-// 64-row groups), where the runs' bookkeeping cost more than they saved. The layout is the AVX2
-// kernels' with 8 columns per vector.
-#define KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(SUFFIX, TARGET, PART, PADD, REDUCE, RUN)              \
+// analog_columns with DIRECT (the popcounts in 64-bit lanes, no REDUCE) sums the counts of steps
+// whose shifts descend Horner-wise in one set of accumulators; otherwise it counts short steps term by term (one term a
+// step on 64-row groups, where the runs' bookkeeping cost more than they saved) and longer ones in
+// runs. popcount_columns' layout is the AVX2 kernels' with 8 columns per vector; analog_columns
+// puts a step's 16 column counts of two vectors in order in one (vpermt2d), so that the noise
+// counters, the codes and the 32-bit sums over the input cycles run lane by lane in column order.
+#define KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(SUFFIX, TARGET, PART, PADD, REDUCE, RUN, DIRECT)              \
   __attribute__((target(TARGET))) void popcount_columns_##SUFFIX(const PopTerm* terms, int n_terms, \
                                                                  int n, uint32_t* p) {              \
     int col = 0;                                                                                    \
@@ -558,90 +596,137 @@ __attribute__((target("avx512f,avx512bw"))) inline __m512i rounded_codes_avx512(
     }                                                                                               \
   }                                                                                                 \
                                                                                                     \
-  template <bool kNoisy>                                                                            \
-  __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                     \
-      const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,                   \
-      const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {             \
-    /* 32 columns per block in two halves of 16: 32-bit lane 2i holds column i, lane 2i + 1 */      \
-    /* column 8 + i (as analog_columns_avx2, with 8 columns per 64-bit vector) */                   \
-    const __m512i half = _mm512_set1_epi32(static_cast<int>(adc.half));                            \
-    const __m512i top = _mm512_set1_epi32(static_cast<int>(adc.top));                              \
-    const __m512i low32 = _mm512_set1_epi64(0xffffffffll);                                         \
-    const __m128i adc_shift = _mm_cvtsi32_si128(adc.shift);                                         \
-    /* with noise: as analog_columns_avx2 (lane 2i: column i, 2i + 1: column 8 + i) */              \
-    __m512i thr[2 * kRoundedNoiseMaxK];                                                             \
-    const int n_thr = noise != nullptr ? 2 * noise->law.k_max : 0;                                  \
+  /* kThr: the thresholds of the rounded noise, when fixed at compile time (0: the law's) */         \
+  /* kHorner (DIRECT only): every step's shifts descend (compute_analog_fast's lists) */                \
+  template <bool kNoisy, int kThr, bool kHorner>                                                     \
+  __attribute__((target(TARGET))) void analog_columns_##SUFFIX(                                      \
+      const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G, const int* sign,                    \
+      const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {              \
+    /* 32 columns per block in two halves of 16, column i of a half in 32-bit lane i */              \
+    const __m512i half = _mm512_set1_epi32(static_cast<int>(adc.half));                              \
+    const __m512i top = _mm512_set1_epi32(static_cast<int>(adc.top));                                \
+    const __m128i adc_shift = _mm_cvtsi32_si128(adc.shift);                                          \
+    /* the low halves of two vectors of 8 column counts: 16 columns in order */                      \
+    const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30); \
+    /* with noise: the thresholds, each lane's column in its block, the key's constant parts */      \
+    __m512i thr[2 * kRoundedNoiseMaxK];                                                              \
+    const int n_thr = kThr > 0 ? kThr : noise != nullptr ? 2 * noise->law.k_max : 0;                \
+    static_assert(!kHorner || (DIRECT), "Horner sums need the counts in 64-bit lanes");              \
     for (int j = 0; j < n_thr; ++j) thr[j] = _mm512_set1_epi32(static_cast<int>(noise->law.thr[j])); \
-    const __m512i idx0 = _mm512_setr_epi32(0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15);   \
-    const __m512i idx1 = _mm512_add_epi32(idx0, _mm512_set1_epi32(16));                             \
-    const __m512i ntop = _mm512_set1_epi32(noise != nullptr ? noise->top : 0);                      \
-    int col = 0;                                                                                    \
-    for (; col + 32 <= n; col += 32) {                                                              \
-      __m512i acc_v[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
-                          _mm512_setzero_si512()}; /* int64 columns 0-7, 8-15, 16-23, 24-31 */      \
-      for (int k = 0; k < T; ++k) {                                                                 \
-        __m512i pk0 = _mm512_setzero_si512(), pk1 = _mm512_setzero_si512();                         \
-        for (int g = 0; g < G; ++g) {                                                               \
-          __m512i c[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),   \
-                          _mm512_setzero_si512()};                                                  \
-          /* runs of one shift summed before one shift (as popcount_columns) where a step has */  \
-          /* more than two terms (256-row groups: 4 words an input bit); shorter steps (64-row */    \
-          /* groups) shift each term, which the runs' bookkeeping would cost more than it saves */  \
-          const int t0 = step_begin[k * G + g], t1 = step_begin[k * G + g + 1];                     \
-          if (t1 - t0 <= 2) {                                                                       \
-            for (int t = t0; t < t1; ++t) {                                                         \
-              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));            \
-              const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                 \
-              const uint64_t* pl = terms[t].plane + col;                                            \
-              for (int i = 0; i < 4; ++i)                                                           \
+    const __m512i idx0 = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);    \
+    const __m512i idx1 = _mm512_add_epi32(idx0, _mm512_set1_epi32(16));                              \
+    const __m512i ntop = _mm512_set1_epi32(noise != nullptr ? noise->top : 0);                       \
+    const __m512i c0 = _mm512_set1_epi32(noise != nullptr ? -noise->law.k_max : 0);                  \
+    const __m512i k2_pre = _mm512_set1_epi32(static_cast<int>(noise != nullptr ? pre16(noise->key.k2) : 0u)); \
+    /* the input cycles' weighted sums in 32-bit lanes where no column's can leave int32 */          \
+    const bool narrow = sums_fit_int32(T, G, offset, noise != nullptr ? static_cast<uint64_t>(noise->top) \
+                                                                       : static_cast<uint64_t>(adc.top) << adc.shift); \
+    int col = 0;                                                                                     \
+    for (; col + 32 <= n; col += 32) {                                                               \
+      __m512i a32[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()}; /* narrow: columns 0-15, 16-31 */ \
+      __m512i acc_v[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),    \
+                          _mm512_setzero_si512()}; /* otherwise int64 columns 0-7, 8-15, 16-23, 24-31 */ \
+      for (int k = 0; k < T; ++k) {                                                                  \
+        __m512i pk0 = _mm512_setzero_si512(), pk1 = _mm512_setzero_si512();                          \
+        for (int g = 0; g < G; ++g) {                                                                \
+          __m512i c[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),    \
+                          _mm512_setzero_si512()};                                                   \
+          const int t0 = step_begin[k * G + g], t1 = step_begin[k * G + g + 1];                      \
+          if constexpr (kHorner) {                                                                   \
+            /* counts summed Horner-wise: where the shift falls, the sum so far is shifted */        \
+            /* by the difference; the last shift once at the end */                                  \
+            int cur = t0 < t1 ? terms[t0].shift : 0;                                                 \
+            for (int t = t0; t < t1; ++t) {                                                          \
+              if (terms[t].shift != cur) {                                                           \
+                const __m128i d = _mm_cvtsi32_si128(cur - terms[t].shift);                           \
+                for (int i = 0; i < 4; ++i) c[i] = _mm512_sll_epi64(c[i], d);                        \
+                cur = terms[t].shift;                                                                \
+              }                                                                                      \
+              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));             \
+              const uint64_t* pl = planes + terms[t].at + col;                                       \
+              for (int i = 0; i < 4; ++i) c[i] = PADD(c[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
+            }                                                                                        \
+            if (cur > 0) {                                                                           \
+              const __m128i d = _mm_cvtsi32_si128(cur);                                              \
+              for (int i = 0; i < 4; ++i) c[i] = _mm512_sll_epi64(c[i], d);                          \
+            }                                                                                        \
+          } else if (t1 - t0 <= 2) {                                                                 \
+            /* runs of one shift summed before one shift (as popcount_columns) where a step */       \
+            /* has more than two terms (256-row groups: 4 words an input bit); shorter steps */      \
+            /* (64-row groups) shift each term, which the runs' bookkeeping would cost more */       \
+            for (int t = t0; t < t1; ++t) {                                                          \
+              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));             \
+              const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                  \
+              const uint64_t* pl = planes + terms[t].at + col;                                             \
+              for (int i = 0; i < 4; ++i)                                                            \
                 c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))), sh)); \
-            }                                                                                       \
-          } else {                                                                                  \
-            __m512i r[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), \
-                            _mm512_setzero_si512()};                                                \
-            for (int t = t0, len = 1; t < t1; ++t, ++len) {                                         \
-              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));            \
-              const uint64_t* pl = terms[t].plane + col;                                            \
+            }                                                                                        \
+          } else {                                                                                   \
+            __m512i r[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),  \
+                            _mm512_setzero_si512()};                                                 \
+            for (int t = t0, len = 1; t < t1; ++t, ++len) {                                          \
+              const __m512i xm = _mm512_set1_epi64(static_cast<long long>(terms[t].xm));             \
+              const uint64_t* pl = planes + terms[t].at + col;                                             \
               for (int i = 0; i < 4; ++i) r[i] = PADD(r[i], PART(_mm512_and_si512(xm, _mm512_loadu_si512(pl + 8 * i)))); \
-              if (t + 1 == t1 || terms[t + 1].shift != terms[t].shift || len == (RUN)) {            \
-                const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                               \
-                for (int i = 0; i < 4; ++i) {                                                       \
-                  c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(r[i]), sh));                \
-                  r[i] = _mm512_setzero_si512();                                                    \
-                }                                                                                   \
-                len = 0;                                                                            \
-              }                                                                                     \
-            }                                                                                       \
-          }                                                                                         \
-          const __m512i p0 = _mm512_or_si512(c[0], _mm512_slli_epi64(c[1], 32));                    \
-          const __m512i p1 = _mm512_or_si512(c[2], _mm512_slli_epi64(c[3], 32));                    \
-          if constexpr (kNoisy) {                                                                   \
+              if (t + 1 == t1 || terms[t + 1].shift != terms[t].shift || len == (RUN)) {             \
+                const __m128i sh = _mm_cvtsi32_si128(terms[t].shift);                                \
+                for (int i = 0; i < 4; ++i) {                                                        \
+                  c[i] = _mm512_add_epi64(c[i], _mm512_sll_epi64(REDUCE(r[i]), sh));                 \
+                  r[i] = _mm512_setzero_si512();                                                     \
+                }                                                                                    \
+                len = 0;                                                                             \
+              }                                                                                      \
+            }                                                                                        \
+          }                                                                                          \
+          const __m512i p0 = _mm512_permutex2var_epi32(c[0], pick, c[1]);                            \
+          const __m512i p1 = _mm512_permutex2var_epi32(c[2], pick, c[3]);                            \
+          if constexpr (kNoisy) {                                                                    \
             const uint64_t at0 = noise->base + static_cast<uint64_t>(k * G + g) * static_cast<uint64_t>(n) + static_cast<uint64_t>(col); \
-            pk0 = _mm512_add_epi32(pk0, rounded_codes_avx512(p0, at0, idx0, *noise, thr, n_thr, ntop)); \
-            pk1 = _mm512_add_epi32(pk1, rounded_codes_avx512(p1, at0, idx1, *noise, thr, n_thr, ntop)); \
-            continue;                                                                               \
-          }                                                                                         \
+            const uint32_t lo0 = static_cast<uint32_t>(at0), hi = static_cast<uint32_t>(at0 >> 32) + noise->key.k0; \
+            const __m512i vlo0 = _mm512_set1_epi32(static_cast<int>(lo0));                           \
+            const __m512i lo_a = _mm512_add_epi32(vlo0, idx0), lo_b = _mm512_add_epi32(vlo0, idx1);  \
+            __m512i h_a = _mm512_set1_epi32(static_cast<int>(pre16(hi))), h_b = h_a;                 \
+            if (lo0 > 0xffffffffu - 31u) { /* the low word wraps within the block: hi + 1 past it */ \
+              const __m512i h1 = _mm512_set1_epi32(static_cast<int>(pre16(hi + 1)));                 \
+              h_a = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(lo_a, vlo0), h_a, h1);           \
+              h_b = _mm512_mask_blend_epi32(_mm512_cmplt_epu32_mask(lo_b, vlo0), h_b, h1);           \
+            }                                                                                        \
+            pk0 = _mm512_add_epi32(pk0, rounded_codes_avx512(p0, lo_a, h_a, k2_pre, thr, n_thr, c0, ntop)); \
+            pk1 = _mm512_add_epi32(pk1, rounded_codes_avx512(p1, lo_b, h_b, k2_pre, thr, n_thr, c0, ntop)); \
+            continue;                                                                                \
+          }                                                                                          \
           const __m512i q0 = _mm512_min_epu32(_mm512_srl_epi32(_mm512_add_epi32(p0, half), adc_shift), top); \
           const __m512i q1 = _mm512_min_epu32(_mm512_srl_epi32(_mm512_add_epi32(p1, half), adc_shift), top); \
-          pk0 = _mm512_add_epi32(pk0, _mm512_sll_epi32(q0, adc_shift));                             \
-          pk1 = _mm512_add_epi32(pk1, _mm512_sll_epi32(q1, adc_shift));                             \
-        }                                                                                           \
-        const __m128i off = _mm_cvtsi32_si128(offset[k]);                                           \
-        const __m512i w[4] = {_mm512_sll_epi64(_mm512_and_si512(pk0, low32), off),                  \
-                              _mm512_sll_epi64(_mm512_srli_epi64(pk0, 32), off),                    \
-                              _mm512_sll_epi64(_mm512_and_si512(pk1, low32), off),                  \
-                              _mm512_sll_epi64(_mm512_srli_epi64(pk1, 32), off)};                   \
-        for (int i = 0; i < 4; ++i)                                                                 \
+          pk0 = _mm512_add_epi32(pk0, _mm512_sll_epi32(q0, adc_shift));                              \
+          pk1 = _mm512_add_epi32(pk1, _mm512_sll_epi32(q1, adc_shift));                              \
+        }                                                                                            \
+        const __m128i off = _mm_cvtsi32_si128(offset[k]);                                            \
+        if (narrow) {                                                                                \
+          const __m512i w0 = _mm512_sll_epi32(pk0, off), w1 = _mm512_sll_epi32(pk1, off);            \
+          a32[0] = sign[k] > 0 ? _mm512_add_epi32(a32[0], w0) : _mm512_sub_epi32(a32[0], w0);        \
+          a32[1] = sign[k] > 0 ? _mm512_add_epi32(a32[1], w1) : _mm512_sub_epi32(a32[1], w1);        \
+          continue;                                                                                  \
+        }                                                                                            \
+        const __m512i w[4] = {_mm512_sll_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(pk0)), off), \
+                              _mm512_sll_epi64(_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(pk0, 1)), off), \
+                              _mm512_sll_epi64(_mm512_cvtepu32_epi64(_mm512_castsi512_si256(pk1)), off), \
+                              _mm512_sll_epi64(_mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64(pk1, 1)), off)}; \
+        for (int i = 0; i < 4; ++i)                                                                  \
           acc_v[i] = sign[k] > 0 ? _mm512_add_epi64(acc_v[i], w[i]) : _mm512_sub_epi64(acc_v[i], w[i]); \
-      }                                                                                             \
-      for (int i = 0; i < 4; ++i) _mm512_storeu_si512(acc + col + 8 * i, acc_v[i]);                 \
-    }                                                                                               \
-    analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, col, n, acc, noise);        \
+      }                                                                                              \
+      if (narrow)                                                                                    \
+        for (int h = 0; h < 2; ++h) {                                                                \
+          acc_v[2 * h] = _mm512_cvtepi32_epi64(_mm512_castsi512_si256(a32[h]));                      \
+          acc_v[2 * h + 1] = _mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(a32[h], 1));            \
+        }                                                                                            \
+      for (int i = 0; i < 4; ++i) _mm512_storeu_si512(acc + col + 8 * i, acc_v[i]);                  \
+    }                                                                                                \
+    analog_columns_portable(terms, planes, step_begin, T, G, sign, offset, adc, col, n, acc, noise);         \
   }
 
-KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512bw, "avx512f,avx512bw", popcnt_bytes_bw, _mm512_add_epi8, sad_bw, kByteRun)
+KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512bw, "avx512f,avx512bw", popcnt_bytes_bw, _mm512_add_epi8, sad_bw, kByteRun, false)
 KVCIM_MACRO_AVX512_POPCOUNT_KERNELS(avx512vp, "avx512f,avx512bw,avx512vpopcntdq", _mm512_popcnt_epi64,
-                                    _mm512_add_epi64, same512, 1 << 30)
+                                    _mm512_add_epi64, same512, 1 << 30, true)
 #undef KVCIM_MACRO_AVX512_POPCOUNT_KERNELS
 
 __attribute__((target("avx512f,avx512bw"))) void adc_noisy_avx512(const uint32_t* p, const double* pn,
@@ -1013,6 +1098,33 @@ __attribute__((target("avx512f,avx512bw"))) int adc_noisy_bounded_avx512(
   }
   return m + adc_noisy_bounded_portable(p, S, qscale, rn, margin, col, n, scale, top, shift, pk, uncertain + m);
 }
+
+// combine_slices for S = 8: each weight's 8 slices one vector, shifted and signed lane by lane;
+// 8 weights' vectors summed across their lanes in three steps of pairs (64-bit, 128-bit and
+// 256-bit halves), which leaves the 8 sums in order.
+__attribute__((target("avx512f"))) void combine_slices8_avx512(const int64_t* acc, int n_out, const int* sign,
+                                                               const int* offset, int64_t* y) {
+  const __m512i off = _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(offset)));
+  __mmask8 neg = 0;
+  for (int j = 0; j < 8; ++j) neg = static_cast<__mmask8>(neg | (sign[j] < 0 ? 1u << j : 0u));
+  const __m512i zero = _mm512_setzero_si512();
+  int o = 0;
+  for (; o + 8 <= n_out; o += 8) {
+    __m512i v[8];
+    for (int i = 0; i < 8; ++i) {
+      const __m512i a = _mm512_sllv_epi64(_mm512_loadu_si512(acc + static_cast<size_t>(o + i) * 8), off);
+      v[i] = _mm512_mask_sub_epi64(a, neg, zero, a);
+    }
+    __m512i t[4], u[2];
+    for (int i = 0; i < 4; ++i)  // 128-bit lane L: weight 2i's lanes 2L + 2L+1, weight 2i+1's
+      t[i] = _mm512_add_epi64(_mm512_unpacklo_epi64(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_epi64(v[2 * i], v[2 * i + 1]));
+    for (int i = 0; i < 2; ++i)  // [4i, 4i+1 of lanes 0-3 | of 4-7 | 4i+2, 4i+3 of 0-3 | of 4-7]
+      u[i] = _mm512_add_epi64(_mm512_shuffle_i64x2(t[2 * i], t[2 * i + 1], 0x88),
+                              _mm512_shuffle_i64x2(t[2 * i], t[2 * i + 1], 0xDD));
+    _mm512_storeu_si512(y + o, _mm512_add_epi64(_mm512_shuffle_i64x2(u[0], u[1], 0x88), _mm512_shuffle_i64x2(u[0], u[1], 0xDD)));
+  }
+  combine_slices_portable(acc, o, n_out, 8, sign, offset, y);
+}
 #endif
 
 // The dispatch level: the CPU's, capped by cap_kernel_level() (tests).
@@ -1062,22 +1174,46 @@ void force_portable_kernels(bool on) {
   cap_kernel_level(on ? KernelLevel::portable : KernelLevel::avx512_vpopcntdq);
 }
 
-void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
-                    const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise) {
+void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G, const int* sign,
+                    const int* offset, AdcRule adc, int n, int64_t* acc, const RoundedDraws* noise,
+                    bool descending) {
 #ifdef KVCIM_MACRO_X86
   const int l = level();
   const bool noisy = noise != nullptr;
-  if (l >= kAvx512Vp)
-    return (noisy ? analog_columns_avx512vp<true> : analog_columns_avx512vp<false>)(terms, step_begin, T, G, sign,
-                                                                                    offset, adc, n, acc, noise);
+  // sram_analog's read noise of 0.15 levels has k_max 1: its two thresholds unrolled
+  const bool two = noisy && noise->law.k_max == 1;
+  if (l >= kAvx512Vp) {
+    // steps whose shifts descend (compute_analog_fast lists them so) summed Horner-wise
+    if (!descending) {  // not vouched for: looked at
+      descending = true;
+      for (int s = 0; s < T * G && descending; ++s)
+        for (int t = step_begin[s] + 1; t < step_begin[s + 1]; ++t)
+          descending = descending && terms[t].shift <= terms[t - 1].shift;
+    }
+    if (descending)
+      return (two     ? analog_columns_avx512vp<true, 2, true>
+              : noisy ? analog_columns_avx512vp<true, 0, true>
+                      : analog_columns_avx512vp<false, 0, true>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
+    return (two     ? analog_columns_avx512vp<true, 2, false>
+            : noisy ? analog_columns_avx512vp<true, 0, false>
+                    : analog_columns_avx512vp<false, 0, false>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
+  }
   if (l >= kAvx512)
-    return (noisy ? analog_columns_avx512bw<true> : analog_columns_avx512bw<false>)(terms, step_begin, T, G, sign,
-                                                                                    offset, adc, n, acc, noise);
+    return (two     ? analog_columns_avx512bw<true, 2, false>
+            : noisy ? analog_columns_avx512bw<true, 0, false>
+                    : analog_columns_avx512bw<false, 0, false>)(terms, planes, step_begin, T, G, sign, offset, adc, n, acc, noise);
   if (l >= kAvx2)
-    return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, step_begin, T, G, sign, offset,
+    return (noisy ? analog_columns_avx2<true> : analog_columns_avx2<false>)(terms, planes, step_begin, T, G, sign, offset,
                                                                             adc, n, acc, noise);
 #endif
-  analog_columns_portable(terms, step_begin, T, G, sign, offset, adc, 0, n, acc, noise);
+  analog_columns_portable(terms, planes, step_begin, T, G, sign, offset, adc, 0, n, acc, noise);
+}
+
+void combine_slices(const int64_t* acc, int n_out, int S, const int* sign, const int* offset, int64_t* y) {
+#ifdef KVCIM_MACRO_X86
+  if (S == 8 && level() >= kAvx512) return combine_slices8_avx512(acc, n_out, sign, offset, y);
+#endif
+  combine_slices_portable(acc, 0, n_out, S, sign, offset, y);
 }
 
 NoiseKey noise_key(uint64_t seed) {

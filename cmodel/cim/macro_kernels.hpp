@@ -16,6 +16,15 @@ struct PopTerm {
   int shift;              // input bit + cell bit
 };
 
+// A PopTerm whose plane word is named by its offset in the macro's bit-planes rather than by
+// address: one list serves every macro of a spec over the same rows (Macro::compute_batch forms
+// a token's list once for all the macros of a row range).
+struct InputTerm {
+  uint64_t xm;  // the driven rows of one 64-row word
+  size_t at;    // that word of one cell bit-plane: planes + at, indexed by column
+  int shift;    // input bit + cell bit
+};
+
 // p[col] = sum_t popcount(t.xm & t.plane[col]) << t.shift for col < n (the caller guarantees
 // that every sum fits in 32 bits).
 void popcount_columns(const PopTerm* terms, int n_terms, int n, uint32_t* p);
@@ -41,9 +50,15 @@ struct RoundedDraws {
   RoundedNoise law;  // law.k_max > 0
   int32_t top;
 };
-void analog_columns(const PopTerm* terms, const int* step_begin, int T, int G, const int* sign,
-                    const int* offset, AdcRule adc, int n, int64_t* acc,
-                    const RoundedDraws* noise = nullptr);
+// The terms' plane words are planes + terms[t].at. `descending`: the caller vouches that every
+// step's shifts descend (Macro::list_input_terms' lists), which the kernel otherwise checks.
+void analog_columns(const InputTerm* terms, const uint64_t* planes, const int* step_begin, int T, int G,
+                    const int* sign, const int* offset, AdcRule adc, int n, int64_t* acc,
+                    const RoundedDraws* noise = nullptr, bool descending = false);
+
+// The slices' recombination of n_out weights: y[o] = sum over j < S of sign[j] (acc[o * S + j]
+// << offset[j]) (sign +-1; vectorised for the S = 8 slices of 8-bit weights in 1-bit cells).
+void combine_slices(const int64_t* acc, int n_out, int S, const int* sign, const int* offset, int64_t* y);
 
 // The noisy ADC of one step: pk[col] += clamp(floor((p + (pn + rn)) * scale + 1/2), 0, top) << shift
 // for col < n, in double (scale = 2^-shift), as the reference computes it.

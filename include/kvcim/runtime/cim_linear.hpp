@@ -70,6 +70,7 @@ class CimLinear {
   std::vector<int32_t> batch_xq_;
   std::vector<int64_t> batch_parts_, batch_acc_;
   std::vector<uint64_t> batch_planes_;  // analog macros: the codes' bit-planes (Macro::form_input_planes)
+  uint64_t batch_planes_id_ = 0;        // their formation's id (Macro::InputPlanes::id), unique in the process
   const uint64_t* batch_keys_ = nullptr;
   int batch_n_ = 0;
   void compute_blocks_batch(int b0, int b1);

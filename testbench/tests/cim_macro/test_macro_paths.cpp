@@ -251,7 +251,10 @@ struct RandomKernelSteps {
   }
   // Every step through the fused kernel at the current level, into acc.
   void analog(detail::AdcRule adc, int64_t* acc, const detail::RoundedDraws* noise = nullptr) const {
-    detail::analog_columns(terms.data(), step_begin.data(), T, G, sign.data(), offset.data(), adc, n, acc, noise);
+    std::vector<detail::InputTerm> at;  // the same terms by their words' offsets in planes
+    for (const detail::PopTerm& t : terms) at.push_back({t.xm, static_cast<size_t>(t.plane - planes.data()), t.shift});
+    detail::analog_columns(at.data(), planes.data(), step_begin.data(), T, G, sign.data(), offset.data(), adc, n,
+                           acc, noise);
   }
 };
 }  // namespace

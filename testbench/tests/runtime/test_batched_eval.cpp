@@ -145,10 +145,24 @@ TEST(BatchedMacro, BatchEqualsKeyedTokensInAnyOrderAndTheReference) {
       cim::Macro::form_input_planes(wide.data(), n, stride, stride, s.input_bits, words);
       const size_t nw = static_cast<size_t>(stride + 63) / 64;
       ASSERT_EQ(words.size(), static_cast<size_t>(n) * s.input_bits * nw);
-      const cim::Macro::InputPlanes planes{words.data() + before / 64, nw * s.input_bits, nw, s.input_bits};
+      const cim::Macro::InputPlanes planes{words.data() + before / 64, nw * s.input_bits, nw, s.input_bits, 0};
       std::vector<int64_t> shared(static_cast<size_t>(n) * outs);
       m.compute_batch(wide.data() + before, n, rows, shared.data(), outs, keys.data(), stride, &planes);
       EXPECT_EQ(shared, y) << "a batch reading shared bit-planes differs from one forming its own";
+      // Planes with an id: each token's popcount terms listed by the first call and read by the next
+      // ones on these rows (CimLinear: the macros of a row range); a call on fewer rows lists anew.
+      static uint64_t next_id = uint64_t{1} << 60;  // far from CimLinear's formations
+      cim::Macro::InputPlanes named = planes;
+      named.id = ++next_id;
+      for (int pass = 0; pass < 2; ++pass) {
+        std::vector<int64_t> listed(static_cast<size_t>(n) * outs);
+        m.compute_batch(wide.data() + before, n, rows, listed.data(), outs, keys.data(), stride, &named);
+        EXPECT_EQ(listed, y) << "pass " << pass << ": a batch on listed terms differs from one listing its own";
+      }
+      std::vector<int64_t> fewer(static_cast<size_t>(n) * outs), fewer_own(static_cast<size_t>(n) * outs);
+      m.compute_batch(wide.data() + before, n, rows - 16, fewer.data(), outs, keys.data(), stride, &named);
+      m.compute_batch(wide.data() + before, n, rows - 16, fewer_own.data(), outs, keys.data(), stride);
+      EXPECT_EQ(fewer, fewer_own) << "a call on fewer rows read the terms listed for more";
       cim::Macro::InputPlanes narrow = planes;
       narrow.input_bits = s.input_bits - 1;
       EXPECT_THROW(m.compute_batch(wide.data() + before, n, rows, shared.data(), outs, keys.data(), stride, &narrow),

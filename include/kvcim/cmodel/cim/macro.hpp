@@ -114,6 +114,7 @@ namespace detail {
 // Internal (cmodel/cim/macro_layout.hpp): one weight slice or one input cycle, bits
 // [offset, offset + width) of its source value, weighted sign * 2^offset in the shift-and-add.
 struct MacroAccess;  // a kind model's access to the macro's state (cmodel/cim/macro_access.hpp)
+struct InputTerm;    // one popcount term of the analog fast path (cmodel/cim/macro_kernels.hpp)
 // Storage on 64-byte boundaries (a cache line, an AVX-512 vector): the vector kernels' loads of a
 // padded row (grid_row_stride) then never straddle two lines, which costs two loads.
 template <class T>
@@ -245,6 +246,10 @@ class Macro {
     const uint64_t* words = nullptr;  // token t, code bit b, rows [64 w, 64 w + 64): words[t * token_stride + b * bit_stride + w]
     size_t token_stride = 0, bit_stride = 0;
     int input_bits = 0;               // the codes' width (the spec's input_bits)
+    // Nonzero: names these planes' contents (one formation of them). The analog macros of one
+    // spec that read the same rows of planes of the same id then share each token's popcount
+    // terms, listed by the first of them on this thread, instead of listing them per macro.
+    uint64_t id = 0;
   };
   void compute_batch(const int32_t* x, int n_tokens, int n_rows, int64_t* y, int n_out, const uint64_t* keys,
                      int x_stride = 0, const InputPlanes* planes = nullptr);
@@ -330,8 +335,18 @@ class Macro {
   int32_t grid_deviation(int row, int col) const;
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
   // cb (optional): x's code bit-planes, bit b's words at cb + b * bit_stride (formed here if null)
+  // listed, listed_steps (optional): the call's popcount terms and steps as list_input_terms
+  // gives them for cb (the rounded and noise-free paths then skip listing them)
   void compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_out, const uint64_t* cb = nullptr,
-                           size_t bit_stride = 0);
+                           size_t bit_stride = 0, const detail::InputTerm* listed = nullptr,
+                           const int* listed_steps = nullptr);
+  // The popcount terms of an analog call on n_rows rows whose input codes' bit-planes are cb (bit
+  // b's words at cb + b * bit_stride): step (k, g)'s terms (k * G + g, in that order) from
+  // terms[step_begin[s]], each step's in descending shift, words that drive no row left out;
+  // T * G + 1 step starts. Returns the count, at most max_input_terms(n_rows).
+  int list_input_terms(const uint64_t* cb, size_t bit_stride, int n_rows, detail::InputTerm* terms,
+                       int* step_begin) const;
+  size_t max_input_terms(int n_rows) const;
   // Per-call constants of the fast paths, fixed by the spec: MacroSpec::adc_shift(), and the
   // events of one compute of the last shape asked (compute_events validates the spec and builds
   // the layout each time: a batch makes thousands of calls a token).
