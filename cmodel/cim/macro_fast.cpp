@@ -326,7 +326,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
       group_levels(0, n_rows);  // every row's levels, [row][k]
       bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
     }
-    const detail::FixedSteps f{nullptr, terms.data(), step_begin.data(), R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
+    const detail::FixedSteps f{nullptr, terms.data(), step_begin, R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
                                subsets ? detail::subset_tile(spec_.rows, rpc) : 0, noise_qstride_,
                                n_rows, rpc, row_begin.data(), row_off.data(),
                                bits, T, G, sign.data(), offset.data(), fixed_q_, shift,
