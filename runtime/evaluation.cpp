@@ -123,7 +123,7 @@ EvalStatistics statistics(const TokenScores& t, size_t first, size_t last, const
   const int tokens = static_cast<int>(end - begin);
   const int sequences = static_cast<int>(last - first);
   // The clusters resampled: the sequences, or blocks of them when there are too few to show the
-  // spread between sequences (statistic_clusters).
+  // spread between sequences (interval_block_tokens).
   const int block = interval_block_tokens(sequences, tokens);
   std::vector<int> starts;
   for (size_t i = first; i < last; ++i) {
