@@ -216,10 +216,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   }
   const bool fused = !noisy || rounded_.k_max > 0;
   const int n_terms = step_begin[static_cast<size_t>(T) * G];
-  // (at least one element where the paths below read it: the fixed pass takes a null terms
-  // pointer for "sums given in p", so a call without terms, all inputs zero, must not pass null)
-  std::vector<detail::PopTerm>& terms =
-      scratch_unset<detail::PopTerm, 0>(fused ? 0 : std::max<size_t>(static_cast<size_t>(n_terms), 1));
+  std::vector<detail::PopTerm>& terms = scratch_unset<detail::PopTerm, 0>(fused ? 0 : static_cast<size_t>(n_terms));
   if (!fused)
     for (int t = 0; t < n_terms; ++t) terms[t] = {iterms[t].xm, planes_.data() + iterms[t].at, iterms[t].shift};
 

@@ -243,8 +243,8 @@ void fixed_columns_portable(const FixedSteps& f, int col0, int n, int64_t* acc) 
         const size_t s = static_cast<size_t>(k) * f.G + g;
         int32_t d = f.R != nullptr ? f.R[s * n + col] : 0;
         uint32_t p = 0;  // the partial sum: given, or counted from the step's terms
-        if (f.terms == nullptr) p = f.p[s * n + col];
-        for (int t = f.terms != nullptr ? f.step_begin[s] : 0; f.terms != nullptr && t < f.step_begin[s + 1]; ++t)
+        if (f.p != nullptr) p = f.p[s * n + col];
+        for (int t = f.p == nullptr ? f.step_begin[s] : 0; f.p == nullptr && t < f.step_begin[s + 1]; ++t)
           p += static_cast<uint32_t>(std::popcount(f.terms[t].xm & f.terms[t].plane[col])) << f.terms[t].shift;
         for (int b = 0; b < f.bits; ++b)
           for (int i = f.row_begin[s * f.bits + b]; i < f.row_begin[s * f.bits + b + 1]; ++i)
@@ -1008,7 +1008,7 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
             KVCIM_MACRO_ROW_RUNS(VEC, P, L16, LOAD, WIDEN_LO, WIDEN_HI, KVCIM_MACRO_FIXED_ROW, a[0], a[1], a[2], a[3]) \
           }                                                                                               \
           VEC pc[4]; /* the step's partial sums, counted here (popcount_columns' terms) */              \
-          if (f.terms != nullptr) {                                                                       \
+          if (f.p == nullptr) {                                                                           \
             VEC c64[8];                                                                                   \
             for (auto& v : c64) v = zero;                                                                 \
             for (int t = f.step_begin[s]; t < f.step_begin[s + 1]; ++t) {                                 \
@@ -1024,7 +1024,7 @@ constexpr int kFixedMaxT = 16;  // input cycles the vector fixed_columns takes (
             const size_t at = s * static_cast<size_t>(n) + col + j * kL32;                                \
             VEC d = P##_add_epi32(a[j], half);                                                            \
             if (f.R != nullptr) d = P##_add_epi32(d, LOAD(f.R + at));                                     \
-            const VEC pv = f.terms != nullptr ? pc[j] : LOAD(f.p + at);                                   \
+            const VEC pv = f.p == nullptr ? pc[j] : LOAD(f.p + at);                                       \
             const VEC rem = P##_sll_epi32(AND(pv, mask), sq);                                             \
             VEC c = P##_add_epi32(P##_srl_epi32(pv, ss), P##_sra_epi32(P##_add_epi32(rem, d), sqs));      \
             c = P##_sll_epi32(P##_min_epi32(P##_max_epi32(c, zero), vt), ss);                             \

@@ -90,9 +90,9 @@ void cell_noise_isums(const int16_t* qdev, size_t stride, int n_rows, const uint
 // as 32767 / qmax allows (cell_noise_isums' runs); the caller guarantees what adc_fixed_code needs.
 constexpr int kGridTileCols = 64;  // the columns of a tile of a tiled grid (FixedSteps::tile)
 struct FixedSteps {
-  // the partial sums: p[s * n + col], or where terms is given counted from terms[step_begin[s] ..
-  // step_begin[s + 1]) as popcount_columns does (in registers, no p buffer: what the fast path
-  // gives; p is for callers with the sums at hand)
+  // the partial sums: p[s * n + col] where p is given (callers with the sums at hand), else
+  // counted from terms[step_begin[s] .. step_begin[s + 1]) as popcount_columns does (in registers,
+  // no p buffer: what the fast path gives; terms may be empty, null, when no input bit is set)
   const uint32_t* p;
   const PopTerm* terms;
   const int* step_begin;
