@@ -2,6 +2,7 @@
 #include "macro_fixed_subsets.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdlib>
 #include <cstdint>
@@ -68,6 +69,23 @@ inline uint32_t plane_bits(const uint64_t* plane, int r, int n) {
   if (o + n > 64) v |= plane[w + 1] << (64 - o);  // the block straddles two words
   return static_cast<uint32_t>(v) & ((1u << n) - 1u);
 }
+// The blocks of a plane's byte (bits 8 i .. 8 i + 7, byte-aligned rows): the offsets, from the
+// byte's first block's entries, of the subsets its blocks with a driven row drive, in row order.
+constexpr int kBlocksPerByte = 8 / kSubsetRows;
+struct ByteBlocks {
+  int32_t off[kBlocksPerByte];  // the first n listed; the rest 0, written and overwritten
+  int n;
+};
+constexpr std::array<ByteBlocks, 256> byte_blocks() {
+  std::array<ByteBlocks, 256> t{};
+  for (int byte = 0; byte < 256; ++byte)
+    for (int i = 0; i < kBlocksPerByte; ++i) {
+      const int mask = (byte >> (kSubsetRows * i)) & kSubsetMasks;
+      if (mask != 0) t[byte].off[t[byte].n++] = (i * kSubsetMasks + mask - 1) * kGridTileCols;
+    }
+  return t;
+}
+constexpr std::array<ByteBlocks, 256> kByteBlocks = byte_blocks();
 }  // namespace
 
 int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
@@ -85,7 +103,8 @@ int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece
     }
   const int nbg = subset_blocks_per_group(rpc);
   row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
-  row_off.resize(static_cast<size_t>(T) * G * nbg * bits);
+  // (+ kBlocksPerByte: a byte's entries are written whole, past the last listed one)
+  row_off.resize(static_cast<size_t>(T) * G * nbg * bits + kBlocksPerByte);
   int m = 0;
   for (int k = 0; k < T; ++k)
     for (int g = 0; g < G; ++g)
@@ -94,7 +113,34 @@ int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece
         if (b >= pieces[k].width || pieces[k].offset + b >= B) continue;  // a zero bit of every level
         const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride;
         const int r1 = std::min(n_rows, (g + 1) * rpc);
-        for (int j = 0; j < nbg && g * rpc + kSubsetRows * j < r1; ++j) {
+        int j = 0;
+        if (rpc % kSubsetRows == 0) {
+          // The group's blocks start at multiples of kSubsetRows, which divides 8: none straddles
+          // two words, and a byte of the plane holds whole blocks. Byte-aligned bytes are listed
+          // from kByteBlocks (its entries written whole, the count added), the others a block at a
+          // time (the general loop's per-block word address, shift and straddle test were a
+          // quarter of a cell-noise call at the shipped 256 x 256 geometry).
+          int32_t off = static_cast<int32_t>(static_cast<size_t>(g * nbg) * kSubsetMasks * kGridTileCols);
+          const int full = g * rpc + (r1 - g * rpc) / kSubsetRows * kSubsetRows;  // past the last whole block
+          for (int r = g * rpc; r < full;) {
+            const uint64_t v = plane[r / 64] >> (r % 64);
+            if (r % 8 == 0 && full - r >= 8) {
+              const ByteBlocks& e = kByteBlocks[v & 0xff];
+              for (int i = 0; i < kBlocksPerByte; ++i) row_off[static_cast<size_t>(m) + i] = off + e.off[i];
+              m += e.n;
+              off += kBlocksPerByte * kSubsetMasks * kGridTileCols;
+              r += 8;
+            } else {
+              const auto mask = static_cast<int32_t>(v & kSubsetMasks);
+              row_off[m] = off + (mask - (mask != 0 ? 1 : 0)) * kGridTileCols;
+              m += mask != 0 ? 1 : 0;
+              off += kSubsetMasks * kGridTileCols;
+              r += kSubsetRows;
+            }
+          }
+          j = (full - g * rpc) / kSubsetRows;
+        }
+        for (; j < nbg && g * rpc + kSubsetRows * j < r1; ++j) {
           const int r0 = g * rpc + kSubsetRows * j;
           const auto mask = static_cast<int>(plane_bits(plane, r0, std::min(kSubsetRows, r1 - r0)));
           // without a branch on the mask (random input bits mispredict): a skipped block's entry

@@ -20,6 +20,7 @@ namespace kvcim::cmodel::cim::detail {
 // 1 - 8% faster for 2.5 times the memory, at 3 and 5 rows no faster (docs/performance.md, section 3).
 constexpr int kSubsetRows = 2;
 constexpr int kSubsetMasks = (1 << kSubsetRows) - 1;  // the non-empty subsets a block stores
+static_assert(8 % kSubsetRows == 0, "list_fixed_subsets reads a byte's blocks at once");
 
 // The blocks of a row group of rpc rows: the blocks never straddle two groups (a conversion sums
 // its own group's rows only).
