@@ -24,34 +24,6 @@
 namespace kvcim::cmodel::cim {
 
 namespace {
-// Eight bytes (byte i = row i) to eight bytes (byte b = bit b of every row, bit i = row i): the
-// 8 x 8 bit transpose of Hacker's Delight (section 7-3), three exchange steps.
-inline uint64_t transpose8(uint64_t x) {
-  uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
-  x ^= t ^ (t << 7);
-  t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
-  x ^= t ^ (t << 14);
-  t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
-  return x ^ t ^ (t << 28);
-}
-
-// The bit-planes of the inputs' B-bit codes (detail::input_level's code): cb[b * nw + r / 64],
-// bit r % 64 = bit b of the code of x[r] (all B * nw words written).
-void code_planes(const int32_t* x, int n_rows, int B, int nw, uint64_t* cb) {
-  std::fill(cb, cb + static_cast<size_t>(B) * nw, uint64_t{0});
-  const uint32_t mask = detail::low_mask(B);
-  for (int r0 = 0; r0 < n_rows; r0 += 8) {
-    uint32_t code[8] = {};
-    for (int i = 0; i < 8 && r0 + i < n_rows; ++i) code[i] = static_cast<uint32_t>(x[r0 + i]) & mask;
-    for (int h = 0; 8 * h < B; ++h) {  // the codes' byte h
-      uint64_t bytes = 0;
-      for (int i = 0; i < 8; ++i) bytes |= uint64_t{(code[i] >> (8 * h)) & 0xFFu} << (8 * i);
-      const uint64_t t = transpose8(bytes);
-      for (int b = 8 * h; b < B && b < 8 * h + 8; ++b)
-        cb[static_cast<size_t>(b) * nw + r0 / 64] |= ((t >> (8 * (b - 8 * h))) & 0xFFu) << (r0 % 64);
-    }
-  }
-}
 // Per-thread scratch of the fast paths, slot `Slot` of element type T, n copies of `value`: a
 // batch makes thousands of calls a token, each of which would otherwise allocate and free a dozen
 // small vectors. Each slot is one variable of the functions below (never two alive at once).
@@ -93,7 +65,7 @@ void Macro::form_input_planes(const int32_t* x, int n_tokens, int n_rows, int x_
   const size_t per = static_cast<size_t>(input_bits) * nw;
   out.resize(per * static_cast<size_t>(std::max(n_tokens, 0)));
   for (int t = 0; t < n_tokens; ++t)
-    code_planes(x + static_cast<size_t>(t) * x_stride, n_rows, input_bits, nw, out.data() + per * t);
+    detail::code_planes(x + static_cast<size_t>(t) * x_stride, n_rows, input_bits, nw, out.data() + per * t);
 }
 
 void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out) {
@@ -203,7 +175,7 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
   const int B = spec_.input_bits;
   if (cb == nullptr) {
     std::vector<uint64_t>& own = scratch_unset<uint64_t, 0>(static_cast<size_t>(B) * nw);
-    code_planes(x, n_rows, B, nw, own.data());
+    detail::code_planes(x, n_rows, B, nw, own.data());
     cb = own.data();
     bit_stride = static_cast<size_t>(nw);
   }

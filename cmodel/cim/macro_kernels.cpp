@@ -1,6 +1,7 @@
 // The vector kernels of the analog macro's fast path (macro_kernels.hpp). Each has a portable
 // version and vector versions (AVX2, AVX-512) chosen at run time; tests hold them all equal.
 #include "macro_kernels.hpp"
+#include "macro_layout.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -1127,6 +1128,80 @@ __attribute__((target("avx512f"))) void combine_slices8_avx512(const int64_t* ac
 }
 #endif
 
+// Eight bytes (byte i = row i) to eight bytes (byte b = bit b of every row, bit i = row i): the
+// 8 x 8 bit transpose of Hacker's Delight (section 7-3), three exchange steps.
+inline uint64_t transpose8(uint64_t x) {
+  uint64_t t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
+  x ^= t ^ (t << 7);
+  t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
+  x ^= t ^ (t << 14);
+  t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
+  return x ^ t ^ (t << 28);
+}
+
+// code_planes for rows r .. n_rows - 1 (r a multiple of 8), ORed into cb (zeroed by the caller).
+void code_planes_portable(const int32_t* x, int r, int n_rows, int B, int nw, uint64_t* cb) {
+  const uint32_t mask = low_mask(B);
+  for (int r0 = r; r0 < n_rows; r0 += 8) {
+    uint32_t code[8] = {};
+    for (int i = 0; i < 8 && r0 + i < n_rows; ++i) code[i] = static_cast<uint32_t>(x[r0 + i]) & mask;
+    for (int h = 0; 8 * h < B; ++h) {  // the codes' byte h
+      uint64_t bytes = 0;
+      for (int i = 0; i < 8; ++i) bytes |= uint64_t{(code[i] >> (8 * h)) & 0xFFu} << (8 * i);
+      const uint64_t t = transpose8(bytes);
+      for (int b = 8 * h; b < B && b < 8 * h + 8; ++b)
+        cb[static_cast<size_t>(b) * nw + r0 / 64] |= ((t >> (8 * (b - 8 * h))) & 0xFFu) << (r0 % 64);
+    }
+  }
+}
+#ifdef KVCIM_MACRO_X86
+// code_planes of 8-bit codes (B <= 8) for the whole 64-row words of the rows: a word's 64 codes
+// truncated to bytes, bit b of each byte gathered into one 64-bit word per plane. Returns the rows
+// done (a multiple of 64).
+__attribute__((target("avx512f,avx512bw"))) int code_planes8_avx512(const int32_t* x, int n_rows, int B, int nw,
+                                                                   uint64_t* cb) {
+  int w = 0;
+  for (; 64 * (w + 1) <= n_rows; ++w) {
+    const int32_t* xw = x + 64 * w;
+    const __m512i bytes = _mm512_inserti64x4(
+        _mm512_castsi256_si512(_mm256_inserti128_si256(
+            _mm256_castsi128_si256(_mm512_cvtepi32_epi8(_mm512_loadu_si512(xw))),
+            _mm512_cvtepi32_epi8(_mm512_loadu_si512(xw + 16)), 1)),
+        _mm256_inserti128_si256(_mm256_castsi128_si256(_mm512_cvtepi32_epi8(_mm512_loadu_si512(xw + 32))),
+                                _mm512_cvtepi32_epi8(_mm512_loadu_si512(xw + 48)), 1),
+        1);
+    for (int b = 0; b < B; ++b)
+      cb[static_cast<size_t>(b) * nw + w] =
+          _cvtmask64_u64(_mm512_test_epi8_mask(bytes, _mm512_set1_epi8(static_cast<char>(1 << b))));
+  }
+  return 64 * w;
+}
+
+// The same in 32-row halves: the codes' low bytes packed in row order, bit b moved to each
+// byte's top bit and gathered by movemask.
+__attribute__((target("avx2"))) int code_planes8_avx2(const int32_t* x, int n_rows, int B, int nw, uint64_t* cb) {
+  const __m256i low = _mm256_set1_epi32(0xff);
+  const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);  // packs interleave 128-bit lanes
+  int w = 0;
+  for (; 64 * (w + 1) <= n_rows; ++w) {
+    uint32_t half[2][8];
+    for (int h = 0; h < 2; ++h) {
+      const int32_t* xh = x + 64 * w + 32 * h;
+      __m256i v[4];
+      for (int i = 0; i < 4; ++i)
+        v[i] = _mm256_and_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xh + 8 * i)), low);
+      const __m256i bytes = _mm256_permutevar8x32_epi32(
+          _mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3])), order);
+      for (int b = 0; b < B; ++b)
+        half[h][b] = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_slli_epi16(bytes, 7 - b)));
+    }
+    for (int b = 0; b < B; ++b)
+      cb[static_cast<size_t>(b) * nw + w] = uint64_t{half[0][b]} | (uint64_t{half[1][b]} << 32);
+  }
+  return 64 * w;
+}
+#endif
+
 // The dispatch level: the CPU's, capped by cap_kernel_level() (tests).
 std::atomic<int> g_cap{static_cast<int>(KernelLevel::avx512_vpopcntdq)};
 
@@ -1400,6 +1475,18 @@ int adc_noisy_bounded(const uint32_t* p, const int32_t* S, double qscale, const 
 }
 
 uint64_t bounded_adc_doubts() { return g_doubts.load(std::memory_order_relaxed); }
+
+void code_planes(const int32_t* x, int n_rows, int B, int nw, uint64_t* cb) {
+  std::fill(cb, cb + static_cast<size_t>(B) * nw, uint64_t{0});
+  int r = 0;
+#ifdef KVCIM_MACRO_X86
+  if (B <= 8 && level() >= kAvx512)
+    r = code_planes8_avx512(x, n_rows, B, nw, cb);
+  else if (B <= 8 && level() >= kAvx2)
+    r = code_planes8_avx2(x, n_rows, B, nw, cb);
+#endif
+  code_planes_portable(x, r, n_rows, B, nw, cb);
+}
 
 void popcount_columns(const PopTerm* terms, int n_terms, int n, uint32_t* p) {
 #ifdef KVCIM_MACRO_X86

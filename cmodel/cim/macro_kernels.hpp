@@ -25,6 +25,11 @@ struct InputTerm {
   int shift;    // input bit + cell bit
 };
 
+// The bit-planes of the inputs' B-bit codes (input_level's code, the low B bits of x[r]):
+// cb[b * nw + r / 64], bit r % 64 = bit b of the code of x[r] (all B * nw words written; rows
+// from n_rows to 64 nw are 0).
+void code_planes(const int32_t* x, int n_rows, int B, int nw, uint64_t* cb);
+
 // p[col] = sum_t popcount(t.xm & t.plane[col]) << t.shift for col < n (the caller guarantees
 // that every sum fits in 32 bits).
 void popcount_columns(const PopTerm* terms, int n_terms, int n, uint32_t* p);

@@ -335,3 +335,31 @@ TEST(MacroKernels, PopcountsAndAdcsEqualThePortableKernelsAtEveryLevel) {
     for (KernelLevel level : vector_levels()) ASSERT_EQ(run(level), portable) << "level " << static_cast<int>(level);
   }
 }
+
+TEST(MacroKernels, InputBitPlanesEqualThePortableTranspositionAtEveryLevel) {
+  // The codes' bit-planes (the vector levels take whole 64-row words of codes up to 8 bits, the
+  // portable loop the rest): every level gives the portable planes, rows past n_rows 0, for
+  // codes of any width from any int32 (a code is the value's low B bits).
+  std::mt19937_64 g(808);
+  for (int t = 0; t < 400; ++t) {
+    SCOPED_TRACE("case " + std::to_string(t));
+    const int n_rows = pick(g, 1, pick(g, 0, 1) ? 70 : 300), B = pick(g, 1, pick(g, 0, 3) == 0 ? 16 : 8);
+    const int nw = (n_rows + 63) / 64;
+    std::vector<int32_t> x(static_cast<size_t>(n_rows));
+    for (auto& v : x) v = static_cast<int32_t>(g());
+    auto run = [&](KernelLevel level) {
+      detail::cap_kernel_level(level);
+      std::vector<uint64_t> cb(static_cast<size_t>(B) * nw, ~uint64_t{0});  // every word must be written
+      detail::code_planes(x.data(), n_rows, B, nw, cb.data());
+      detail::force_portable_kernels(false);
+      return cb;
+    };
+    const auto portable = run(KernelLevel::portable);
+    for (int r = 0; r < 64 * nw; ++r)
+      for (int b = 0; b < B; ++b)
+        ASSERT_EQ((portable[static_cast<size_t>(b) * nw + r / 64] >> (r % 64)) & 1,
+                  r < n_rows ? (static_cast<uint32_t>(x[static_cast<size_t>(r)]) >> b) & 1u : 0u)
+            << "row " << r << ", bit " << b;
+    for (KernelLevel level : vector_levels()) ASSERT_EQ(run(level), portable) << "level " << static_cast<int>(level);
+  }
+}
