@@ -2,10 +2,11 @@
 // times the baseline in the same process and reports `vs_int8_gemv` = macro time / GEMV time
 // (issue targets: digital <= 2, analog bit-accurate <= 10 x digital, i.e. <= 20 vs GEMV).
 // KVCIM_BENCH_SMOKE=1 shrinks the matrices to 64 x 64 for a quick run.
-// KVCIM_MACRO_KERNEL=portable|avx2|avx512|avx512_vpopcntdq caps the analog kernels' level
-// (cap_kernel_level), to measure on this CPU what a CPU without VPOPCNTDQ or AVX-512 runs; the
-// digital macro's loop is compiled code, not a dispatched kernel, and keeps this CPU's width.
-// The analog benchmarks' label names the level they ran.
+// KVCIM_MACRO_KERNEL=portable|avx2|avx512|avx512_vpopcntdq caps the macro kernels' level
+// (cap_kernel_level), to measure on this CPU what a CPU without VPOPCNTDQ or AVX-512 runs: the
+// analog kernels and the digital macro's (AVX-512 at both AVX-512 levels, AVX2 at avx2), so that
+// vs_digital compares the two at the same width. The analog benchmarks' label names the level
+// they ran.
 // Also against the project's vectorised int8 GEMV (quant::gemv, the fastest kernel this CPU runs,
 // e.g. AVX-512 VNNI): `vs_int8_fast` = macro time / its time, and `vs_digital` = macro time /
 // digital macro time (the analog target is stated against the digital path).

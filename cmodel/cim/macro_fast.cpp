@@ -41,22 +41,6 @@ std::vector<T>& scratch_unset(size_t n) {
   if (v.size() < n) v.resize(n);
   return v;
 }
-// The digital macro's exact products y[o] = sum_r x[r] w[r][o] for tiles of K outputs from o0
-// while a whole tile fits in n_out, in int32 (the caller checks that no sum leaves it). Returns
-// the first output not computed.
-template <int K>
-int digital_tiles(const int32_t* x, int n_rows, const int8_t* w, int wpr, int o0, int n_out, int64_t* y) {
-  for (; o0 + K <= n_out; o0 += K) {
-    int32_t acc[K] = {};
-    for (int r = 0; r < n_rows; ++r) {
-      const int32_t xr = x[r];
-      const int8_t* wr = w + static_cast<size_t>(r) * wpr + o0;
-      for (int o = 0; o < K; ++o) acc[o] += xr * wr[o];
-    }
-    for (int o = 0; o < K; ++o) y[o0 + o] = acc[o];
-  }
-  return o0;
-}
 }  // namespace
 
 void Macro::form_input_planes(const int32_t* x, int n_tokens, int n_rows, int x_stride, int input_bits,
@@ -75,19 +59,8 @@ void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n
   for (int r = 0; r < n_rows; ++r) xmax = std::max<int64_t>(xmax, x[r] < 0 ? -int64_t{x[r]} : x[r]);
   const int64_t wmax = int64_t{1} << (spec_.weight_bits - 1);
   if (xmax * wmax * n_rows <= std::numeric_limits<int32_t>::max()) {
-    // No partial sum can leave int32: accumulate in 32-bit lanes (twice the vector width), a
-    // tile of 64, 32 or 16 outputs at a time, its sums kept in registers over the rows (summed in
-    // memory over a whole row, the sums' stores and the weights' loads slowed each other by a
-    // third in some processes, as their addresses fell), the rest of the outputs one by one.
-    int o0 = 0;
-    o0 = digital_tiles<64>(x, n_rows, w, wpr, o0, n_out, y);
-    o0 = digital_tiles<32>(x, n_rows, w, wpr, o0, n_out, y);
-    o0 = digital_tiles<16>(x, n_rows, w, wpr, o0, n_out, y);
-    for (int o = o0; o < n_out; ++o) {
-      int32_t acc = 0;
-      for (int r = 0; r < n_rows; ++r) acc += x[r] * w[static_cast<size_t>(r) * wpr + o];
-      y[o] = acc;
-    }
+    // No partial sum can leave int32: accumulate in 32-bit lanes (twice the vector width).
+    detail::digital_columns(x, n_rows, w, wpr, n_out, y);
   } else {
     std::fill(y, y + n_out, int64_t{0});
     for (int r = 0; r < n_rows; ++r) {

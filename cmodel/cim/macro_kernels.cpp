@@ -1202,6 +1202,73 @@ __attribute__((target("avx2"))) int code_planes8_avx2(const int32_t* x, int n_ro
 }
 #endif
 
+// The digital macro's exact products y[o] = sum_r x[r] w[r * wpr + o] for tiles of K outputs
+// from o0 while a whole tile fits in n_out, in int32 (the caller checks that no sum leaves it),
+// each tile's sums kept in registers over the rows. Returns the first output not computed.
+template <int K>
+int digital_tiles(const int32_t* x, int n_rows, const int8_t* w, int wpr, int o0, int n_out, int64_t* y) {
+  for (; o0 + K <= n_out; o0 += K) {
+    int32_t acc[K] = {};
+    for (int r = 0; r < n_rows; ++r) {
+      const int32_t xr = x[r];
+      const int8_t* wr = w + static_cast<size_t>(r) * wpr + o0;
+      for (int o = 0; o < K; ++o) acc[o] += xr * wr[o];
+    }
+    for (int o = 0; o < K; ++o) y[o0 + o] = acc[o];
+  }
+  return o0;
+}
+
+// digital_columns from output o0: tiles of 64, 32 and 16 outputs, the rest one by one.
+void digital_columns_portable(const int32_t* x, int n_rows, const int8_t* w, int wpr, int o0, int n_out, int64_t* y) {
+  o0 = digital_tiles<64>(x, n_rows, w, wpr, o0, n_out, y);
+  o0 = digital_tiles<32>(x, n_rows, w, wpr, o0, n_out, y);
+  o0 = digital_tiles<16>(x, n_rows, w, wpr, o0, n_out, y);
+  for (int o = o0; o < n_out; ++o) {
+    int32_t acc = 0;
+    for (int r = 0; r < n_rows; ++r) acc += x[r] * w[static_cast<size_t>(r) * wpr + o];
+    y[o] = acc;
+  }
+}
+
+#ifdef KVCIM_MACRO_X86
+// digital_columns in tiles of 4 vectors of int32 sums (64 outputs on AVX-512, 32 on AVX2), then
+// of 2 and of one vector, each row's weights widened from int8 and multiplied by its input; the rest
+// portable. Returns nothing: every output is written.
+#define KVCIM_MACRO_DIGITAL_TILES(SUFFIX, VEC, L, P, WIDEN8, TILE)                                     \
+  for (; o0 + (TILE) * (L) <= n_out; o0 += (TILE) * (L)) {                                               \
+    VEC acc[TILE];                                                                                       \
+    for (auto& a : acc) a = P##_setzero_si##SUFFIX();                                                    \
+    for (int r = 0; r < n_rows; ++r) {                                                                   \
+      const VEC xr = P##_set1_epi32(x[r]);                                                               \
+      const int8_t* wr = w + static_cast<size_t>(r) * wpr + o0;                                          \
+      for (int j = 0; j < (TILE); ++j) acc[j] = P##_add_epi32(acc[j], P##_mullo_epi32(WIDEN8(wr + j * (L)), xr)); \
+    }                                                                                                    \
+    for (int j = 0; j < (TILE); ++j) P##_storeu_si##SUFFIX(reinterpret_cast<VEC*>(out + j * (L)), acc[j]); \
+    for (int o = 0; o < (TILE) * (L); ++o) y[o0 + o] = out[o];                                           \
+  }
+#define KVCIM_MACRO_DIGITAL_KERNEL(SUFFIX, TARGET, VEC, L, P, WIDEN8)                                    \
+  __attribute__((target(TARGET))) void digital_columns_##SUFFIX(const int32_t* x, int n_rows, const int8_t* w, \
+                                                                int wpr, int n_out, int64_t* y) {           \
+    int o0 = 0;                                                                                          \
+    alignas(64) int32_t out[4 * (L)];                                                                    \
+    KVCIM_MACRO_DIGITAL_TILES(SUFFIX, VEC, L, P, WIDEN8, 4)                                              \
+    KVCIM_MACRO_DIGITAL_TILES(SUFFIX, VEC, L, P, WIDEN8, 2)                                              \
+    KVCIM_MACRO_DIGITAL_TILES(SUFFIX, VEC, L, P, WIDEN8, 1)                                              \
+    digital_columns_portable(x, n_rows, w, wpr, o0, n_out, y);                                           \
+  }
+__attribute__((target("avx2"))) inline __m256i widen8_256(const int8_t* p) {
+  return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+}
+__attribute__((target("avx512f,avx512bw"))) inline __m512i widen8_512(const int8_t* p) {
+  return _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+KVCIM_MACRO_DIGITAL_KERNEL(256, "avx2", __m256i, 8, _mm256, widen8_256)
+KVCIM_MACRO_DIGITAL_KERNEL(512, "avx512f,avx512bw", __m512i, 16, _mm512, widen8_512)
+#undef KVCIM_MACRO_DIGITAL_KERNEL
+#undef KVCIM_MACRO_DIGITAL_TILES
+#endif
+
 // The dispatch level: the CPU's, capped by cap_kernel_level() (tests).
 std::atomic<int> g_cap{static_cast<int>(KernelLevel::avx512_vpopcntdq)};
 
@@ -1475,6 +1542,14 @@ int adc_noisy_bounded(const uint32_t* p, const int32_t* S, double qscale, const 
 }
 
 uint64_t bounded_adc_doubts() { return g_doubts.load(std::memory_order_relaxed); }
+
+void digital_columns(const int32_t* x, int n_rows, const int8_t* w, int wpr, int n_out, int64_t* y) {
+#ifdef KVCIM_MACRO_X86
+  if (level() >= kAvx512) return digital_columns_512(x, n_rows, w, wpr, n_out, y);
+  if (level() >= kAvx2) return digital_columns_256(x, n_rows, w, wpr, n_out, y);
+#endif
+  digital_columns_portable(x, n_rows, w, wpr, 0, n_out, y);
+}
 
 void code_planes(const int32_t* x, int n_rows, int B, int nw, uint64_t* cb) {
   std::fill(cb, cb + static_cast<size_t>(B) * nw, uint64_t{0});

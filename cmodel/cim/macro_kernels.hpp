@@ -25,6 +25,12 @@ struct InputTerm {
   int shift;    // input bit + cell bit
 };
 
+// The digital macro's exact products y[o] = sum_r x[r] w[r * wpr + o] for o < n_out, summed in
+// int32 (the caller guarantees that no partial sum leaves it), each tile of outputs in registers
+// over the rows: the vector levels' kernels, so that a capped level (KVCIM_MACRO_KERNEL) runs the
+// digital macro at that level's width too.
+void digital_columns(const int32_t* x, int n_rows, const int8_t* w, int wpr, int n_out, int64_t* y);
+
 // The bit-planes of the inputs' B-bit codes (input_level's code, the low B bits of x[r]):
 // cb[b * nw + r / 64], bit r % 64 = bit b of the code of x[r] (all B * nw words written; rows
 // from n_rows to 64 nw are 0).
