@@ -81,22 +81,28 @@ void int8_gemv(const Problem& p, int32_t* y) {
 // Process CPU time: the machine is shared, and wall time would charge other processes' load.
 double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
+// The CPU time of one call of f writing y, the best of three timings of `reps` calls: the
+// baselines the benchmarks' ratios divide by.
+template <class F>
+double best_seconds_per_call(int reps, const void* y, F&& f) {
+  double best = 1e9;
+  for (int trial = 0; trial < 3; ++trial) {
+    const double t0 = cpu_seconds();
+    for (int r = 0; r < reps; ++r) {
+      f();
+      benchmark::DoNotOptimize(y);
+      benchmark::ClobberMemory();
+    }
+    best = std::min(best, (cpu_seconds() - t0) / reps);
+  }
+  return best;
+}
+
 double gemv_seconds_per_call() {
   static const double t = [] {
     const Problem& p = problem();
     std::vector<int32_t> y(p.n);
-    const int reps = 2000;
-    double best = 1e9;
-    for (int trial = 0; trial < 3; ++trial) {
-      const double t0 = cpu_seconds();
-      for (int r = 0; r < reps; ++r) {
-        int8_gemv(p, y.data());
-        benchmark::DoNotOptimize(y.data());
-        benchmark::ClobberMemory();
-      }
-      best = std::min(best, (cpu_seconds() - t0) / reps);
-    }
-    return best;
+    return best_seconds_per_call(2000, y.data(), [&] { int8_gemv(p, y.data()); });
   }();
   return t;
 }
@@ -118,18 +124,8 @@ double fast_gemv_seconds_per_call() {
   static const double t = [] {
     const Problem& p = problem();
     std::vector<int32_t> y(p.n);
-    const int reps = 20000;
-    double best = 1e9;
-    for (int trial = 0; trial < 3; ++trial) {
-      const double t0 = cpu_seconds();
-      for (int r = 0; r < reps; ++r) {
-        kvcim::cmodel::quant::gemv(fast_matrix(), p.x8.data(), y.data());
-        benchmark::DoNotOptimize(y.data());
-        benchmark::ClobberMemory();
-      }
-      best = std::min(best, (cpu_seconds() - t0) / reps);
-    }
-    return best;
+    return best_seconds_per_call(20000, y.data(),
+                                 [&] { kvcim::cmodel::quant::gemv(fast_matrix(), p.x8.data(), y.data()); });
   }();
   return t;
 }
@@ -273,17 +269,7 @@ double digital_seconds_per_call(const Array& a) {
   Macro m(spec_for(MacroKind::digital, a));
   m.write_block(d.w.data(), a.rows, a.outs);
   std::vector<int64_t> y(a.outs);
-  const int reps = 2000;
-  double best = 1e9;
-  for (int trial = 0; trial < 3; ++trial) {
-    const double t0 = cpu_seconds();
-    for (int r = 0; r < reps; ++r) {
-      m.compute(d.x.data(), a.rows, y.data(), a.outs);
-      benchmark::DoNotOptimize(y.data());
-      benchmark::ClobberMemory();
-    }
-    best = std::min(best, (cpu_seconds() - t0) / reps);
-  }
+  const double best = best_seconds_per_call(2000, y.data(), [&] { m.compute(d.x.data(), a.rows, y.data(), a.outs); });
   return cache.emplace(a, best).first->second;
 }
 
