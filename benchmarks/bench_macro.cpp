@@ -25,6 +25,7 @@
 #include <map>
 #include <string>
 #include <random>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -133,7 +134,9 @@ double fast_gemv_seconds_per_call() {
 // The array a benchmark's macro holds: rows x outs 8-bit weights on 1-bit cells (8 columns each).
 struct Array {
   int rows, outs, rows_per_cycle, adc_bits;
-  bool operator<(const Array& o) const { return std::pair(rows, outs) < std::pair(o.rows, o.outs); }
+  bool operator<(const Array& o) const {
+    return std::tuple(rows, outs, rows_per_cycle, adc_bits) < std::tuple(o.rows, o.outs, o.rows_per_cycle, o.adc_bits);
+  }
 };
 
 // The square benchmark matrix: n x n weights, 64 rows a conversion, 7-bit ADC (lossless for 64

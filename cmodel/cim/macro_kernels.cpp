@@ -1,4 +1,4 @@
-// The vector kernels of the analog macro's fast path (macro_kernels.hpp). Each has a portable
+// The vector kernels of the macro's fast paths (macro_kernels.hpp). Each has a portable
 // version and vector versions (AVX2, AVX-512) chosen at run time; tests hold them all equal.
 #include "macro_kernels.hpp"
 #include "macro_layout.hpp"
@@ -1233,8 +1233,8 @@ void digital_columns_portable(const int32_t* x, int n_rows, const int8_t* w, int
 
 #ifdef KVCIM_MACRO_X86
 // digital_columns in tiles of 4 vectors of int32 sums (64 outputs on AVX-512, 32 on AVX2), then
-// of 2 and of one vector, each row's weights widened from int8 and multiplied by its input; the rest
-// portable. Returns nothing: every output is written.
+// of 2 and of one vector, each row's weights widened from int8 and multiplied by its input; the
+// outputs left over by the portable code.
 #define KVCIM_MACRO_DIGITAL_TILES(SUFFIX, VEC, L, P, WIDEN8, TILE)                                     \
   for (; o0 + (TILE) * (L) <= n_out; o0 += (TILE) * (L)) {                                               \
     VEC acc[TILE];                                                                                       \

@@ -1,5 +1,6 @@
-// Internal to the macro C model: the vector kernels of the analog fast path, chosen at run time
-// (AVX-512, AVX2 or portable code: KernelLevel in macro.hpp; all give identical results).
+// Internal to the macro C model: the vector kernels of the fast paths (the analog macro's, and
+// the digital macro's products), chosen at run time (AVX-512, AVX2 or portable code: KernelLevel
+// in macro.hpp; all give identical results).
 #pragma once
 #include <cstddef>
 #include <cstdint>
