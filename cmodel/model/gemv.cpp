@@ -81,6 +81,66 @@ __attribute__((target("avx2,fma"))) void block_avx2(const float* W, int64_t ld, 
   for (int r = 0; r < rows; ++r) rows_avx2<1>(W + r * ld, ld, x, n, y + r);
 }
 
+// rows_avx2<1>'s operations for R rows and NX inputs at once: each (row, input) pair's products
+// and sums in the same order, so its float is rows_avx2's, bit for bit; a step's weights are
+// loaded once for the NX inputs and its inputs once for the R rows (one row and one input at a
+// time, two loads fed each FMA).
+template <int R, int NX>
+__attribute__((target("avx2,fma"))) inline void tile_avx2(const float* W, int64_t ld, const float* X, int64_t xs,
+                                                          int n, float* Y, int64_t ys) {
+  __m256 a0[R][NX], a1[R][NX];
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NX; ++t) a0[r][t] = a1[r][t] = _mm256_setzero_ps();
+  int j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m256 x0[NX], x1[NX];
+    for (int t = 0; t < NX; ++t) {
+      x0[t] = _mm256_loadu_ps(X + t * xs + j);
+      x1[t] = _mm256_loadu_ps(X + t * xs + j + 8);
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m256 w0 = _mm256_loadu_ps(W + r * ld + j), w1 = _mm256_loadu_ps(W + r * ld + j + 8);
+      for (int t = 0; t < NX; ++t) {
+        a0[r][t] = _mm256_fmadd_ps(w0, x0[t], a0[r][t]);
+        a1[r][t] = _mm256_fmadd_ps(w1, x1[t], a1[r][t]);
+      }
+    }
+  }
+  const int tail = j;
+  if (j + 8 <= n)
+    for (int r = 0; r < R; ++r) {
+      const __m256 w0 = _mm256_loadu_ps(W + r * ld + j);
+      for (int t = 0; t < NX; ++t) a0[r][t] = _mm256_fmadd_ps(w0, _mm256_loadu_ps(X + t * xs + j), a0[r][t]);
+    }
+  const int rest = j + 8 <= n ? j + 8 : tail;
+  for (int r = 0; r < R; ++r)
+    for (int t = 0; t < NX; ++t) {
+      const __m256 s = _mm256_add_ps(a0[r][t], a1[r][t]);
+      __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+      h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+      h = _mm_add_ss(h, _mm_movehdup_ps(h));
+      for (int k = rest; k < n; ++k) h = _mm_fmadd_ss(_mm_set_ss(W[r * ld + k]), _mm_set_ss(X[t * xs + k]), h);
+      Y[t * ys + r] = _mm_cvtss_f32(h);
+    }
+}
+
+// The rows against every input, two rows by two inputs at a time (8 accumulators, 4 input and 2
+// weight vectors: within AVX2's 16 registers), the odd row and input alone.
+__attribute__((target("avx2,fma"))) void block_inputs_avx2(const float* W, int64_t ld, const float* X, int64_t xs,
+                                                           int nx, int n, float* Y, int64_t ys, int rows) {
+  int r = 0;
+  for (; r + 2 <= rows; r += 2) {
+    int t = 0;
+    for (; t + 2 <= nx; t += 2) tile_avx2<2, 2>(W + r * ld, ld, X + t * xs, xs, n, Y + t * ys + r, ys);
+    if (t < nx) tile_avx2<2, 1>(W + r * ld, ld, X + t * xs, xs, n, Y + t * ys + r, ys);
+  }
+  if (r < rows) {
+    int t = 0;
+    for (; t + 2 <= nx; t += 2) tile_avx2<1, 2>(W + r * ld, ld, X + t * xs, xs, n, Y + t * ys + r, ys);
+    if (t < nx) tile_avx2<1, 1>(W + r * ld, ld, X + t * xs, xs, n, Y + t * ys + r, ys);
+  }
+}
+
 bool have_avx2() {
   static const bool ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   return ok;
@@ -314,6 +374,15 @@ std::atomic_flag g_busy = ATOMIC_FLAG_INIT;  // one job in the pool at a time; o
 
 void gemv_f32_serial(const float* W, int64_t ld, const float* x, float* y, int rows, int cols) {
   block(W, ld, x, cols, y, rows);
+}
+
+void gemv_f32_inputs(const float* W, int64_t ld, const float* X, int64_t x_stride, int n_inputs, float* Y,
+                     int64_t y_stride, int rows, int cols) {
+#ifdef KVCIM_GEMV_X86
+  // (one input: the GEMV's rows one after the other, which stream best from memory)
+  if (have_avx2() && n_inputs > 1) return block_inputs_avx2(W, ld, X, x_stride, n_inputs, cols, Y, y_stride, rows);
+#endif
+  for (int t = 0; t < n_inputs; ++t) block(W, ld, X + t * x_stride, cols, Y + t * y_stride, rows);
 }
 
 void parallel_rows(int rows, int64_t elements, RowsFn fn, void* ctx, int chunk) {

@@ -256,9 +256,8 @@ void ReferenceBackend::linear_batch(int layer, MatrixKind kind, int n, const flo
       const int r0 = b * j.rows_per_block;
       const int r1 = std::min(r0 + j.rows_per_block, j.out);
       if (j.streamed) j.W->populate_pages(r0, r1 - r0);
-      for (int t = 0; t < j.n; ++t)
-        gemv_f32_serial(j.W->data() + static_cast<size_t>(r0) * cols, cols, j.x + static_cast<size_t>(t) * j.in,
-                        j.y + static_cast<size_t>(t) * j.out + r0, r1 - r0, static_cast<int>(cols));
+      gemv_f32_inputs(j.W->data() + static_cast<size_t>(r0) * cols, cols, j.x, j.in, j.n, j.y + r0, j.out, r1 - r0,
+                      static_cast<int>(cols));
       if (j.streamed) j.W->release_pages(r0, r1 - r0);
     }
   }, &job);

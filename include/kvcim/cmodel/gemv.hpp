@@ -18,6 +18,11 @@ namespace kvcim::cmodel {
 void gemv_f32(const float* W, int64_t ld, const float* x, float* y, int rows, int cols);
 // The same on the calling thread only (the reference the threaded path is tested against).
 void gemv_f32_serial(const float* W, int64_t ld, const float* x, float* y, int rows, int cols);
+// gemv_f32_serial for n_inputs inputs X + t * x_stride into Y + t * y_stride, t < n_inputs: the
+// same floats, bit for bit, with each step's weights loaded once for two inputs and its inputs
+// once for two rows (the batched evaluation's reference pass).
+void gemv_f32_inputs(const float* W, int64_t ld, const float* X, int64_t x_stride, int n_inputs, float* Y,
+                     int64_t y_stride, int rows, int cols);
 
 // Attention of one query head over positions 0..n-1 of its KV head: rows of hd floats at
 // keys[t * hd] and values[t * hd]; att[0..n-1] receives the softmax weights of

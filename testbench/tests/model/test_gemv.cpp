@@ -87,6 +87,28 @@ TEST(Gemv, TwoThreadsGiveTheSameFloatsAsOne) {
   }
 }
 
+TEST(Gemv, ManyInputsGiveEachInputsFloatsBitForBit) {
+  // gemv_f32_inputs (two rows by two inputs at a time, the odd row and input alone) against
+  // gemv_f32_serial one input at a time: every tail of columns, odd and even counts of rows and
+  // inputs, strided inputs and outputs.
+  for (int cols : {1, 7, 8, 9, 15, 16, 17, 24, 31, 288, 301})
+    for (int rows : {1, 2, 5, 36})
+      for (int n : {1, 2, 3, 6}) {
+        const Case c = make(rows, cols, 11 + cols * 7 + rows * 3 + n);
+        const int xs = cols + 3, ys = rows + 2;  // strides wider than a row: the gaps never read
+        std::vector<float> X(size_t(n) * xs, std::nanf("")), want(size_t(n) * ys, -7.0f), got(want);
+        std::mt19937_64 rng(cols + rows + n);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (int t = 0; t < n; ++t)
+          for (int j = 0; j < cols; ++j) X[size_t(t) * xs + j] = u(rng);
+        for (int t = 0; t < n; ++t)
+          gemv_f32_serial(c.w.data(), cols, X.data() + size_t(t) * xs, want.data() + size_t(t) * ys, rows, cols);
+        gemv_f32_inputs(c.w.data(), cols, X.data(), xs, n, got.data(), ys, rows, cols);
+        ASSERT_EQ(std::memcmp(want.data(), got.data(), sizeof(float) * want.size()), 0)
+            << rows << "x" << cols << ", " << n << " inputs";
+      }
+}
+
 TEST(Gemv, ModelLogitsDoNotDependOnThreads) {
   ThreadSettings restore;
   set_gemv_parallel_min(0);
