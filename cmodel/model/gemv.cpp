@@ -44,47 +44,10 @@ void rows_portable(const float* W, int64_t ld, const float* x, int n, float* y, 
 }
 
 #ifdef KVCIM_GEMV_X86
-template <int R>
-__attribute__((target("avx2,fma"))) inline void rows_avx2(const float* W, int64_t ld,
-                                                          const float* x, int n, float* y) {
-  __m256 a0[R], a1[R];
-  for (int r = 0; r < R; ++r) a0[r] = a1[r] = _mm256_setzero_ps();
-  int j = 0;
-  for (; j + 16 <= n; j += 16) {
-    const __m256 x0 = _mm256_loadu_ps(x + j), x1 = _mm256_loadu_ps(x + j + 8);
-    for (int r = 0; r < R; ++r) {
-      a0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(W + r * ld + j), x0, a0[r]);
-      a1[r] = _mm256_fmadd_ps(_mm256_loadu_ps(W + r * ld + j + 8), x1, a1[r]);
-    }
-  }
-  const int tail = j;
-  if (j + 8 <= n) {
-    const __m256 x0 = _mm256_loadu_ps(x + j);
-    for (int r = 0; r < R; ++r) a0[r] = _mm256_fmadd_ps(_mm256_loadu_ps(W + r * ld + j), x0, a0[r]);
-  }
-  const int rest = j + 8 <= n ? j + 8 : tail;
-  for (int r = 0; r < R; ++r) {
-    const __m256 s = _mm256_add_ps(a0[r], a1[r]);
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    for (int k = rest; k < n; ++k)
-      h = _mm_fmadd_ss(_mm_set_ss(W[r * ld + k]), _mm_set_ss(x[k]), h);
-    y[r] = _mm_cvtss_f32(h);
-  }
-}
-
-__attribute__((target("avx2,fma"))) void block_avx2(const float* W, int64_t ld, const float* x,
-                                                    int n, float* y, int rows) {
-  // One row at a time: measured faster than 2 or 4 interleaved rows here (memory-bound rows
-  // stream best one after the other).
-  for (int r = 0; r < rows; ++r) rows_avx2<1>(W + r * ld, ld, x, n, y + r);
-}
-
-// rows_avx2<1>'s operations for R rows and NX inputs at once: each (row, input) pair's products
-// and sums in the same order, so its float is rows_avx2's, bit for bit; a step's weights are
-// loaded once for the NX inputs and its inputs once for the R rows (one row and one input at a
-// time, two loads fed each FMA).
+// The AVX2 kernel: R rows against NX inputs X + t * xs, each (row, input) pair's dot product in
+// the order of the header (the portable kernel's, lane by lane), so a pair's float does not
+// depend on R or NX; a step's weights are loaded once for the NX inputs and its inputs once for
+// the R rows (one row and one input at a time, two loads feed each FMA).
 template <int R, int NX>
 __attribute__((target("avx2,fma"))) inline void tile_avx2(const float* W, int64_t ld, const float* X, int64_t xs,
                                                           int n, float* Y, int64_t ys) {
@@ -122,6 +85,13 @@ __attribute__((target("avx2,fma"))) inline void tile_avx2(const float* W, int64_
       for (int k = rest; k < n; ++k) h = _mm_fmadd_ss(_mm_set_ss(W[r * ld + k]), _mm_set_ss(X[t * xs + k]), h);
       Y[t * ys + r] = _mm_cvtss_f32(h);
     }
+}
+
+__attribute__((target("avx2,fma"))) void block_avx2(const float* W, int64_t ld, const float* x,
+                                                    int n, float* y, int rows) {
+  // One row at a time: measured faster than 2 or 4 interleaved rows here (memory-bound rows
+  // stream best one after the other).
+  for (int r = 0; r < rows; ++r) tile_avx2<1, 1>(W + r * ld, ld, x, 0, n, y + r, 0);
 }
 
 // The rows against every input, two rows by two inputs at a time (8 accumulators, 4 input and 2
