@@ -113,41 +113,27 @@ int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece
         if (b >= pieces[k].width || pieces[k].offset + b >= B) continue;  // a zero bit of every level
         const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride;
         const int r1 = std::min(n_rows, (g + 1) * rpc);
-        int j = 0;
-        if (rpc % kSubsetRows == 0) {
-          // The group's blocks start at multiples of kSubsetRows, which divides 8: none straddles
-          // two words, and a byte of the plane holds whole blocks. Byte-aligned bytes are listed
-          // from kByteBlocks (its entries written whole, the count added), the others a block at a
-          // time (the general loop's per-block word address, shift and straddle test were a
-          // quarter of a cell-noise call at the shipped 256 x 256 geometry).
-          int32_t off = static_cast<int32_t>(static_cast<size_t>(g * nbg) * kSubsetMasks * kGridTileCols);
-          const int full = g * rpc + (r1 - g * rpc) / kSubsetRows * kSubsetRows;  // past the last whole block
-          for (int r = g * rpc; r < full;) {
-            const uint64_t v = plane[r / 64] >> (r % 64);
-            if (r % 8 == 0 && full - r >= 8) {
-              const ByteBlocks& e = kByteBlocks[v & 0xff];
-              for (int i = 0; i < kBlocksPerByte; ++i) row_off[static_cast<size_t>(m) + i] = off + e.off[i];
-              m += e.n;
-              off += kBlocksPerByte * kSubsetMasks * kGridTileCols;
-              r += 8;
-            } else {
-              const auto mask = static_cast<int32_t>(v & kSubsetMasks);
-              row_off[m] = off + (mask - (mask != 0 ? 1 : 0)) * kGridTileCols;
-              m += mask != 0 ? 1 : 0;
-              off += kSubsetMasks * kGridTileCols;
-              r += kSubsetRows;
-            }
-          }
-          j = (full - g * rpc) / kSubsetRows;
-        }
-        for (; j < nbg && g * rpc + kSubsetRows * j < r1; ++j) {
+        for (int j = 0; j < nbg && g * rpc + kSubsetRows * j < r1;) {
           const int r0 = g * rpc + kSubsetRows * j;
+          if (r0 % 8 == 0 && r1 - r0 >= 8) {
+            // A byte of the plane in the group: kBlocksPerByte whole blocks, listed from
+            // kByteBlocks (its entries written whole, the count added); a block at a time, the
+            // word address, shift and straddle test were a quarter of a cell-noise call at the
+            // shipped 256 x 256 geometry.
+            const ByteBlocks& e = kByteBlocks[(plane[r0 / 64] >> (r0 % 64)) & 0xffu];
+            const auto off = static_cast<int32_t>(static_cast<size_t>(g * nbg + j) * kSubsetMasks * kGridTileCols);
+            for (int i = 0; i < kBlocksPerByte; ++i) row_off[static_cast<size_t>(m) + i] = off + e.off[i];
+            m += e.n;
+            j += kBlocksPerByte;
+            continue;
+          }
           const auto mask = static_cast<int>(plane_bits(plane, r0, std::min(kSubsetRows, r1 - r0)));
           // without a branch on the mask (random input bits mispredict): a skipped block's entry
           // is written and overwritten
           row_off[m] = static_cast<int32_t>((static_cast<size_t>(g * nbg + j) * kSubsetMasks + std::max(mask, 1) - 1) *
                                             kGridTileCols);
           m += mask != 0 ? 1 : 0;
+          ++j;
         }
       }
   row_begin[static_cast<size_t>(T) * G * bits] = m;
