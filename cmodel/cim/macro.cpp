@@ -99,11 +99,7 @@ void Macro::mirror_deviation(int row, int col, float deviation) {
     return;
   }
   cell_noise_q_[static_cast<size_t>(row) * noise_qstride_ + col] = static_cast<int16_t>(v);
-  // the fixed model's subset sums (macro_fast.cpp) follow the write, or are built again
-  if (!subset_sums_.empty())
-    subset_max_ = detail::update_subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.rows_per_cycle,
-                                             row, col, subset_max_, subset_sums_.data());
-  if (subset_max_ < 0) subsets_stale_ = true;
+  grid_version_ = 0;  // new contents: the next compute sums the subsets again
   noise_qmax_ = std::max(noise_qmax_, static_cast<int32_t>(std::fabs(v)));
 }
 

@@ -10,6 +10,7 @@
 //    deviations, read noise) is added in double in the reference's order, so even noisy results
 //    are bit-identical to the reference.
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -50,6 +51,20 @@ void Macro::form_input_planes(const int32_t* x, int n_tokens, int n_rows, int x_
   out.resize(per * static_cast<size_t>(std::max(n_tokens, 0)));
   for (int t = 0; t < n_tokens; ++t)
     detail::code_planes(x + static_cast<size_t>(t) * x_stride, n_rows, input_bits, nw, out.data() + per * t);
+}
+
+const detail::SubsetTable& Macro::subset_table() {
+  // A version no contents had before: one counter for every macro of the process (a write sets
+  // grid_version_ to 0; a copy keeps its source's version with its source's contents).
+  static std::atomic<uint64_t> versions{0};
+  thread_local detail::SubsetTable table;
+  if (grid_version_ == 0) grid_version_ = versions.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (table.version != grid_version_) {
+    table.top = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols,
+                                    spec_.rows_per_cycle, table.sums);
+    table.version = grid_version_;
+  }
+  return table;
 }
 
 void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out) {
@@ -276,14 +291,10 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     std::vector<int>& row_begin = scratch_unset<int, 1>(0);
     std::vector<int32_t>& row_off = scratch_unset<int32_t, 3>(0);  // (int32_t is int: slot 1 is row_begin's)
     // The deviations' subset sums (detail::subset_sums: one add per block of kSubsetRows rows
-    // with a driven row instead of one per driven row), built by the first compute and kept in
-    // step by the writes (mirror_deviation); where a sum leaves int16 the rows are listed instead.
-    if (!cell_noise_q_.empty() && subsets_stale_) {
-      subset_max_ = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols, rpc, subset_sums_);
-      if (subset_max_ < 0) std::vector<int16_t, detail::LineAllocator<int16_t>>().swap(subset_sums_);
-      subsets_stale_ = false;
-    }
-    const bool subsets = subset_max_ >= 0 && !cell_noise_q_.empty();
+    // with a driven row instead of one per driven row); where a sum leaves int16 the rows are
+    // listed instead.
+    const detail::SubsetTable* table = cell_noise_q_.empty() ? nullptr : &subset_table();
+    const bool subsets = table != nullptr && table->top >= 0;
     int bits = 0;
     if (subsets) {
       bits = detail::list_fixed_subsets(cb, bit_stride, B, pieces.data(), T, n_rows, G, rpc, row_begin, row_off);
@@ -291,11 +302,11 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
       group_levels(0, n_rows);  // every row's levels, [row][k]
       bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
     }
-    const detail::FixedSteps f{nullptr, terms.data(), step_begin, R, subsets ? subset_sums_.data() : cell_noise_q_.data(),
+    const detail::FixedSteps f{nullptr, terms.data(), step_begin, R, subsets ? table->sums.data() : cell_noise_q_.data(),
                                subsets ? detail::subset_tile(spec_.rows, rpc) : 0, noise_qstride_,
                                n_rows, rpc, row_begin.data(), row_off.data(),
                                bits, T, G, sign.data(), offset.data(), fixed_q_, shift,
-                               static_cast<int32_t>(top_code), subsets ? subset_max_ : noise_qmax_};
+                               static_cast<int32_t>(top_code), subsets ? table->top : noise_qmax_};
     detail::fixed_columns(f, C, acc.data());
   } else if (!cell_noise_q_.empty()) {
     // Cell noise summed in integers (cell_noise_q_: each deviation within 2^-(q+1) of its grid

@@ -43,24 +43,6 @@ int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int 
   return top > 32767 ? -1 : top;
 }
 
-int32_t update_subset_sums(const int16_t* qdev, size_t stride, int rows, int rpc, int row, int col, int32_t top,
-                           int16_t* table) {
-  const int nbg = subset_blocks_per_group(rpc), g = row / rpc, j = (row - g * rpc) / kSubsetRows;
-  const int r0 = g * rpc + kSubsetRows * j, nr = std::min({kSubsetRows, (g + 1) * rpc - r0, rows - r0});
-  int16_t* blk = table + static_cast<size_t>(col / kGridTileCols) * subset_tile(rows, rpc) +
-                 static_cast<size_t>(g * nbg + j) * kSubsetMasks * kGridTileCols + col % kGridTileCols;
-  for (int m = 1; m < (1 << nr); ++m) {
-    if (((m >> (row - r0)) & 1) == 0) continue;  // a subset without the row
-    int32_t v = 0;
-    for (int i = 0; i < nr; ++i)
-      if ((m >> i) & 1) v += qdev[static_cast<size_t>(r0 + i) * stride + col];
-    if (std::abs(v) > 32767) return -1;
-    top = std::max(top, std::abs(v));
-    blk[static_cast<size_t>(m - 1) * kGridTileCols] = static_cast<int16_t>(v);
-  }
-  return top;
-}
-
 namespace {
 // Bits r .. r + n - 1 (n <= kSubsetRows, r + n <= the plane's rows) of a bit-plane of 64-row words.
 inline uint32_t plane_bits(const uint64_t* plane, int r, int n) {

@@ -40,11 +40,15 @@ inline size_t subset_tile(int rows, int rpc) {
 int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int rpc,
                     std::vector<int16_t, LineAllocator<int16_t>>& table);
 
-// The table of subset_sums after the deviation of cell (row, col) changed in qdev: the subsets of
-// its block that hold the row summed again. Returns the new bound on |sum| (top, or the largest
-// sum written if larger), or -1 if a sum leaves int16 (the table is then not usable).
-int32_t update_subset_sums(const int16_t* qdev, size_t stride, int rows, int rpc, int row, int col, int32_t top,
-                           int16_t* table);
+// A table of subset_sums and what it was built from. A thread keeps one, built for the macro it
+// computes (Macro::subset_table): 1.5 times the deviations' memory, which per macro would be 2 GB
+// of a 110M model's run with cell noise; an evaluation's batch computes 128 tokens on a macro,
+// one build (a few us) for all of them.
+struct SubsetTable {
+  uint64_t version = 0;  // the contents' version (Macro::grid_version_); 0: none built
+  int32_t top = -1;      // subset_sums' result: the largest |sum|, or -1 (not usable)
+  std::vector<int16_t, LineAllocator<int16_t>> sums;
+};
 
 // fixed_columns' lists for the table, from the inputs' code bit-planes (compute_analog_fast's cb:
 // bit r % 64 of cb[c * bit_stride + r / 64] = bit c of row r's B-bit code; bit a of cycle k's

@@ -115,6 +115,7 @@ namespace detail {
 // [offset, offset + width) of its source value, weighted sign * 2^offset in the shift-and-add.
 struct MacroAccess;  // a kind model's access to the macro's state (cmodel/cim/macro_access.hpp)
 struct InputTerm;    // one popcount term of the analog fast path (cmodel/cim/macro_kernels.hpp)
+struct SubsetTable;  // the fixed model's subset sums of a macro's deviations (cmodel/cim/macro_fixed_subsets.hpp)
 // Storage on 64-byte boundaries (a cache line, an AVX-512 vector): the vector kernels' loads of a
 // padded row (grid_row_stride) then never straddle two lines, which costs two loads.
 template <class T>
@@ -285,12 +286,11 @@ class Macro {
   size_t noise_qstride_ = 0;
   int32_t noise_qmax_ = 0;  // a bound on |cell_noise_q_| (the largest ever stored): the kernels' int16 runs
   int noise_q_ = 0;
-  // The fixed model's subset sums of cell_noise_q_ (detail::subset_sums): built by the first
-  // fixed-model compute (subsets_stale_), then kept in step by mirror_deviation; subset_max_ -1:
-  // not usable (a sum leaves int16: built again by the next compute after a write).
-  std::vector<int16_t, detail::LineAllocator<int16_t>> subset_sums_;
-  int32_t subset_max_ = -1;
-  bool subsets_stale_ = true;
+  // Which contents cell_noise_q_ has, for the fixed model's subset sums (detail::subset_sums),
+  // built by a compute into a per-thread table (macro_fast.cpp) rather than kept per macro: a
+  // number no other contents ever had (one counter for the process), or 0 after a write until the
+  // next compute gives it one. Copies share it with their identical contents.
+  uint64_t grid_version_ = 0;
   // The fixed noise model's grid bits (MacroSpec::noise_grid_bits(), 0: exact model). Then
   // cell_noise_q_ holds the deviations on that grid (saturated at +-2^15 - 1, kept whatever they
   // are) and is the model itself, not a shortcut; read noise is drawn onto the same grid.
@@ -334,6 +334,9 @@ class Macro {
   // Fixed model: cell (row, col)'s deviation in grid units (cell_noise_q_'s layout).
   int32_t grid_deviation(int row, int col) const;
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
+  // Fixed model with cell_noise_q_: the subset sums of its present contents, this thread's table
+  // (built again when another macro's, or older contents', was built last).
+  const detail::SubsetTable& subset_table();
   // cb (optional): x's code bit-planes, bit b's words at cb + b * bit_stride (formed here if null)
   // listed, listed_steps (optional): the call's popcount terms and steps as list_input_terms
   // gives them for cb (the rounded and noise-free paths then skip listing them)
