@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <map>
+#include <optional>
 #include <string>
 #include <random>
 #include <tuple>
@@ -234,18 +235,27 @@ const char* level_name(KernelLevel level) {
 
 void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell_bits = 1,
                double noise = 0.0, double read_noise = -1.0, NoiseModel model = NoiseModel::fixed,
-               const Array& a = square_array()) {
+               const Array& a = square_array(), bool alternate = false) {
   const ArrayData& d = array_data(a);
   MacroSpec s = spec_for(kind, a);
   s.cell_bits = cell_bits;
   s.cell_noise_sigma = noise;
   s.read_noise_sigma = read_noise < 0.0 ? noise : read_noise;
   s.noise_model = model;
-  Macro m(s);
-  m.write_block(d.w.data(), a.rows, a.outs);
+  // alternate: two macros of other deviations (seeds) computed in turn, as an evaluation's or a
+  // decode's macros follow each other on a thread
+  MacroSpec s2 = s;
+  s2.seed = s.seed + 1;
+  Macro m0(s);
+  m0.write_block(d.w.data(), a.rows, a.outs);
+  std::optional<Macro> m1;
+  if (alternate) m1.emplace(s2).write_block(d.w.data(), a.rows, a.outs);
   std::vector<int64_t> y(a.outs);
   const double t0 = cpu_seconds();
+  bool second = false;
   for (auto _ : state) {
+    Macro& m = second ? *m1 : m0;
+    second = alternate && !second;
     if (reference)
       m.compute_reference(d.x.data(), a.rows, y.data(), a.outs);
     else
@@ -324,6 +334,14 @@ void BM_MacroAnalogCellNoiseShipped(benchmark::State& s) {
 void BM_MacroAnalogReadNoiseShipped(benchmark::State& s) {
   run_macro(s, MacroKind::analog, false, 1, 0.0, 0.3, NoiseModel::fixed, shipped_array());
 }
+// Cell noise with two macros computed in turn: the fixed model's subset sums are one table per
+// thread, built again for every call here (Macro::subset_table).
+void BM_MacroAnalogCellNoiseAlternating(benchmark::State& s) {
+  run_macro(s, MacroKind::analog, false, 1, 0.3, 0.0, NoiseModel::fixed, square_array(), true);
+}
+void BM_MacroAnalogCellNoiseShippedAlternating(benchmark::State& s) {
+  run_macro(s, MacroKind::analog, false, 1, 0.3, 0.0, NoiseModel::fixed, shipped_array(), true);
+}
 void BM_MacroDigitalReference(benchmark::State& s) { run_macro(s, MacroKind::digital, true); }
 void BM_MacroAnalogReference(benchmark::State& s) { run_macro(s, MacroKind::analog, true); }
 
@@ -345,6 +363,8 @@ BENCHMARK(BM_MacroAnalogShipped);
 BENCHMARK(BM_MacroAnalogNoisyShipped);
 BENCHMARK(BM_MacroAnalogCellNoiseShipped);
 BENCHMARK(BM_MacroAnalogReadNoiseShipped);
+BENCHMARK(BM_MacroAnalogCellNoiseAlternating);
+BENCHMARK(BM_MacroAnalogCellNoiseShippedAlternating);
 BENCHMARK(BM_MacroDigitalReference)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MacroAnalogReference)->Unit(benchmark::kMillisecond);
 
