@@ -53,18 +53,25 @@ void Macro::form_input_planes(const int32_t* x, int n_tokens, int n_rows, int x_
     detail::code_planes(x + static_cast<size_t>(t) * x_stride, n_rows, input_bits, nw, out.data() + per * t);
 }
 
-const detail::SubsetTable& Macro::subset_table() {
+const detail::SubsetTable* Macro::subset_table() {
   // A version no contents had before: one counter for every macro of the process (a write sets
   // grid_version_ to 0; a copy keeps its source's version with its source's contents).
   static std::atomic<uint64_t> versions{0};
   thread_local detail::SubsetTable table;
+  thread_local uint64_t listed = 0;  // the version whose last compute listed its rows
   if (grid_version_ == 0) grid_version_ = versions.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (table.version != grid_version_) {
-    table.top = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols,
-                                    spec_.rows_per_cycle, table.sums);
-    table.version = grid_version_;
+  if (table.version == grid_version_) return &table;
+  // Built for a macro computed twice in a row on this thread (an evaluation's batch, one macro
+  // called again and again): a build costs about two computes of its rows (the whole table is
+  // written), so macros that follow each other a call at a time (a decode's) list their rows.
+  if (listed != grid_version_) {
+    listed = grid_version_;
+    return nullptr;
   }
-  return table;
+  table.top = detail::subset_sums(cell_noise_q_.data(), noise_qstride_, spec_.rows, spec_.cols,
+                                  spec_.rows_per_cycle, table.sums);
+  table.version = grid_version_;
+  return &table;
 }
 
 void Macro::compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out) {
@@ -293,14 +300,14 @@ void Macro::compute_analog_fast(const int32_t* x, int n_rows, int64_t* y, int n_
     // The deviations' subset sums (detail::subset_sums: one add per block of kSubsetRows rows
     // with a driven row instead of one per driven row); where a sum leaves int16 the rows are
     // listed instead.
-    const detail::SubsetTable* table = cell_noise_q_.empty() ? nullptr : &subset_table();
+    const detail::SubsetTable* table = cell_noise_q_.empty() ? nullptr : subset_table();
     const bool subsets = table != nullptr && table->top >= 0;
     int bits = 0;
     if (subsets) {
       bits = detail::list_fixed_subsets(cb, bit_stride, B, pieces.data(), T, n_rows, G, rpc, row_begin, row_off);
     } else if (!cell_noise_q_.empty()) {
-      group_levels(0, n_rows);  // every row's levels, [row][k]
-      bits = detail::list_fixed_rows(levels.data(), n_rows, T, G, rpc, noise_qstride_, row_begin, row_off);
+      bits = detail::list_fixed_rows(cb, bit_stride, B, pieces.data(), T, n_rows, G, rpc, noise_qstride_, row_begin,
+                                     row_off);
     }
     const detail::FixedSteps f{nullptr, terms.data(), step_begin, R, subsets ? table->sums.data() : cell_noise_q_.data(),
                                subsets ? detail::subset_tile(spec_.rows, rpc) : 0, noise_qstride_,

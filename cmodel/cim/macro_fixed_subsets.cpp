@@ -16,8 +16,12 @@ int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int 
   const size_t entries = static_cast<size_t>(groups) * nbg * kSubsetMasks;
   if (entries * kGridTileCols > static_cast<size_t>(std::numeric_limits<int32_t>::max())) return -1;  // int32 offsets
   const size_t tile = subset_tile(rows, rpc);
-  table.assign(tile * ((static_cast<size_t>(cols) + kGridTileCols - 1) / kGridTileCols), 0);
-  int32_t top = 0;
+  // Every entry a compute can read is written below (the columns below `cols`, the subsets of a
+  // block's own rows): a thread's table is built again for each macro, and filling it first
+  // would double the writes.
+  table.resize(tile * ((static_cast<size_t>(cols) + kGridTileCols - 1) / kGridTileCols));
+  // the smallest and largest sum, per column of a tile (one reduction at the end, not per loop)
+  std::array<int32_t, kGridTileCols> lo{}, hi{};
   for (int c0 = 0; c0 < cols; c0 += kGridTileCols) {
     const int w = std::min(kGridTileCols, cols - c0);
     int16_t* t = table.data() + static_cast<size_t>(c0 / kGridTileCols) * tile;
@@ -26,20 +30,33 @@ int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int 
         const int r0 = g * rpc + kSubsetRows * j;
         const int nr = std::min({kSubsetRows, (g + 1) * rpc - r0, rows - r0});  // the block's rows
         int16_t* blk = t + static_cast<size_t>(g * nbg + j) * kSubsetMasks * kGridTileCols;
-        // each subset = its lowest row + the subset of the others (built before it: a smaller mask)
+        // each subset = its lowest row + the subset of the others (built before it: a smaller
+        // mask); restrict pointers, so that the loops run in vectors
         for (int m = 1; m < (1 << std::max(nr, 0)); ++m) {
-          const int16_t* low = qdev + static_cast<size_t>(r0 + std::countr_zero(static_cast<unsigned>(m))) * stride + c0;
+          const int16_t* __restrict low =
+              qdev + static_cast<size_t>(r0 + std::countr_zero(static_cast<unsigned>(m))) * stride + c0;
+          int16_t* __restrict out = blk + static_cast<size_t>(m - 1) * kGridTileCols;
           const int rest = m & (m - 1);
-          const int16_t* other = rest != 0 ? blk + static_cast<size_t>(rest - 1) * kGridTileCols : nullptr;
-          int16_t* out = blk + static_cast<size_t>(m - 1) * kGridTileCols;
+          if (rest == 0) {  // one row: its deviations
+            for (int col = 0; col < w; ++col) {
+              lo[col] = std::min(lo[col], int32_t{low[col]});
+              hi[col] = std::max(hi[col], int32_t{low[col]});
+              out[col] = low[col];
+            }
+            continue;
+          }
+          const int16_t* __restrict other = blk + static_cast<size_t>(rest - 1) * kGridTileCols;
           for (int col = 0; col < w; ++col) {
-            const int32_t v = int32_t{low[col]} + (other != nullptr ? int32_t{other[col]} : 0);
-            top = std::max(top, std::abs(v));
-            out[col] = static_cast<int16_t>(v);  // wraps only where top > 32767: then not used
+            const int32_t v = int32_t{low[col]} + int32_t{other[col]};
+            lo[col] = std::min(lo[col], v);
+            hi[col] = std::max(hi[col], v);
+            out[col] = static_cast<int16_t>(v);  // wraps only where a bound leaves int16: then not used
           }
         }
       }
   }
+  int32_t top = 0;
+  for (int col = 0; col < kGridTileCols; ++col) top = std::max({top, hi[col], -lo[col]});
   return top > 32767 ? -1 : top;
 }
 
@@ -70,9 +87,10 @@ constexpr std::array<ByteBlocks, 256> byte_blocks() {
 constexpr std::array<ByteBlocks, 256> kByteBlocks = byte_blocks();
 }  // namespace
 
-int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
-                       int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
-  // bits: the width of the largest level (bit a of cycle k's level is bit offset + a of the code)
+namespace {
+// The width of the largest level of rows < n_rows (bit a of cycle k's level is bit offset + a of
+// the code).
+int level_bits(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows) {
   const int nw = (n_rows + 63) / 64;
   const uint64_t last = n_rows % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (n_rows % 64)) - 1;
   int bits = 0;
@@ -83,6 +101,60 @@ int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece
       for (int w = 0; w + 1 < nw; ++w) any |= plane[w];
       if (any != 0) bits = a + 1;
     }
+  return bits;
+}
+// The set bits of each byte, in order (list_fixed_rows).
+struct ByteRows {
+  uint8_t row[8];  // the first n; the rest 0
+  int n;
+};
+constexpr std::array<ByteRows, 256> byte_rows() {
+  std::array<ByteRows, 256> t{};
+  for (int byte = 0; byte < 256; ++byte)
+    for (int i = 0; i < 8; ++i)
+      if ((byte >> i) & 1) t[byte].row[t[byte].n++] = static_cast<uint8_t>(i);
+  return t;
+}
+constexpr std::array<ByteRows, 256> kByteRows = byte_rows();
+}  // namespace
+
+int list_fixed_rows(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows, int G,
+                    int rpc, size_t stride, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
+  const int bits = level_bits(cb, bit_stride, B, pieces, T, n_rows);
+  row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
+  row_off.resize(static_cast<size_t>(T) * n_rows * bits + 8);  // (+ 8: a byte's rows are written whole)
+  int m = 0;
+  for (int k = 0; k < T; ++k)
+    for (int g = 0; g < G; ++g)
+      for (int b = 0; b < bits; ++b) {
+        row_begin[(static_cast<size_t>(k) * G + g) * bits + b] = m;
+        if (b >= pieces[k].width || pieces[k].offset + b >= B) continue;  // a zero bit of every level
+        const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride;
+        const int r1 = std::min(n_rows, (g + 1) * rpc);
+        for (int r = g * rpc; r < r1;) {
+          const uint32_t v = static_cast<uint32_t>(plane[r / 64] >> (r % 64));
+          if (r % 8 == 0 && r1 - r >= 8) {
+            // a byte of the plane in the group: its set rows from kByteRows (written whole, the
+            // count added), without a branch on the bits (random input bits mispredict)
+            const ByteRows& e = kByteRows[v & 0xffu];
+            for (int i = 0; i < 8; ++i)
+              row_off[static_cast<size_t>(m) + i] = static_cast<int32_t>(static_cast<size_t>(r + e.row[i]) * stride);
+            m += e.n;
+            r += 8;
+            continue;
+          }
+          row_off[m] = static_cast<int32_t>(static_cast<size_t>(r) * stride);
+          m += static_cast<int>(v & 1u);
+          ++r;
+        }
+      }
+  row_begin[static_cast<size_t>(T) * G * bits] = m;
+  return bits;
+}
+
+int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
+                       int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
+  const int bits = level_bits(cb, bit_stride, B, pieces, T, n_rows);
   const int nbg = subset_blocks_per_group(rpc);
   row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
   // (+ kBlocksPerByte: a byte's entries are written whole, past the last listed one)

@@ -56,6 +56,12 @@ struct SubsetTable {
 // row group g < G) and level bit b < bits (the width of the largest level of rows < n_rows), the
 // offsets e * kGridTileCols into a tile of the table of the subset each block of group g drives
 // (blocks with no driven row skipped), at row_off[row_begin[s * bits + b] ..]. Returns bits.
+// fixed_columns' lists for the rows themselves (where no table is used), from the same bit-planes:
+// for each step s = k * G + g and level bit b < bits, the offsets r * stride of the rows of group
+// g whose level has bit b set, ascending, at row_off[row_begin[s * bits + b] ..]. Returns bits.
+int list_fixed_rows(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows, int G,
+                    int rpc, size_t stride, std::vector<int>& row_begin, std::vector<int32_t>& row_off);
+
 int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
                        int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off);
 

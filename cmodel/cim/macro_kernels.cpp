@@ -1501,28 +1501,6 @@ void fixed_columns(const FixedSteps& f, int n, int64_t* acc) {
   fixed_columns_portable(f, 0, n, acc);
 }
 
-int list_fixed_rows(const uint32_t* u, int n_rows, int T, int G, int rpc, size_t stride,
-                    std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
-  uint32_t all = 0;
-  for (size_t i = 0; i < static_cast<size_t>(n_rows) * T; ++i) all |= u[i];
-  const int bits = std::bit_width(all);
-  row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
-  row_off.resize(static_cast<size_t>(T) * n_rows * bits);
-  int m = 0;
-  for (int k = 0; k < T; ++k)
-    for (int g = 0; g < G; ++g)
-      for (int b = 0; b < bits; ++b) {
-        row_begin[(static_cast<size_t>(k) * G + g) * bits + b] = m;
-        // without a branch on the bit (random input bits mispredict half the time)
-        for (int r = g * rpc; r < std::min(n_rows, (g + 1) * rpc); ++r) {
-          row_off[m] = static_cast<int32_t>(static_cast<size_t>(r) * stride);
-          m += static_cast<int>((u[static_cast<size_t>(r) * T + k] >> b) & 1u);
-        }
-      }
-  row_begin[static_cast<size_t>(T) * G * bits] = m;
-  return bits;
-}
-
 namespace {
 std::atomic<uint64_t> g_doubts{0};
 }

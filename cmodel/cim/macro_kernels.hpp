@@ -132,12 +132,6 @@ inline const int16_t* fixed_grid_at(const FixedSteps& f, int col) {
   return f.tile == 0 ? f.qdev + col
                      : f.qdev + static_cast<size_t>(col / kGridTileCols) * f.tile + col % kGridTileCols;
 }
-// The row lists of fixed_columns from the levels u[r * T + k] of rows r < n_rows (row group g:
-// rows g * rpc ..): row_off gets r * stride for each row whose level has bit b set, listed by
-// (step, bit), rows ascending; row_begin[s * bits + b] where each list starts (T * G * bits + 1
-// entries). Returns bits, the width of the largest level.
-int list_fixed_rows(const uint32_t* u, int n_rows, int T, int G, int rpc, size_t stride,
-                    std::vector<int>& row_begin, std::vector<int32_t>& row_off);
 // The row stride (in int16) of a macro's grid deviations for `cols` columns: whole 64-byte lines
 // (aligned vector loads), and from 2 KB rows on an odd number of them, so that the rows of a group
 // fall in different L1 sets (at 4 KB, 2,048 columns, they shared one set and evicted each other);

@@ -335,8 +335,9 @@ class Macro {
   int32_t grid_deviation(int row, int col) const;
   void compute_digital_fast(const int32_t* x, int n_rows, int64_t* y, int n_out);
   // Fixed model with cell_noise_q_: the subset sums of its present contents, this thread's table
-  // (built again when another macro's, or older contents', was built last).
-  const detail::SubsetTable& subset_table();
+  // (built again when another macro's, or older contents', was built last), or null where the
+  // compute lists its rows instead (the first compute of these contents in a row).
+  const detail::SubsetTable* subset_table();
   // cb (optional): x's code bit-planes, bit b's words at cb + b * bit_stride (formed here if null)
   // listed, listed_steps (optional): the call's popcount terms and steps as list_input_terms
   // gives them for cb (the rounded and noise-free paths then skip listing them)
