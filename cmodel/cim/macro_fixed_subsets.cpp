@@ -85,9 +85,6 @@ constexpr std::array<ByteBlocks, 256> byte_blocks() {
   return t;
 }
 constexpr std::array<ByteBlocks, 256> kByteBlocks = byte_blocks();
-}  // namespace
-
-namespace {
 // The width of the largest level of rows < n_rows (bit a of cycle k's level is bit offset + a of
 // the code).
 int level_bits(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows) {

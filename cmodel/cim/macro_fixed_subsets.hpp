@@ -40,10 +40,10 @@ inline size_t subset_tile(int rows, int rpc) {
 int32_t subset_sums(const int16_t* qdev, size_t stride, int rows, int cols, int rpc,
                     std::vector<int16_t, LineAllocator<int16_t>>& table);
 
-// A table of subset_sums and what it was built from. A thread keeps one, built for the macro it
-// computes (Macro::subset_table): 1.5 times the deviations' memory, which per macro would be 2 GB
-// of a 110M model's run with cell noise; an evaluation's batch computes 128 tokens on a macro,
-// one build (a few us) for all of them.
+// A table of subset_sums and what it was built from. A thread keeps one, built for a macro it
+// computes twice in a row (Macro::subset_table): 1.5 times the deviations' memory, which kept per
+// macro was 2.6 GB of a 110M model's run with cell noise; an evaluation's batch computes 128
+// tokens on a macro, one build (a few us) for all of them.
 struct SubsetTable {
   uint64_t version = 0;  // the contents' version (Macro::grid_version_); 0: none built
   int32_t top = -1;      // subset_sums' result: the largest |sum|, or -1 (not usable)
@@ -56,13 +56,13 @@ struct SubsetTable {
 // row group g < G) and level bit b < bits (the width of the largest level of rows < n_rows), the
 // offsets e * kGridTileCols into a tile of the table of the subset each block of group g drives
 // (blocks with no driven row skipped), at row_off[row_begin[s * bits + b] ..]. Returns bits.
+int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
+                       int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off);
+
 // fixed_columns' lists for the rows themselves (where no table is used), from the same bit-planes:
 // for each step s = k * G + g and level bit b < bits, the offsets r * stride of the rows of group
 // g whose level has bit b set, ascending, at row_off[row_begin[s * bits + b] ..]. Returns bits.
 int list_fixed_rows(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows, int G,
                     int rpc, size_t stride, std::vector<int>& row_begin, std::vector<int32_t>& row_off);
-
-int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows,
-                       int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off);
 
 }  // namespace kvcim::cmodel::cim::detail
