@@ -115,37 +115,51 @@ constexpr std::array<ByteRows, 256> byte_rows() {
 constexpr std::array<ByteRows, 256> kByteRows = byte_rows();
 }  // namespace
 
-int list_fixed_rows(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows, int G,
-                    int rpc, size_t stride, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
-  const int bits = level_bits(cb, bit_stride, B, pieces, T, n_rows);
+namespace {
+// The lists' frame, shared by list_fixed_rows and list_fixed_subsets: for each step s = k * G + g
+// and level bit b < bits, row_begin[s * bits + b] = the entries so far, then list(plane, g, m)
+// writes group g's entries for bit-plane `plane` from row_off[m] and returns the new count (a
+// zero bit of every level lists nothing).
+template <class List>
+void list_steps(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int G, int bits,
+                std::vector<int>& row_begin, List&& list) {
   row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
-  row_off.resize(static_cast<size_t>(T) * n_rows * bits + 8);  // (+ 8: a byte's rows are written whole)
   int m = 0;
   for (int k = 0; k < T; ++k)
     for (int g = 0; g < G; ++g)
       for (int b = 0; b < bits; ++b) {
         row_begin[(static_cast<size_t>(k) * G + g) * bits + b] = m;
         if (b >= pieces[k].width || pieces[k].offset + b >= B) continue;  // a zero bit of every level
-        const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride;
-        const int r1 = std::min(n_rows, (g + 1) * rpc);
-        for (int r = g * rpc; r < r1;) {
-          const uint32_t v = static_cast<uint32_t>(plane[r / 64] >> (r % 64));
-          if (r % 8 == 0 && r1 - r >= 8) {
-            // a byte of the plane in the group: its set rows from kByteRows (written whole, the
-            // count added), without a branch on the bits (random input bits mispredict)
-            const ByteRows& e = kByteRows[v & 0xffu];
-            for (int i = 0; i < 8; ++i)
-              row_off[static_cast<size_t>(m) + i] = static_cast<int32_t>(static_cast<size_t>(r + e.row[i]) * stride);
-            m += e.n;
-            r += 8;
-            continue;
-          }
-          row_off[m] = static_cast<int32_t>(static_cast<size_t>(r) * stride);
-          m += static_cast<int>(v & 1u);
-          ++r;
-        }
+        m = list(cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride, g, m);
       }
   row_begin[static_cast<size_t>(T) * G * bits] = m;
+}
+}  // namespace
+
+int list_fixed_rows(const uint64_t* cb, size_t bit_stride, int B, const Piece* pieces, int T, int n_rows, int G,
+                    int rpc, size_t stride, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
+  const int bits = level_bits(cb, bit_stride, B, pieces, T, n_rows);
+  row_off.resize(static_cast<size_t>(T) * n_rows * bits + 8);  // (+ 8: a byte's rows are written whole)
+  list_steps(cb, bit_stride, B, pieces, T, G, bits, row_begin, [&](const uint64_t* plane, int g, int m) {
+    const int r1 = std::min(n_rows, (g + 1) * rpc);
+    for (int r = g * rpc; r < r1;) {
+      const uint32_t v = static_cast<uint32_t>(plane[r / 64] >> (r % 64));
+      if (r % 8 == 0 && r1 - r >= 8) {
+        // a byte of the plane in the group: its set rows from kByteRows (written whole, the count
+        // added), without a branch on the bits (random input bits mispredict)
+        const ByteRows& e = kByteRows[v & 0xffu];
+        for (int i = 0; i < 8; ++i)
+          row_off[static_cast<size_t>(m) + i] = static_cast<int32_t>(static_cast<size_t>(r + e.row[i]) * stride);
+        m += e.n;
+        r += 8;
+        continue;
+      }
+      row_off[m] = static_cast<int32_t>(static_cast<size_t>(r) * stride);
+      m += static_cast<int>(v & 1u);
+      ++r;
+    }
+    return m;
+  });
   return bits;
 }
 
@@ -153,41 +167,34 @@ int list_fixed_subsets(const uint64_t* cb, size_t bit_stride, int B, const Piece
                        int G, int rpc, std::vector<int>& row_begin, std::vector<int32_t>& row_off) {
   const int bits = level_bits(cb, bit_stride, B, pieces, T, n_rows);
   const int nbg = subset_blocks_per_group(rpc);
-  row_begin.resize(static_cast<size_t>(T) * G * bits + 1);
   // (+ kBlocksPerByte: a byte's entries are written whole, past the last listed one)
   row_off.resize(static_cast<size_t>(T) * G * nbg * bits + kBlocksPerByte);
-  int m = 0;
-  for (int k = 0; k < T; ++k)
-    for (int g = 0; g < G; ++g)
-      for (int b = 0; b < bits; ++b) {
-        row_begin[(static_cast<size_t>(k) * G + g) * bits + b] = m;
-        if (b >= pieces[k].width || pieces[k].offset + b >= B) continue;  // a zero bit of every level
-        const uint64_t* plane = cb + static_cast<size_t>(pieces[k].offset + b) * bit_stride;
-        const int r1 = std::min(n_rows, (g + 1) * rpc);
-        for (int j = 0; j < nbg && g * rpc + kSubsetRows * j < r1;) {
-          const int r0 = g * rpc + kSubsetRows * j;
-          if (r0 % 8 == 0 && r1 - r0 >= 8) {
-            // A byte of the plane in the group: kBlocksPerByte whole blocks, listed from
-            // kByteBlocks (its entries written whole, the count added); a block at a time, the
-            // word address, shift and straddle test were a quarter of a cell-noise call at the
-            // shipped 256 x 256 geometry.
-            const ByteBlocks& e = kByteBlocks[(plane[r0 / 64] >> (r0 % 64)) & 0xffu];
-            const auto off = static_cast<int32_t>(static_cast<size_t>(g * nbg + j) * kSubsetMasks * kGridTileCols);
-            for (int i = 0; i < kBlocksPerByte; ++i) row_off[static_cast<size_t>(m) + i] = off + e.off[i];
-            m += e.n;
-            j += kBlocksPerByte;
-            continue;
-          }
-          const auto mask = static_cast<int>(plane_bits(plane, r0, std::min(kSubsetRows, r1 - r0)));
-          // without a branch on the mask (random input bits mispredict): a skipped block's entry
-          // is written and overwritten
-          row_off[m] = static_cast<int32_t>((static_cast<size_t>(g * nbg + j) * kSubsetMasks + std::max(mask, 1) - 1) *
-                                            kGridTileCols);
-          m += mask != 0 ? 1 : 0;
-          ++j;
-        }
+  list_steps(cb, bit_stride, B, pieces, T, G, bits, row_begin, [&](const uint64_t* plane, int g, int m) {
+    const int r1 = std::min(n_rows, (g + 1) * rpc);
+    for (int j = 0; j < nbg && g * rpc + kSubsetRows * j < r1;) {
+      const int r0 = g * rpc + kSubsetRows * j;
+      if (r0 % 8 == 0 && r1 - r0 >= 8) {
+        // A byte of the plane in the group: kBlocksPerByte whole blocks, listed from kByteBlocks
+        // (its entries written whole, the count added); a block at a time, the word address,
+        // shift and straddle test were a quarter of a cell-noise call at the shipped 256 x 256
+        // geometry.
+        const ByteBlocks& e = kByteBlocks[(plane[r0 / 64] >> (r0 % 64)) & 0xffu];
+        const auto off = static_cast<int32_t>(static_cast<size_t>(g * nbg + j) * kSubsetMasks * kGridTileCols);
+        for (int i = 0; i < kBlocksPerByte; ++i) row_off[static_cast<size_t>(m) + i] = off + e.off[i];
+        m += e.n;
+        j += kBlocksPerByte;
+        continue;
       }
-  row_begin[static_cast<size_t>(T) * G * bits] = m;
+      const auto mask = static_cast<int>(plane_bits(plane, r0, std::min(kSubsetRows, r1 - r0)));
+      // without a branch on the mask (random input bits mispredict): a skipped block's entry is
+      // written and overwritten
+      row_off[m] = static_cast<int32_t>((static_cast<size_t>(g * nbg + j) * kSubsetMasks + std::max(mask, 1) - 1) *
+                                        kGridTileCols);
+      m += mask != 0 ? 1 : 0;
+      ++j;
+    }
+    return m;
+  });
   return bits;
 }
 

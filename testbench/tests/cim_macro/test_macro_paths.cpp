@@ -72,20 +72,29 @@ TEST(MacroPaths, NoisyFastEqualsReferenceBitForBit) {
   }
 }
 
+namespace {
+// A random analog spec on the fixed noise model: cell noise of cell_sigma levels, read noise in
+// one case in two.
+MacroSpec fixed_noisy_spec(std::mt19937_64& g, double cell_sigma) {
+  MacroSpec s = random_spec(g, MacroKind::analog);
+  s.rows_per_cycle = pick(g, 1, s.rows);
+  s.adc_bits = pick(g, 2, 12);
+  s.cell_noise_sigma = cell_sigma;
+  s.read_noise_sigma = pick(g, 0, 1) ? 0.5 : 0.0;
+  s.noise_model = NoiseModel::fixed;
+  return s;
+}
+}  // namespace
+
 TEST(MacroPaths, FixedModelFollowsEveryWriteBetweenComputes) {
-  // The fixed model's fast path sums the deviations from a table of subset sums built by a
-  // compute after a write (detail::subset_sums, Macro::subset_table): a write between two
-  // computes (a weight, a block) must show in the next compute as it does in the reference's. At
-  // sigma 12 levels (one case in 5) pairs of deviations leave int16: the table is not used, the
-  // rows are listed instead, and a table is tried again after each write.
+  // The fixed model's fast path sums the deviations from a table of subset sums, built for a
+  // macro computed twice in a row after a write (detail::subset_sums, Macro::subset_table), or
+  // from the rows it lists: a write between two computes (a weight, a block) must show in the
+  // next compute as it does in the reference's. At sigma 12 levels (one case in 5) pairs of
+  // deviations leave int16: no table is used.
   std::mt19937_64 g(406);
   for (int t = 0; t < 150; ++t) {
-    MacroSpec s = random_spec(g, MacroKind::analog);
-    s.rows_per_cycle = pick(g, 1, s.rows);
-    s.adc_bits = pick(g, 2, 12);
-    s.cell_noise_sigma = t % 5 == 4 ? 12.0 : 0.3;
-    s.read_noise_sigma = pick(g, 0, 1) ? 0.5 : 0.0;
-    s.noise_model = NoiseModel::fixed;
+    const MacroSpec s = fixed_noisy_spec(g, t % 5 == 4 ? 12.0 : 0.3);
     SCOPED_TRACE("case " + std::to_string(t));
     Macro fast(s), ref(s);
     const Block b = random_block(g, s);
@@ -115,12 +124,7 @@ TEST(MacroPaths, FixedModelTableIsTheMacroComputedsWhicheverRanBefore) {
   // right after its source computed must each give their reference's bits, twice.
   std::mt19937_64 g(407);
   for (int t = 0; t < 60; ++t) {
-    MacroSpec s = random_spec(g, MacroKind::analog);
-    s.rows_per_cycle = pick(g, 1, s.rows);
-    s.adc_bits = pick(g, 2, 12);
-    s.cell_noise_sigma = 0.3;
-    s.read_noise_sigma = pick(g, 0, 1) ? 0.5 : 0.0;
-    s.noise_model = NoiseModel::fixed;
+    const MacroSpec s = fixed_noisy_spec(g, 0.3);
     MacroSpec s2 = s;
     s2.seed = s.seed + 1 + static_cast<uint64_t>(t);  // other deviations for the same weights
     SCOPED_TRACE("case " + std::to_string(t));
