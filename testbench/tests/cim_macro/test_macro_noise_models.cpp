@@ -5,9 +5,12 @@
 // boundary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
+#include "../../../cmodel/cim/macro_access.hpp"  // the generator (internal)
 #include "macro_test_util.hpp"
 
 using namespace macro_test;
@@ -170,4 +173,42 @@ TEST(MacroNoiseModels, GridIsTenBitsUnlessTheAdcStepLeavesLess) {
   MacroSpec bad = s;
   bad.noise_model = static_cast<NoiseModel>(7);
   EXPECT_NE(error_of([&] { bad.validate("m"); }).find("noise_model"), std::string::npos);
+}
+
+TEST(MacroNoiseModels, FixedReadNoiseIsEachDrawRoundedHalfAwayOnTheGrid) {
+  // Both of the fixed model's paths take its read noise from Macro::read_noise_fixed, so the
+  // bit-level reference cannot check it: each value must be draw i of the seed times sigma 2^q
+  // (in float, the draws' precision), clamped to +-2^24 and rounded half away from zero, call
+  // after call (the counter moves on by n), whatever the loop's vector form. At sigma 5,000 levels
+  // the clamp is taken (|draw| > 3.3).
+  for (const double sigma : {0.3, 7.5, 5000.0}) {
+    MacroSpec s = one_conversion_per_output({"read", 0.0, sigma, 8}, NoiseModel::fixed, 11, 8);
+    SCOPED_TRACE("sigma " + std::to_string(sigma));
+    Macro m(s);
+    const int q = detail::MacroAccess::fixed_q(m);
+    ASSERT_EQ(q, 10);
+    const detail::NoiseKey key = detail::noise_key(s.seed);
+    const float a = static_cast<float>(std::ldexp(sigma, q));
+    uint64_t at = detail::MacroAccess::noise_draws(m);
+    int clamped = 0, halves_away = 0;
+    for (const int n : {1, 7, 64, 1000, 4096}) {
+      std::vector<int32_t> R(static_cast<size_t>(n));
+      detail::MacroAccess::read_noise_fixed(m, R.data(), n);
+      for (int i = 0; i < n; ++i) {
+        float v = a * detail::normal_draw(key, at + static_cast<uint64_t>(i));
+        clamped += std::fabs(v) > 16777216.f;
+        v = std::min(std::max(v, -16777216.f), 16777216.f);
+        const float t = std::trunc(v), frac = std::fabs(v - t);
+        halves_away += frac >= 0.5f;
+        const auto want = static_cast<int32_t>(frac >= 0.5f ? t + std::copysign(1.f, v) : t);
+        ASSERT_EQ(R[static_cast<size_t>(i)], want) << "draw " << at + static_cast<uint64_t>(i) << ", sigma 2^q draw " << v;
+      }
+      at += static_cast<uint64_t>(n);
+      ASSERT_EQ(detail::MacroAccess::noise_draws(m), at);
+    }
+    EXPECT_GT(halves_away, 1000) << "values rounded away from zero must occur";
+    if (sigma > 1000.0) {
+      EXPECT_GT(clamped, 0) << "the clamp must be taken";
+    }
+  }
 }
