@@ -113,9 +113,6 @@ constexpr std::array<ByteRows, 256> byte_rows() {
   return t;
 }
 constexpr std::array<ByteRows, 256> kByteRows = byte_rows();
-}  // namespace
-
-namespace {
 // The lists' frame, shared by list_fixed_rows and list_fixed_subsets: for each step s = k * G + g
 // and level bit b < bits, row_begin[s * bits + b] = the entries so far, then list(plane, g, m)
 // writes group g's entries for bit-plane `plane` from row_off[m] and returns the new count (a
