@@ -242,14 +242,16 @@ void run_macro(benchmark::State& state, MacroKind kind, bool reference, int cell
   s.cell_noise_sigma = noise;
   s.read_noise_sigma = read_noise < 0.0 ? noise : read_noise;
   s.noise_model = model;
-  // alternate: two macros of other deviations (seeds) computed in turn, as an evaluation's or a
-  // decode's macros follow each other on a thread
-  MacroSpec s2 = s;
-  s2.seed = s.seed + 1;
   Macro m0(s);
   m0.write_block(d.w.data(), a.rows, a.outs);
+  // alternate: a second macro of other deviations (another seed) computed in turn, as a decode's
+  // macros follow each other on a thread
   std::optional<Macro> m1;
-  if (alternate) m1.emplace(s2).write_block(d.w.data(), a.rows, a.outs);
+  if (alternate) {
+    MacroSpec s2 = s;
+    s2.seed = s.seed + 1;
+    m1.emplace(s2).write_block(d.w.data(), a.rows, a.outs);
+  }
   std::vector<int64_t> y(a.outs);
   const double t0 = cpu_seconds();
   bool second = false;
